@@ -1,0 +1,117 @@
+// Package checkpoint defines where catchup keeps its progress: the Store
+// contract, the errors it speaks, an in-memory implementation for tests, and
+// (in checkpointtest) the conformance suite that every implementation runs.
+//
+// A checkpoint is, per pipeline and source partition, the next source offset
+// to copy, plus the target end offset seen when it was written, counters and
+// the lease. Implementations: memstore (this package, tests), filestore (the
+// embedded default for local runs), dynamostore (AWS).
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+)
+
+// ErrFenced is returned (wrapped) by Commit, Renew and Release when the lease
+// is no longer held by the caller with the caller's epoch: another run took
+// the partition over. A fenced run must stop producing for that partition.
+var ErrFenced = errors.New("checkpoint: lease lost to another run (fenced)")
+
+// ErrLeased is returned (wrapped) by Acquire when another owner holds a live
+// lease on the partition.
+var ErrLeased = errors.New("checkpoint: partition is leased by another run")
+
+// ErrRegress is returned (wrapped) by Commit when Next is below the stored
+// next offset: a checkpoint never moves backwards. Use Reset to move it back
+// deliberately.
+var ErrRegress = errors.New("checkpoint: commit would move the checkpoint backwards")
+
+// Checkpoint is the stored state of one source partition of one pipeline.
+// The zero Next with Exists false means the partition was never copied.
+type Checkpoint struct {
+	catchup.Partition
+	Exists    bool  // a checkpoint has been committed (or reset) for this partition
+	Next      int64 // next source offset to copy
+	TargetEnd int64 // end offset of the target partition seen at the last commit; -1 if unknown
+
+	Records int64 // records copied, all runs together
+	Bytes   int64 // bytes copied (catchup.Record.Size), all runs together
+	Commits int64 // commits written
+
+	Owner   string    // lease owner, "" when free
+	Epoch   int64     // fencing epoch, incremented by every Acquire
+	Expires time.Time // lease expiry; the lease is free after it
+
+	LastError string    // last error recorded by a commit, "" after a clean one
+	Gaps      []Gap     // gaps skipped with on_gap: skip, oldest first
+	Updated   time.Time // time of the last write
+}
+
+// Gap is a range of source offsets [From, To) that were deleted before they
+// could be copied and were skipped deliberately (on_gap: skip).
+type Gap struct {
+	From, To int64
+	At       time.Time // when the gap was recorded
+}
+
+// Lease is the proof that Owner holds a partition with Epoch until Expires.
+type Lease struct {
+	Pipeline string
+	catchup.Partition
+	Owner   string
+	Epoch   int64
+	Expires time.Time
+}
+
+// Commit is what a run writes after the produce covering it was acknowledged.
+type Commit struct {
+	Next      int64 // new next source offset; must not be below the stored one
+	TargetEnd int64 // target partition end offset after the acknowledged produce
+	Records   int64 // records copied since the previous commit (added to the counters)
+	Bytes     int64 // bytes copied since the previous commit (added to the counters)
+	Gap       *Gap  // a gap skipped since the previous commit, if any (appended)
+	Error     string
+}
+
+// Store keeps checkpoints and leases. All methods are safe for concurrent use
+// by several goroutines and, where the implementation says so, processes.
+type Store interface {
+	// Load returns the checkpoints of every partition of pipeline that has
+	// one, in one round trip where the backend allows (never one request per
+	// partition). Partitions never leased or committed are absent.
+	Load(ctx context.Context, pipeline string) ([]Checkpoint, error)
+
+	// Acquire takes the lease on p for owner until now+ttl if it is free,
+	// expired, or already held by owner, and increments the epoch. Otherwise
+	// it returns an error wrapping ErrLeased. The returned Checkpoint is the
+	// state after the acquire.
+	Acquire(ctx context.Context, pipeline string, p catchup.Partition, owner string, ttl time.Duration) (Lease, Checkpoint, error)
+
+	// Renew extends l to now+ttl if l.Owner still holds it with l.Epoch;
+	// otherwise it returns an error wrapping ErrFenced. The epoch is unchanged.
+	Renew(ctx context.Context, l Lease, ttl time.Duration) (Lease, error)
+
+	// Release frees l if it is still held with l.Epoch (the epoch stays, so the
+	// next Acquire increments it); otherwise it returns an error wrapping
+	// ErrFenced.
+	Release(ctx context.Context, l Lease) error
+
+	// Commit writes c under l if l.Owner still holds the lease with l.Epoch
+	// (an expired but untaken lease still commits); otherwise it returns an
+	// error wrapping ErrFenced and changes nothing. A c.Next below the stored
+	// Next returns an error wrapping ErrRegress and changes nothing.
+	Commit(ctx context.Context, l Lease, c Commit) error
+
+	// Reset sets p's next offset to next (forwards or backwards) and forgets
+	// its target end offset, if no live lease is held on it; otherwise it
+	// returns an error wrapping ErrLeased. It is the deliberate way to move a
+	// checkpoint after a gap or a recreated topic.
+	Reset(ctx context.Context, pipeline string, p catchup.Partition, next int64) error
+
+	// Close releases the resources of the store (files, locks, connections).
+	Close() error
+}

@@ -1,0 +1,142 @@
+// Package config loads catchup's pipeline configuration: a YAML file with one
+// or more pipelines, decoded strictly (an unknown key is an error naming the
+// key, its line and the nearest valid key), with defaults applied and every
+// problem reported at once.
+package config
+
+import (
+	"regexp"
+	"time"
+)
+
+// File is a whole configuration file.
+type File struct {
+	// Store is where checkpoints live: "file://PATH" (a directory; the
+	// default is "file://.catchup") or "dynamodb://TABLE".
+	Store     string     `yaml:"store"`
+	Pipelines []Pipeline `yaml:"pipelines"`
+}
+
+// Pipeline copies selected topics of one source cluster into one target
+// cluster. Its Name is the checkpoint namespace.
+type Pipeline struct {
+	Name   string  `yaml:"name"`
+	Source Cluster `yaml:"source"`
+	Target Cluster `yaml:"target"`
+	Topics Topics  `yaml:"topics"`
+
+	// Start is where a partition without a checkpoint starts: "earliest"
+	// (default), "latest", or an RFC 3339 timestamp.
+	Start string `yaml:"start"`
+	// StartOffsets overrides Start for given partitions: topic → partition → offset.
+	StartOffsets map[string]map[int32]int64 `yaml:"start_offsets"`
+
+	Window   Window   `yaml:"window"`
+	Producer Producer `yaml:"producer"`
+
+	// Isolation is "read_committed" (default) or "read_uncommitted".
+	Isolation string `yaml:"isolation"`
+	// OnGap is "fail" (default) or "skip".
+	OnGap string `yaml:"on_gap"`
+	// Provenance adds the provenance header to every copied record (default true).
+	Provenance *bool `yaml:"provenance"`
+	// CommitInterval is the longest time between two checkpoint commits of a
+	// partition while it is copied (default 5s with a file store, 30s with DynamoDB).
+	CommitInterval time.Duration `yaml:"commit_interval"`
+	// Parallelism is how many partitions are copied at once (default 8).
+	Parallelism int `yaml:"parallelism"`
+	// FetchBytes is the most bytes one fetch asks for per partition (default 1 MiB).
+	FetchBytes int32 `yaml:"fetch_bytes"`
+	// LeaseDuration is how long a partition lease lasts without renewal
+	// (default 20m: longer than the longest Lambda run, 15m, plus a margin).
+	LeaseDuration time.Duration `yaml:"lease_duration"`
+}
+
+// Cluster is how to reach one Kafka cluster.
+type Cluster struct {
+	// Name names the cluster in provenance headers, logs and errors; it
+	// defaults to "source" or "target" and may hold letters, digits, '.', '_' and '-'.
+	Name     string   `yaml:"name"`
+	Brokers  []string `yaml:"brokers"`
+	ClientID string   `yaml:"client_id"` // default "catchup"
+	TLS      *TLS     `yaml:"tls"`       // nil: plaintext
+	SASL     *SASL    `yaml:"sasl"`      // nil: no authentication
+}
+
+// TLS configures TLS to a cluster. Verification is on unless
+// InsecureSkipVerify is set.
+type TLS struct {
+	Enabled            *bool  `yaml:"enabled"` // default true when the tls block is present
+	CAFile             string `yaml:"ca_file"`
+	CertFile           string `yaml:"cert_file"`
+	KeyFile            string `yaml:"key_file"`
+	ServerName         string `yaml:"server_name"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// SASL configures SASL authentication. The password is never inline: it
+// comes from the environment variable PasswordEnv or the file PasswordFile.
+type SASL struct {
+	// Mechanism is "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512" or "AWS_MSK_IAM".
+	Mechanism    string `yaml:"mechanism"`
+	Username     string `yaml:"username"`
+	PasswordEnv  string `yaml:"password_env"`
+	PasswordFile string `yaml:"password_file"`
+	Region       string `yaml:"region"` // AWS_MSK_IAM only; default from the AWS configuration
+}
+
+// Topics selects topics by regular expressions (Go RE2 syntax, anchored:
+// the whole name must match). Exclude wins over include; internal topics
+// (names starting with "__") are never selected.
+type Topics struct {
+	Include []string `yaml:"include"`
+	Exclude []string `yaml:"exclude"`
+
+	include, exclude []*regexp.Regexp
+}
+
+// Match reports whether topic is selected.
+func (t *Topics) Match(topic string) bool {
+	if len(topic) >= 2 && topic[:2] == "__" {
+		return false
+	}
+	for _, re := range t.exclude {
+		if re.MatchString(topic) {
+			return false
+		}
+	}
+	for _, re := range t.include {
+		if re.MatchString(topic) {
+			return true
+		}
+	}
+	return false
+}
+
+// Window limits what one run copies of one partition; zero means no limit.
+type Window struct {
+	MaxRecords  int64         `yaml:"max_records"`
+	MaxBytes    int64         `yaml:"max_bytes"`
+	MaxDuration time.Duration `yaml:"max_duration"`
+}
+
+// Producer configures writes to the target.
+type Producer struct {
+	// Acks is "all" (default), "leader", or "none". "none" can lose data and
+	// is refused unless AllowDataLoss is set.
+	Acks          string `yaml:"acks"`
+	AllowDataLoss bool   `yaml:"allow_data_loss"`
+	// Compression is "none" (default), "gzip", "snappy", "lz4" or "zstd".
+	Compression string `yaml:"compression"`
+	// BatchRecords and BatchBytes bound one produce request (defaults 10000
+	// records and 1000000 bytes, below the broker's default message.max.bytes).
+	BatchRecords int `yaml:"batch_records"`
+	BatchBytes   int `yaml:"batch_bytes"`
+	// Retries is how many times a produce that wrote nothing is retried
+	// (default 10); RetryBackoff is the first backoff, doubled each time up to 5s
+	// (default 100ms).
+	Retries      int           `yaml:"retries"`
+	RetryBackoff time.Duration `yaml:"retry_backoff"`
+	// Timeout is how long the broker may take to acknowledge one request (default 30s).
+	Timeout time.Duration `yaml:"timeout"`
+}

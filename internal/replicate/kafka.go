@@ -1,0 +1,71 @@
+package replicate
+
+import (
+	"context"
+	"time"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+)
+
+// Source is the source cluster as the engine needs it. Implementations:
+// kafkago.Source. Every method is safe for concurrent use.
+type Source interface {
+	// Partitions lists the partitions of every topic for which match returns
+	// true, sorted. Internal topics (names starting with "__") are never
+	// listed, whatever match says.
+	Partitions(ctx context.Context, match func(topic string) bool) ([]catchup.Partition, error)
+
+	// ListOffsets returns the watermarks of ps, in the order of ps, with one
+	// request per leader broker, not per partition.
+	ListOffsets(ctx context.Context, ps []catchup.Partition) ([]catchup.Offsets, error)
+
+	// OffsetsForTime returns, for each of ps, the first offset whose record
+	// timestamp is at or after t, or the high watermark if there is none.
+	OffsetsForTime(ctx context.Context, ps []catchup.Partition, t time.Time) (map[catchup.Partition]int64, error)
+
+	// Fetch reads p from offset from, up to about maxBytes. It returns the
+	// data records with offsets at or above from, in offset order, without
+	// transaction markers and (under read_committed) without aborted records,
+	// and Next, the offset to fetch next: one past the last offset the
+	// response covered, records, markers and compacted holes alike. Next
+	// equals from when there was nothing to read yet. If from is below the
+	// log start it returns a *catchup.GapError; if from is above the log end
+	// it returns an error wrapping catchup.ErrTopicRecreated. Transient errors
+	// (leader moved, connection lost) wrap catchup.ErrRetriable.
+	Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (Fetched, error)
+}
+
+// Fetched is the result of one Source.Fetch.
+type Fetched struct {
+	Records []catchup.Record
+	Next    int64
+	Offsets catchup.Offsets // watermarks in the fetch response
+}
+
+// Target is the target cluster as the engine needs it. Implementations:
+// kafkago.Target. Every method is safe for concurrent use.
+type Target interface {
+	// PartitionCounts returns the partition count of each of topics that
+	// exists on the target; a missing topic is absent from the map.
+	PartitionCounts(ctx context.Context, topics []string) (map[string]int, error)
+
+	// EndOffsets returns the high watermark of each of ps.
+	EndOffsets(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]int64, error)
+
+	// Produce appends recs to p, in order, in as many produce requests as the
+	// batch limits need, each sent only after the previous one was
+	// acknowledged. It preserves key, value (nil and empty apart), headers and
+	// timestamp. It returns acked, the number of leading records whose
+	// produce was acknowledged, and end, the target end offset after the last
+	// acknowledged request. An error wrapping catchup.ErrUnknownOutcome means
+	// the request after the acked ones may have been appended; one wrapping
+	// catchup.ErrRetriable means it was not. Produce never retries by itself.
+	Produce(ctx context.Context, p catchup.Partition, recs []catchup.Record) (acked int, end int64, err error)
+
+	// ReadBack returns the records of the record batch that holds offset
+	// end-1 of p (all of them, also those below end-1) and base, the offset
+	// of that batch's first offset, so that a caller can read a partition
+	// backwards batch by batch. It reads uncommitted data. With end at or
+	// below the log start it returns no records and base = end.
+	ReadBack(ctx context.Context, p catchup.Partition, end int64) (recs []catchup.Record, base int64, err error)
+}
