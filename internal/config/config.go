@@ -95,7 +95,10 @@ type Topics struct {
 	include, exclude []*regexp.Regexp
 }
 
-// Match reports whether topic is selected.
+// Match reports whether topic is selected: it matches an include pattern
+// and no exclude pattern, and is not internal. It uses the patterns as last
+// compiled by Compile (which Parse and Validate call); before that it
+// selects nothing.
 func (t *Topics) Match(topic string) bool {
 	if len(topic) >= 2 && topic[:2] == "__" {
 		return false
@@ -133,7 +136,7 @@ type Producer struct {
 	BatchRecords int `yaml:"batch_records"`
 	BatchBytes   int `yaml:"batch_bytes"`
 	// Retries is how many times a produce that wrote nothing is retried
-	// (default 10); RetryBackoff is the first backoff, doubled each time up to 5s
+	// (default 10; an explicit retries: 0 in a file means none); RetryBackoff is the first backoff, doubled each time up to 5s
 	// (default 100ms).
 	Retries      int           `yaml:"retries"`
 	RetryBackoff time.Duration `yaml:"retry_backoff"`

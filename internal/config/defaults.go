@@ -1,0 +1,100 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Defaults; each is also documented on the field it fills.
+const (
+	defaultStore          = "file://.catchup"
+	defaultClientID       = "catchup"
+	defaultStart          = "earliest"
+	defaultIsolation      = "read_committed"
+	defaultOnGap          = "fail"
+	defaultParallelism    = 8
+	defaultFetchBytes     = 1 << 20
+	defaultLeaseDuration  = 20 * time.Minute
+	defaultFileCommit     = 5 * time.Second
+	defaultDynamoDBCommit = 30 * time.Second
+	defaultAcks           = "all"
+	defaultCompression    = "none"
+	defaultBatchRecords   = 10000
+	defaultBatchBytes     = 1000000
+	defaultRetries        = 10
+	defaultRetryBackoff   = 100 * time.Millisecond
+	defaultTimeout        = 30 * time.Second
+)
+
+// SetDefaults fills every unset field with its default, as Parse does.
+// Here a zero value means unset, so a File built in code cannot ask for
+// zero retries; Parse, which sees which keys are present, can.
+func (f *File) SetDefaults() {
+	f.setDefaults(func(string) bool { return false })
+}
+
+// setDefaults fills zero fields whose key is not present in the file;
+// present reports that for a path like "pipelines[0].producer.retries".
+func (f *File) setDefaults(present func(path string) bool) {
+	setDefault(&f.Store, defaultStore, present("store"))
+	commit := defaultFileCommit
+	if strings.HasPrefix(f.Store, "dynamodb://") {
+		commit = defaultDynamoDBCommit
+	}
+	for i := range f.Pipelines {
+		p := &f.Pipelines[i]
+		at := func(field string) bool { return present(fmt.Sprintf("pipelines[%d].%s", i, field)) }
+		p.Source.setDefaults("source", func(field string) bool { return at("source." + field) })
+		p.Target.setDefaults("target", func(field string) bool { return at("target." + field) })
+		setDefault(&p.Start, defaultStart, at("start"))
+		setDefault(&p.Isolation, defaultIsolation, at("isolation"))
+		setDefault(&p.OnGap, defaultOnGap, at("on_gap"))
+		if p.Provenance == nil {
+			p.Provenance = ptr(true)
+		}
+		setDefault(&p.CommitInterval, commit, at("commit_interval"))
+		setDefault(&p.Parallelism, defaultParallelism, at("parallelism"))
+		setDefault(&p.FetchBytes, defaultFetchBytes, at("fetch_bytes"))
+		setDefault(&p.LeaseDuration, defaultLeaseDuration, at("lease_duration"))
+
+		w := &p.Producer
+		setDefault(&w.Acks, defaultAcks, at("producer.acks"))
+		setDefault(&w.Compression, defaultCompression, at("producer.compression"))
+		setDefault(&w.BatchRecords, defaultBatchRecords, at("producer.batch_records"))
+		setDefault(&w.BatchBytes, defaultBatchBytes, at("producer.batch_bytes"))
+		setDefault(&w.Retries, defaultRetries, at("producer.retries"))
+		setDefault(&w.RetryBackoff, defaultRetryBackoff, at("producer.retry_backoff"))
+		setDefault(&w.Timeout, defaultTimeout, at("producer.timeout"))
+	}
+}
+
+func (c *Cluster) setDefaults(name string, present func(field string) bool) {
+	setDefault(&c.Name, name, present("name"))
+	setDefault(&c.ClientID, defaultClientID, present("client_id"))
+	if c.TLS != nil && c.TLS.Enabled == nil {
+		c.TLS.Enabled = ptr(true)
+	}
+}
+
+// setDefault sets *v to def if it is zero and was not written explicitly.
+func setDefault[T comparable](v *T, def T, present bool) {
+	var zero T
+	if *v == zero && !present {
+		*v = def
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TLSEnabled reports whether connections to c use TLS: a tls block is
+// present and does not say enabled: false.
+func (c *Cluster) TLSEnabled() bool {
+	return c.TLS != nil && (c.TLS.Enabled == nil || *c.TLS.Enabled)
+}
+
+// ProvenanceEnabled reports whether p adds the provenance header; true
+// unless provenance: false.
+func (p *Pipeline) ProvenanceEnabled() bool {
+	return p.Provenance == nil || *p.Provenance
+}

@@ -1,0 +1,368 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Bounds checked by Validate.
+const (
+	maxBatchBytes    = 1 << 20 // the broker's default message.max.bytes is 1048588
+	minFetchBytes    = 1 << 10
+	maxFetchBytes    = 64 << 20
+	minLeaseDuration = time.Minute
+)
+
+// Validate checks f, which should have its defaults set, and compiles the
+// topic patterns that Topics.Match uses. It returns every problem at once,
+// joined, one *Error each (without file positions: Parse adds those).
+// Validate reads the file system to check that the files named by tls and
+// password_file exist, relative to the working directory.
+func (f *File) Validate() error {
+	probs := f.check()
+	if len(probs) == 0 {
+		return nil
+	}
+	return f.render(probs, "", nil)
+}
+
+// checker collects problems by path.
+type checker struct{ probs []problem }
+
+func (c *checker) addf(path, format string, args ...any) {
+	c.probs = append(c.probs, problem{path: path, msg: fmt.Sprintf(format, args...)})
+}
+
+// enum reports value at path unless it is one of valid.
+func (c *checker) enum(path, value string, valid ...string) {
+	if !slices.Contains(valid, value) {
+		c.addf(path, "%q is not valid; use one of: %s", value, strings.Join(valid, ", "))
+	}
+}
+
+func (f *File) check() []problem {
+	var c checker
+	if _, err := f.StoreLocation(); err != nil {
+		c.addf("store", "%v", err)
+	}
+	if len(f.Pipelines) == 0 {
+		c.addf("pipelines", "no pipelines: list at least one under pipelines:")
+	}
+	first := map[string]int{}
+	for i := range f.Pipelines {
+		p := &f.Pipelines[i]
+		path := fmt.Sprintf("pipelines[%d]", i)
+		if j, dup := first[p.Name]; dup && p.Name != "" {
+			c.addf(path+".name", "%q is also the name of pipelines[%d]; names must be unique because each is a checkpoint namespace", p.Name, j)
+		} else {
+			first[p.Name] = i
+		}
+		p.check(&c, path)
+	}
+	return c.probs
+}
+
+func (p *Pipeline) check(c *checker, path string) {
+	at := func(field string) string { return path + "." + field }
+	switch {
+	case p.Name == "":
+		c.addf(at("name"), "required: the name is the checkpoint namespace, like a MirrorMaker group.id")
+	case !isName(p.Name):
+		c.addf(at("name"), "%q may hold only letters, digits, '.', '_' and '-'", p.Name)
+	}
+	p.Source.check(c, at("source"))
+	p.Target.check(c, at("target"))
+	for _, b := range p.Source.Brokers {
+		if slices.Contains(p.Target.Brokers, b) {
+			c.addf(at("target.brokers"), "%s is also a source broker; copying topics onto themselves would loop", b)
+		}
+	}
+
+	compiled := p.Topics.compile(func(field string, i int, err error) {
+		c.addf(fmt.Sprintf("%s[%d]", at("topics."+field), i), "%v", err)
+	})
+	if len(p.Topics.Include) == 0 {
+		c.addf(at("topics.include"), `select at least one topic: list regular expressions such as "orders\\..*"`)
+	}
+
+	if _, err := p.StartPolicy(); err != nil {
+		c.addf(at("start"), "%v", err)
+	}
+	for topic, parts := range p.StartOffsets {
+		tp := fmt.Sprintf("%s[%s]", at("start_offsets"), topic)
+		if compiled && !p.Topics.Match(topic) {
+			c.addf(tp, "topic %q is not selected by topics", topic)
+		}
+		for part, off := range parts {
+			pp := fmt.Sprintf("%s[%d]", tp, part)
+			if part < 0 {
+				c.addf(pp, "partition %d is negative", part)
+			}
+			if off < 0 {
+				c.addf(pp, "offset %d is negative", off)
+			}
+		}
+	}
+
+	nonNegative(c, at("window.max_records"), p.Window.MaxRecords)
+	nonNegative(c, at("window.max_bytes"), p.Window.MaxBytes)
+	nonNegative(c, at("window.max_duration"), p.Window.MaxDuration)
+	if p.Window.MaxDuration >= p.LeaseDuration && p.LeaseDuration > 0 {
+		c.addf(at("window.max_duration"), "%v is not shorter than lease_duration %v; a run that outlives its lease could copy alongside another run", p.Window.MaxDuration, p.LeaseDuration)
+	}
+	p.Producer.check(c, at("producer"))
+
+	c.enum(at("isolation"), p.Isolation, "read_committed", "read_uncommitted")
+	c.enum(at("on_gap"), p.OnGap, "fail", "skip")
+	if p.CommitInterval <= 0 {
+		c.addf(at("commit_interval"), "%v must be positive", p.CommitInterval)
+	} else if p.CommitInterval >= p.LeaseDuration {
+		c.addf(at("commit_interval"), "%v is not shorter than lease_duration %v; the lease would expire between commits", p.CommitInterval, p.LeaseDuration)
+	}
+	if p.Parallelism < 1 {
+		c.addf(at("parallelism"), "%d must be at least 1", p.Parallelism)
+	}
+	if p.FetchBytes < minFetchBytes || p.FetchBytes > maxFetchBytes {
+		c.addf(at("fetch_bytes"), "%d must be from %d (1 KiB) to %d (64 MiB)", p.FetchBytes, minFetchBytes, maxFetchBytes)
+	}
+	if p.LeaseDuration < minLeaseDuration {
+		c.addf(at("lease_duration"), "%v must be at least %v: the lease must outlive the longest run (a Lambda runs up to 15m)", p.LeaseDuration, minLeaseDuration)
+	}
+}
+
+func nonNegative[T int64 | time.Duration](c *checker, path string, v T) {
+	if v < 0 {
+		c.addf(path, "%v is negative; use 0 for no limit", v)
+	}
+}
+
+func (c *Cluster) check(ch *checker, path string) {
+	at := func(field string) string { return path + "." + field }
+	if !isName(c.Name) {
+		ch.addf(at("name"), "%q must be non-empty and hold only letters, digits, '.', '_' and '-'", c.Name)
+	}
+	if len(c.Brokers) == 0 {
+		ch.addf(at("brokers"), `list at least one broker as host:port, like "b-1.example.com:9092"`)
+	}
+	for i, b := range c.Brokers {
+		if err := checkHostPort(b); err != nil {
+			ch.addf(fmt.Sprintf("%s[%d]", at("brokers"), i), "%v", err)
+		}
+	}
+	if c.ClientID == "" {
+		ch.addf(at("client_id"), "must not be empty")
+	}
+	if t := c.TLS; t != nil {
+		if (t.CertFile == "") != (t.KeyFile == "") {
+			ch.addf(at("tls"), "cert_file and key_file go together: set both for a client certificate, or neither")
+		}
+		for _, f := range []struct{ key, name string }{{"ca_file", t.CAFile}, {"cert_file", t.CertFile}, {"key_file", t.KeyFile}} {
+			if err := checkFile(f.name); err != nil {
+				ch.addf(at("tls."+f.key), "%v", err)
+			}
+		}
+	}
+	if c.SASL != nil {
+		c.SASL.check(ch, at("sasl"), c.TLSEnabled())
+	}
+}
+
+func (s *SASL) check(c *checker, path string, tls bool) {
+	at := func(field string) string { return path + "." + field }
+	switch s.Mechanism {
+	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+		if s.Username == "" {
+			c.addf(at("username"), "required with mechanism %s", s.Mechanism)
+		}
+		switch {
+		case s.PasswordEnv == "" && s.PasswordFile == "":
+			c.addf(path, "mechanism %s needs a password: set password_env (an environment variable) or password_file", s.Mechanism)
+		case s.PasswordEnv != "" && s.PasswordFile != "":
+			c.addf(path, "set only one of password_env and password_file")
+		}
+		if err := checkFile(s.PasswordFile); err != nil {
+			c.addf(at("password_file"), "%v", err)
+		}
+		if s.Region != "" {
+			c.addf(at("region"), "is used only with mechanism AWS_MSK_IAM")
+		}
+	case "AWS_MSK_IAM":
+		for _, f := range []struct{ key, value string }{{"username", s.Username}, {"password_env", s.PasswordEnv}, {"password_file", s.PasswordFile}} {
+			if f.value != "" {
+				c.addf(at(f.key), "is not used with AWS_MSK_IAM, which signs requests with AWS credentials")
+			}
+		}
+		if !tls {
+			c.addf(path, "AWS_MSK_IAM needs tls: MSK accepts IAM authentication only over TLS (port 9098); add tls: {}")
+		}
+	default:
+		c.enum(at("mechanism"), s.Mechanism, "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "AWS_MSK_IAM")
+	}
+}
+
+func (w *Producer) check(c *checker, path string) {
+	at := func(field string) string { return path + "." + field }
+	c.enum(at("acks"), w.Acks, "all", "leader", "none")
+	if w.Acks == "none" && !w.AllowDataLoss {
+		c.addf(at("acks"), `"none" can lose records silently: the producer never learns whether a write arrived, yet the checkpoint moves past it; `+
+			"use acks: all, or set allow_data_loss: true to accept the loss")
+	}
+	c.enum(at("compression"), w.Compression, "none", "gzip", "snappy", "lz4", "zstd")
+	if w.BatchRecords <= 0 {
+		c.addf(at("batch_records"), "%d must be positive", w.BatchRecords)
+	}
+	if w.BatchBytes <= 0 || w.BatchBytes > maxBatchBytes {
+		c.addf(at("batch_bytes"), "%d must be from 1 to %d: the broker rejects a larger request whole under its default message.max.bytes", w.BatchBytes, maxBatchBytes)
+	}
+	if w.Retries < 0 {
+		c.addf(at("retries"), "%d is negative; use 0 for no retries", w.Retries)
+	}
+	if w.RetryBackoff <= 0 {
+		c.addf(at("retry_backoff"), "%v must be positive", w.RetryBackoff)
+	}
+	if w.Timeout <= 0 {
+		c.addf(at("timeout"), "%v must be positive", w.Timeout)
+	}
+}
+
+// isName reports whether s is a non-empty run of letters, digits, '.', '_'
+// and '-': safe as a checkpoint key, header value and log field.
+func isName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func checkHostPort(s string) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" {
+		return fmt.Errorf("%q is not host:port (like \"b-1.example.com:9092\")", s)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q: port %q is not a number from 1 to 65535", s, port)
+	}
+	return nil
+}
+
+// checkFile returns an error naming the file unless name is empty or a
+// regular file that exists.
+func checkFile(name string) error {
+	if name == "" {
+		return nil
+	}
+	st, err := os.Stat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("file %q does not exist", name)
+	case err != nil:
+		return fmt.Errorf("file %q: %w", name, err)
+	case st.IsDir():
+		return fmt.Errorf("%q is a directory, not a file", name)
+	}
+	return nil
+}
+
+// StoreLocation is File.Store parsed.
+type StoreLocation struct {
+	// Scheme is "file" or "dynamodb".
+	Scheme string
+	// Path is a directory for "file" and a table name for "dynamodb".
+	Path string
+}
+
+// StoreLocation parses f.Store, "file://PATH" or "dynamodb://TABLE".
+func (f *File) StoreLocation() (StoreLocation, error) {
+	scheme, rest, ok := strings.Cut(f.Store, "://")
+	switch {
+	case !ok || scheme != "file" && scheme != "dynamodb":
+		return StoreLocation{}, fmt.Errorf("%q is not file://PATH or dynamodb://TABLE", f.Store)
+	case rest == "":
+		return StoreLocation{}, fmt.Errorf("%q names no path or table", f.Store)
+	case scheme == "dynamodb" && !isTableName(rest):
+		return StoreLocation{}, fmt.Errorf("%q: a DynamoDB table name has 3 to 255 letters, digits, '.', '_' and '-'", f.Store)
+	}
+	return StoreLocation{Scheme: scheme, Path: rest}, nil
+}
+
+func isTableName(s string) bool {
+	return len(s) >= 3 && len(s) <= 255 && isName(s)
+}
+
+// StartKind says where a partition without a checkpoint starts.
+type StartKind int
+
+// Start kinds.
+const (
+	StartEarliest  StartKind = iota // at the log start offset
+	StartLatest                     // at the end: only records produced from now on
+	StartTimestamp                  // at the first record at or after StartPolicy.Time
+)
+
+func (k StartKind) String() string {
+	switch k {
+	case StartEarliest:
+		return "earliest"
+	case StartLatest:
+		return "latest"
+	case StartTimestamp:
+		return "timestamp"
+	}
+	return "StartKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// StartPolicy is Pipeline.Start parsed.
+type StartPolicy struct {
+	Kind StartKind
+	Time time.Time // StartTimestamp only
+}
+
+// StartPolicy parses p.Start: "earliest" (or empty), "latest", or an RFC
+// 3339 timestamp such as "2024-05-01T00:00:00Z".
+func (p *Pipeline) StartPolicy() (StartPolicy, error) {
+	switch p.Start {
+	case "", "earliest":
+		return StartPolicy{Kind: StartEarliest}, nil
+	case "latest":
+		return StartPolicy{Kind: StartLatest}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, p.Start)
+	if err != nil {
+		return StartPolicy{}, fmt.Errorf("%q is not valid; use earliest, latest or an RFC 3339 timestamp like \"2024-05-01T00:00:00Z\"", p.Start)
+	}
+	return StartPolicy{Kind: StartTimestamp, Time: t}, nil
+}
+
+// Pipeline returns the pipeline called name. With an empty name it returns
+// the only pipeline, if there is exactly one. The error lists the names.
+func (f *File) Pipeline(name string) (*Pipeline, error) {
+	names := make([]string, len(f.Pipelines))
+	for i := range f.Pipelines {
+		if name != "" && f.Pipelines[i].Name == name {
+			return &f.Pipelines[i], nil
+		}
+		names[i] = f.Pipelines[i].Name
+	}
+	switch {
+	case name == "" && len(f.Pipelines) == 1:
+		return &f.Pipelines[0], nil
+	case len(f.Pipelines) == 0:
+		return nil, errors.New("pipeline: the config has no pipelines")
+	case name == "":
+		return nil, fmt.Errorf("pipeline: the config has %d pipelines, name one of: %s", len(names), strings.Join(names, ", "))
+	}
+	return nil, fmt.Errorf("pipeline %q: no such pipeline; available: %s", name, strings.Join(names, ", "))
+}
