@@ -108,8 +108,10 @@ type Store interface {
 
 	// Reset sets p's next offset to next (forwards or backwards) and forgets
 	// its target end offset, if no live lease is held on it; otherwise it
-	// returns an error wrapping ErrLeased. It is the deliberate way to move a
-	// checkpoint after a gap or a recreated topic.
+	// returns an error wrapping ErrLeased. A lease that expired without being
+	// taken over is released (its epoch stays), so its holder's next Commit
+	// is fenced instead of overwriting the reset. It is the deliberate way to
+	// move a checkpoint after a gap or a recreated topic.
 	Reset(ctx context.Context, pipeline string, p catchup.Partition, next int64) error
 
 	// Close releases the resources of the store (files, locks, connections).

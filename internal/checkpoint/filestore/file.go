@@ -1,0 +1,194 @@
+package filestore
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
+)
+
+// version is the file format this package writes, and the only one it reads.
+const version = 1
+
+// file is the content of <dir>/<pipeline>.json.
+type file struct {
+	Version     int              `json:"version"`
+	Pipeline    string           `json:"pipeline"`
+	Checkpoints []fileCheckpoint `json:"checkpoints"` // sorted by topic, then partition
+}
+
+// fileCheckpoint is a checkpoint.Checkpoint as the file spells it.
+type fileCheckpoint struct {
+	Topic     string    `json:"topic"`
+	Partition int32     `json:"partition"`
+	Exists    bool      `json:"exists"`
+	Next      int64     `json:"next"`
+	TargetEnd int64     `json:"target_end"`
+	Records   int64     `json:"records"`
+	Bytes     int64     `json:"bytes"`
+	Commits   int64     `json:"commits"`
+	Owner     string    `json:"owner,omitempty"`
+	Epoch     int64     `json:"epoch"`
+	Expires   time.Time `json:"expires,omitzero"`
+	LastError string    `json:"last_error,omitempty"`
+	Gaps      []fileGap `json:"gaps,omitempty"`
+	Updated   time.Time `json:"updated,omitzero"`
+}
+
+type fileGap struct {
+	From int64     `json:"from"`
+	To   int64     `json:"to"`
+	At   time.Time `json:"at"`
+}
+
+// encode returns the file content for the checkpoints of pipeline.
+func encode(pipeline string, cps map[catchup.Partition]checkpoint.Checkpoint) ([]byte, error) {
+	f := file{Version: version, Pipeline: pipeline, Checkpoints: make([]fileCheckpoint, 0, len(cps))}
+	for _, cp := range cps {
+		fc := fileCheckpoint{
+			Topic: cp.Topic, Partition: cp.Partition.Partition, Exists: cp.Exists,
+			Next: cp.Next, TargetEnd: cp.TargetEnd, Records: cp.Records, Bytes: cp.Bytes, Commits: cp.Commits,
+			Owner: cp.Owner, Epoch: cp.Epoch, Expires: utc(cp.Expires),
+			LastError: cp.LastError, Updated: utc(cp.Updated),
+		}
+		for _, g := range cp.Gaps {
+			fc.Gaps = append(fc.Gaps, fileGap{From: g.From, To: g.To, At: utc(g.At)})
+		}
+		f.Checkpoints = append(f.Checkpoints, fc)
+	}
+	slices.SortFunc(f.Checkpoints, func(a, b fileCheckpoint) int {
+		return catchup.Partition{Topic: a.Topic, Partition: a.Partition}.Compare(catchup.Partition{Topic: b.Topic, Partition: b.Partition})
+	})
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// decode parses the content of path, the file of pipeline. Any problem is an
+// error naming path: a damaged file is never taken for an empty one.
+func decode(path, pipeline string, data []byte) (map[catchup.Partition]checkpoint.Checkpoint, error) {
+	var head struct {
+		Version *int `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		if typ := (*json.UnmarshalTypeError)(nil); errors.As(err, &typ) && typ.Field == "" {
+			return nil, fmt.Errorf("read %s: holds a JSON %s, not an object; not a catchup checkpoint file", path, typ.Value)
+		}
+		return nil, fmt.Errorf("read %s: %s%w", path, position(data, err), err)
+	}
+	switch {
+	case head.Version == nil:
+		return nil, fmt.Errorf("read %s: no \"version\" field; not a catchup checkpoint file", path)
+	case *head.Version != version:
+		return nil, fmt.Errorf("read %s: format version %d, this catchup reads version %d", path, *head.Version, version)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields() // a misspelt field in a hand-edited file must not be dropped quietly
+	var f file
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("read %s: %s%w", path, position(data, err), err)
+	}
+	if f.Pipeline != pipeline {
+		return nil, fmt.Errorf("read %s: holds pipeline %q, want %q", path, f.Pipeline, pipeline)
+	}
+	cps := make(map[catchup.Partition]checkpoint.Checkpoint, len(f.Checkpoints))
+	for i, fc := range f.Checkpoints {
+		p := catchup.Partition{Topic: fc.Topic, Partition: fc.Partition}
+		if fc.Topic == "" {
+			return nil, fmt.Errorf("read %s: checkpoint %d has no topic", path, i)
+		}
+		if _, dup := cps[p]; dup {
+			return nil, fmt.Errorf("read %s: checkpoint %d: %s appears twice", path, i, p)
+		}
+		cp := checkpoint.Checkpoint{
+			Partition: p, Exists: fc.Exists,
+			Next: fc.Next, TargetEnd: fc.TargetEnd, Records: fc.Records, Bytes: fc.Bytes, Commits: fc.Commits,
+			Owner: fc.Owner, Epoch: fc.Epoch, Expires: fc.Expires,
+			LastError: fc.LastError, Updated: fc.Updated,
+		}
+		for _, g := range fc.Gaps {
+			cp.Gaps = append(cp.Gaps, checkpoint.Gap{From: g.From, To: g.To, At: g.At})
+		}
+		cps[p] = cp
+	}
+	return cps, nil
+}
+
+// position returns "line L column C: " for a JSON error that knows its
+// offset in data, or "".
+func position(data []byte, err error) string {
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+		off int64
+	)
+	switch {
+	case errors.As(err, &syn):
+		off = syn.Offset
+	case errors.As(err, &typ):
+		off = typ.Offset
+	default:
+		return ""
+	}
+	// Offset counts the bytes read, the offending one included.
+	off = min(max(off-1, 0), int64(len(data)))
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("line %d column %d: ", line, col)
+}
+
+// writeFile replaces path with data atomically and durably: it writes a
+// temporary file in the same directory, syncs it, renames it over path and
+// syncs the directory, so a crash leaves either the old or the new content.
+func writeFile(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()           // already closed on most paths; the first error is the one to report
+			_ = os.Remove(tmp.Name()) // gone already if the rename happened
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", tmp.Name(), err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory of %s: %w", path, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync directory of %s: %w", path, err)
+	}
+	return nil
+}
+
+// utc returns t in UTC, so that the file reads the same on every machine.
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
+}

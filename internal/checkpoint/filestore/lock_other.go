@@ -1,0 +1,15 @@
+//go:build !unix || aix
+
+package filestore
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+)
+
+// lock fails: this platform has no flock, and running without the lock
+// would let two runs interleave their writes.
+func lock(path, _ string) (*os.File, error) {
+	return nil, fmt.Errorf("lock %s: file locks are not supported on %s", path, runtime.GOOS)
+}

@@ -1,0 +1,350 @@
+package filestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
+)
+
+var _ checkpoint.Store = (*Store)(nil)
+
+// ErrLocked is returned (wrapped) by every Store method that needs a pipeline
+// whose lock file another process, or another Store in this process, holds.
+// The message names the lock file and the holder's pid.
+var ErrLocked = errors.New("filestore: pipeline locked")
+
+// ErrClosed is returned (wrapped) by every Store method called after Close.
+var ErrClosed = errors.New("filestore: store is closed")
+
+// Store is a checkpoint.Store that keeps each pipeline in a JSON file of one
+// directory. It is safe for concurrent use by the goroutines of one process;
+// a lock file keeps other processes off the pipelines it uses (see the
+// package doc).
+//
+// On first use of a pipeline, a Store locks it and reads its file, then keeps
+// the whole pipeline in memory and rewrites the whole file, atomically and
+// durably, on every change, before the change is visible. Changes are
+// serialized: one file write at a time for the whole Store.
+type Store struct {
+	dir string
+	now func() time.Time
+
+	mu        sync.Mutex
+	closed    bool
+	pipelines map[string]*pipeline
+}
+
+// pipeline is the state of one pipeline the Store holds the lock of.
+type pipeline struct {
+	name string
+	path string   // <dir>/<name>.json
+	lock *os.File // <dir>/<name>.lock, flocked until closed
+	cps  map[catchup.Partition]checkpoint.Checkpoint
+}
+
+// Open returns a Store over dir, creating dir if needed, that reads the time
+// from now (time.Now if nil). It locks and reads nothing yet: each pipeline is
+// locked on first use and stays locked until Close.
+func Open(dir string, now func() time.Time) (*Store, error) {
+	if now == nil {
+		now = time.Now
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open checkpoint directory %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("open checkpoint directory %s: %w", dir, err)
+	}
+	return &Store{dir: abs, now: now, pipelines: make(map[string]*pipeline)}, nil
+}
+
+// Load implements checkpoint.Store. It returns the checkpoints sorted by
+// partition, from memory after the first read of the pipeline's file.
+func (s *Store) Load(ctx context.Context, pipeline string) ([]checkpoint.Checkpoint, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load %s: %w", pipeline, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pl, err := s.open(pipeline)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", pipeline, err)
+	}
+	cps := make([]checkpoint.Checkpoint, 0, len(pl.cps))
+	for _, cp := range pl.cps {
+		cps = append(cps, clone(cp))
+	}
+	slices.SortFunc(cps, func(a, b checkpoint.Checkpoint) int { return a.Partition.Compare(b.Partition) })
+	return cps, nil
+}
+
+// Acquire implements checkpoint.Store. It returns an error for an empty owner
+// or a non-positive ttl.
+func (s *Store) Acquire(ctx context.Context, pipeline string, p catchup.Partition, owner string, ttl time.Duration) (checkpoint.Lease, checkpoint.Checkpoint, error) {
+	if err := ctx.Err(); err != nil {
+		return checkpoint.Lease{}, checkpoint.Checkpoint{}, fmt.Errorf("acquire %s %s: %w", pipeline, p, err)
+	}
+	if owner == "" || ttl <= 0 {
+		return checkpoint.Lease{}, checkpoint.Checkpoint{}, fmt.Errorf("acquire %s %s: owner %q and ttl %s: need an owner and a positive ttl", pipeline, p, owner, ttl)
+	}
+	cp, err := s.update(pipeline, p, func(cp *checkpoint.Checkpoint, found bool, now time.Time) error {
+		if !found {
+			*cp = checkpoint.Checkpoint{Partition: p, TargetEnd: -1}
+		} else if cp.Owner != "" && cp.Owner != owner && !now.After(cp.Expires) {
+			return fmt.Errorf("held by %s until %s: %w", cp.Owner, cp.Expires.Format(time.RFC3339), checkpoint.ErrLeased)
+		}
+		cp.Owner, cp.Epoch, cp.Expires, cp.Updated = owner, cp.Epoch+1, now.Add(ttl), now
+		return nil
+	})
+	if err != nil {
+		return checkpoint.Lease{}, checkpoint.Checkpoint{}, fmt.Errorf("acquire %s %s for %s: %w", pipeline, p, owner, err)
+	}
+	l := checkpoint.Lease{Pipeline: pipeline, Partition: p, Owner: owner, Epoch: cp.Epoch, Expires: cp.Expires}
+	return l, cp, nil
+}
+
+// Renew implements checkpoint.Store. It returns an error for a non-positive
+// ttl.
+func (s *Store) Renew(ctx context.Context, l checkpoint.Lease, ttl time.Duration) (checkpoint.Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return checkpoint.Lease{}, fmt.Errorf("renew %s %s: %w", l.Pipeline, l.Partition, err)
+	}
+	if ttl <= 0 {
+		return checkpoint.Lease{}, fmt.Errorf("renew %s %s: ttl %s: need a positive ttl", l.Pipeline, l.Partition, ttl)
+	}
+	cp, err := s.update(l.Pipeline, l.Partition, func(cp *checkpoint.Checkpoint, found bool, now time.Time) error {
+		if err := held(*cp, found, l); err != nil {
+			return err
+		}
+		cp.Expires, cp.Updated = now.Add(ttl), now
+		return nil
+	})
+	if err != nil {
+		return checkpoint.Lease{}, fmt.Errorf("renew %s %s: %w", l.Pipeline, l.Partition, err)
+	}
+	l.Expires = cp.Expires
+	return l, nil
+}
+
+// Release implements checkpoint.Store.
+func (s *Store) Release(ctx context.Context, l checkpoint.Lease) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("release %s %s: %w", l.Pipeline, l.Partition, err)
+	}
+	_, err := s.update(l.Pipeline, l.Partition, func(cp *checkpoint.Checkpoint, found bool, now time.Time) error {
+		if err := held(*cp, found, l); err != nil {
+			return err
+		}
+		cp.Owner, cp.Expires, cp.Updated = "", time.Time{}, now
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("release %s %s: %w", l.Pipeline, l.Partition, err)
+	}
+	return nil
+}
+
+// Commit implements checkpoint.Store. The commit is on disk when it returns
+// nil.
+func (s *Store) Commit(ctx context.Context, l checkpoint.Lease, c checkpoint.Commit) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("commit %s %s at %d: %w", l.Pipeline, l.Partition, c.Next, err)
+	}
+	_, err := s.update(l.Pipeline, l.Partition, func(cp *checkpoint.Checkpoint, found bool, now time.Time) error {
+		if err := held(*cp, found, l); err != nil {
+			return err
+		}
+		if c.Next < cp.Next {
+			return fmt.Errorf("stored next offset is %d: %w", cp.Next, checkpoint.ErrRegress)
+		}
+		cp.Exists, cp.Next, cp.TargetEnd = true, c.Next, c.TargetEnd
+		cp.Records += c.Records
+		cp.Bytes += c.Bytes
+		cp.Commits++
+		if c.Gap != nil {
+			cp.Gaps = append(cp.Gaps, *c.Gap)
+		}
+		cp.LastError, cp.Updated = c.Error, now
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("commit %s %s at %d: %w", l.Pipeline, l.Partition, c.Next, err)
+	}
+	return nil
+}
+
+// Reset implements checkpoint.Store.
+func (s *Store) Reset(ctx context.Context, pipeline string, p catchup.Partition, next int64) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("reset %s %s to %d: %w", pipeline, p, next, err)
+	}
+	_, err := s.update(pipeline, p, func(cp *checkpoint.Checkpoint, found bool, now time.Time) error {
+		if !found {
+			*cp = checkpoint.Checkpoint{Partition: p}
+		} else if cp.Owner != "" && !now.After(cp.Expires) {
+			return fmt.Errorf("held by %s until %s: %w", cp.Owner, cp.Expires.Format(time.RFC3339), checkpoint.ErrLeased)
+		}
+		cp.Exists, cp.Next, cp.TargetEnd = true, next, -1
+		cp.Owner, cp.Expires, cp.Updated = "", time.Time{}, now
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reset %s %s to %d: %w", pipeline, p, next, err)
+	}
+	return nil
+}
+
+// Close unlocks every pipeline the Store holds. Leases still held are left in
+// the files; the next Store to read them treats them as expired. Methods
+// called after Close return an error wrapping ErrClosed; Close itself may be
+// called again and then does nothing.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	for _, pl := range s.pipelines {
+		_ = pl.lock.Truncate(0) // forget our pid; the lock, not the pid, is what protects
+		if err := pl.lock.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("unlock %s: %w", pl.lock.Name(), err))
+		}
+	}
+	s.pipelines = nil
+	return errors.Join(errs...)
+}
+
+// update applies f to a copy of p's checkpoint in pipeline name (the zero
+// Checkpoint and found false if there is none). If f succeeds it writes the
+// pipeline's file with the result, and only then keeps it in memory; it
+// returns a copy of the result.
+func (s *Store) update(name string, p catchup.Partition, f func(cp *checkpoint.Checkpoint, found bool, now time.Time) error) (checkpoint.Checkpoint, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pl, err := s.open(name)
+	if err != nil {
+		return checkpoint.Checkpoint{}, err
+	}
+	old, found := pl.cps[p]
+	cp := clone(old)
+	if err := f(&cp, found, s.now()); err != nil {
+		return checkpoint.Checkpoint{}, err
+	}
+	pl.cps[p] = cp
+	if err := pl.write(); err != nil {
+		if found {
+			pl.cps[p] = old
+		} else {
+			delete(pl.cps, p)
+		}
+		return checkpoint.Checkpoint{}, err
+	}
+	return clone(cp), nil
+}
+
+// open returns the state of pipeline name, locking it and reading its
+// file on first use. Leases found in the file are dropped (see the package
+// doc). The caller holds s.mu.
+func (s *Store) open(name string) (*pipeline, error) {
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if pl := s.pipelines[name]; pl != nil {
+		return pl, nil
+	}
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	lk, err := lock(filepath.Join(s.dir, name+".lock"), name)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(s.dir, name+".json")
+	cps, err := read(path, name)
+	if err != nil {
+		_ = lk.Close() // unlock: the error to report is the file's
+		return nil, err
+	}
+	for p, cp := range cps {
+		// The lock is ours, so the process that wrote this lease is gone.
+		cp.Owner, cp.Expires = "", time.Time{}
+		cps[p] = cp
+	}
+	pl := &pipeline{name: name, path: path, lock: lk, cps: cps}
+	s.pipelines[name] = pl
+	return pl, nil
+}
+
+// read returns the checkpoints in path, the file of pipeline, or none if
+// there is no file yet.
+func read(path, pipeline string) (map[catchup.Partition]checkpoint.Checkpoint, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return make(map[catchup.Partition]checkpoint.Checkpoint), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return decode(path, pipeline, data)
+}
+
+// write replaces the pipeline's file with its state in memory.
+func (pl *pipeline) write() error {
+	data, err := encode(pl.name, pl.cps)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", pl.path, err)
+	}
+	return writeFile(pl.path, data)
+}
+
+// checkName accepts the pipeline names that make safe file names in one
+// directory: not empty, at most 200 bytes, no path separator or NUL, and no
+// leading dot (which the temporary files use).
+func checkName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("pipeline name is empty")
+	case len(name) > 200:
+		return fmt.Errorf("pipeline name %.20q... is longer than 200 bytes", name)
+	case strings.ContainsAny(name, "/\\\x00"):
+		return fmt.Errorf("pipeline name %q holds a path separator or NUL", name)
+	case strings.HasPrefix(name, "."):
+		return fmt.Errorf("pipeline name %q starts with a dot", name)
+	}
+	return nil
+}
+
+// held returns nil if cp, the stored checkpoint (found false if there is
+// none), is held by l.Owner with l.Epoch, or an error wrapping ErrFenced.
+func held(cp checkpoint.Checkpoint, found bool, l checkpoint.Lease) error {
+	switch {
+	case !found:
+		return fmt.Errorf("lease of %s epoch %d: partition was never acquired: %w", l.Owner, l.Epoch, checkpoint.ErrFenced)
+	case l.Owner == "":
+		return fmt.Errorf("lease without an owner: %w", checkpoint.ErrFenced)
+	case cp.Owner == l.Owner && cp.Epoch == l.Epoch:
+		return nil
+	case cp.Owner == "":
+		return fmt.Errorf("lease of %s epoch %d: partition is free at epoch %d: %w", l.Owner, l.Epoch, cp.Epoch, checkpoint.ErrFenced)
+	default:
+		return fmt.Errorf("lease of %s epoch %d: held by %s at epoch %d: %w", l.Owner, l.Epoch, cp.Owner, cp.Epoch, checkpoint.ErrFenced)
+	}
+}
+
+// clone returns cp with its own copy of Gaps.
+func clone(cp checkpoint.Checkpoint) checkpoint.Checkpoint {
+	cp.Gaps = slices.Clone(cp.Gaps)
+	return cp
+}
