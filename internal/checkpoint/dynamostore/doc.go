@@ -1,0 +1,76 @@
+// Package dynamostore keeps catchup's checkpoints and leases in a DynamoDB
+// table: the checkpoint.Store for runs in AWS, where invocations overlap and
+// progress must outlive both Kafka clusters.
+//
+// # Item schema
+//
+// One item per pipeline and source partition:
+//
+//	pipeline      S     partition key: the pipeline name
+//	partition     S     sort key: topic + "#" + partition number in 10 digits, "orders#0000000012"
+//	next          N     next source offset to copy (0 until the first commit)
+//	exists        BOOL  true once a commit or a reset wrote next (Checkpoint.Exists)
+//	target_end    N     target end offset seen at the last commit; -1 if unknown
+//	owner         S     lease owner; absent when the lease is free
+//	epoch         N     fencing epoch, incremented by every Acquire, never reset
+//	lease_expires N     lease expiry, unix milliseconds; absent when free
+//	records       N     records copied, all runs together
+//	bytes         N     bytes copied, all runs together
+//	commits       N     commits written
+//	last_error    S     error recorded by the last commit; absent after a clean one
+//	gaps          L     skipped gaps, oldest first: maps {from N, to N, at N (unix ms)}
+//	updated       N     time of the last write, unix milliseconds
+//	last_op       S     random id of the last Commit or Release (retry idempotency)
+//
+// Kafka topic names are [a-zA-Z0-9._-]{1,249}, so '#' cannot occur in one;
+// it sorts below every character a topic may hold, and the partition number
+// is zero-padded to the width of int32, so the sort key orders items exactly
+// as catchup.Partition.Compare does. The key is split at the last '#', so it
+// stays unambiguous even for a name Kafka would refuse.
+//
+// Numbers are written with strconv and read back with strconv: every int64 is
+// stored exactly (DynamoDB numbers have 38 digits of precision). Times are
+// kept to the millisecond and read back in UTC.
+//
+// # Conditions
+//
+// Every write is one UpdateItem with a ConditionExpression; nothing needs
+// transactions or TTL (dynalite has neither). Acquire succeeds if the lease is
+// free (attribute_not_exists(owner): Release and Reset remove the owner, no
+// write stores an empty one), expired (lease_expires < now) or already the
+// caller's, and adds 1 to the epoch. Commit, Renew and Release require owner = me AND epoch = mine;
+// Commit also requires that next does not move backwards. Reset requires that
+// no live lease is held, and removes an expired owner so that the zombie's
+// later Commit is fenced instead of overwriting the reset.
+//
+// When a Commit's condition fails, the store tells ErrFenced from ErrRegress
+// from the item as it was: it asks for it with
+// ReturnValuesOnConditionCheckFailure ALL_OLD (atomic on AWS) and, where the
+// server returns no item (dynalite 4.0.0 ignores the parameter), reads it
+// with one consistent GetItem. That read is not atomic with the failed write,
+// but both answers change nothing and stop the caller, so a race between them
+// only changes which of the two errors it gets.
+//
+// # Retries and idempotency
+//
+// The store sends its requests through its own retryer (see NewRetryer), so
+// throttling, 5xx and connection errors are retried with jittered exponential
+// backoff until the attempts or the caller's context deadline run out. A
+// retried request may be one whose first attempt was applied but whose
+// response was lost. Acquire, Renew and Reset are harmless to repeat; Commit
+// is not (it adds to the counters), so every Commit carries a random id in
+// last_op and its condition refuses an item that already holds that id: a
+// repeat fails the condition, and the store reports the commit as done.
+// Release uses the same id to recognise its own repeat.
+//
+// A Commit that runs out of context returns the context error. Its outcome is
+// then unknown to the caller (on AWS the write may have landed just before
+// the deadline), but the checkpoint is either the old one or the new one,
+// never anything else: the caller stops and the next run reconciles.
+//
+// # Cost
+//
+// Load is one Query per 1 MB page, consistent. Every other method is one
+// UpdateItem, plus one GetItem after a failed Commit or Release condition.
+// Requests counts every HTTP attempt the store makes, retries included.
+package dynamostore
