@@ -1,0 +1,264 @@
+package kafkago
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
+	"github.com/segmentio/kafka-go/sasl/aws_msk_iam_v2"
+	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/segmentio/kafka-go/sasl/scram"
+
+	"github.com/kafka-catchup/catchup/internal/config"
+)
+
+// Transport settings. MetadataTTL is short because kafka-go's Transport does
+// not refresh metadata on NOT_LEADER_OR_FOLLOWER: with its default of 6s a
+// leader move stalled produce for up to 6.4s (KAFKA-GO-NOTES.md).
+const (
+	metadataTTL = time.Second
+	dialTimeout = 10 * time.Second // TCP, TLS handshake and SASL together
+	// idleTimeout stays well below Kafka's connections.max.idle.ms (10m), so
+	// that the broker does not close a connection the Transport still
+	// believes usable: a produce on such a connection ends in EOF after the
+	// write, an unknown outcome.
+	idleTimeout = 30 * time.Second
+	// requestTimeout bounds a metadata, list-offsets or fetch round trip
+	// when the caller's context has no earlier deadline.
+	requestTimeout = 30 * time.Second
+)
+
+// PasswordFunc returns the SASL password of a cluster. It is called once, by
+// Dial. A nil PasswordFunc means config.SASL.Password (the environment
+// variable or file the configuration names); tests and callers with another
+// secret store pass their own.
+type PasswordFunc func() (string, error)
+
+// Cluster is a connection pool to one Kafka cluster: a kafka-go Transport
+// that knows the cluster's layout and routes each request to the right
+// broker. It is safe for concurrent use.
+type Cluster struct {
+	name      string
+	clientID  string
+	mechanism string // SASL mechanism, "" without SASL
+	user      string // SASL user, for error messages
+	transport *kafka.Transport
+	client    *kafka.Client
+	corr      atomic.Int32 // correlation ids of the requests written by exchange
+}
+
+// Dial prepares a connection pool to the cluster c. It does no network I/O:
+// connections, TLS handshakes and SASL authentication happen on first use,
+// and their errors name the cluster and the SASL mechanism. password is
+// called once; nil means c.SASL.Password.
+func Dial(c config.Cluster, password PasswordFunc) (*Cluster, error) {
+	if len(c.Brokers) == 0 {
+		return nil, fmt.Errorf("cluster %q: no brokers", c.Name)
+	}
+	cl := &Cluster{name: c.Name, clientID: c.ClientID}
+	if cl.clientID == "" {
+		cl.clientID = "catchup"
+	}
+	tc, err := tlsConfig(c.TLS)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %q: tls: %w", c.Name, err)
+	}
+	var mech sasl.Mechanism
+	if c.SASL != nil {
+		cl.mechanism, cl.user = c.SASL.Mechanism, c.SASL.Username
+		if mech, err = saslMechanism(c.SASL, password); err != nil {
+			return nil, fmt.Errorf("cluster %q: sasl %s: %w", c.Name, c.SASL.Mechanism, err)
+		}
+		mech = namedMechanism{Mechanism: mech, cluster: c.Name, user: c.SASL.Username}
+	}
+	cl.transport = &kafka.Transport{
+		DialTimeout: dialTimeout,
+		IdleTimeout: idleTimeout,
+		MetadataTTL: metadataTTL,
+		ClientID:    cl.clientID,
+		TLS:         tc,
+		SASL:        mech,
+	}
+	cl.client = &kafka.Client{Addr: kafka.TCP(c.Brokers...), Transport: cl.transport}
+	return cl, nil
+}
+
+// Name is the cluster's name from its configuration.
+func (c *Cluster) Name() string { return c.name }
+
+// Client is a kafka-go client over the cluster's Transport, for admin calls.
+// Its Metadata answers come from the Transport's cache (at most 1s old).
+func (c *Cluster) Client() *kafka.Client { return c.client }
+
+// Close closes the idle connections and stops the Transport's background
+// metadata refresh. Requests in flight finish.
+func (c *Cluster) Close() { c.transport.CloseIdleConnections() }
+
+// tlsConfig returns nil for plaintext.
+func tlsConfig(t *config.TLS) (*tls.Config, error) {
+	if t == nil || (t.Enabled != nil && !*t.Enabled) {
+		return nil, nil
+	}
+	tc := &tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		ServerName:         t.ServerName,
+		InsecureSkipVerify: t.InsecureSkipVerify, //nolint:gosec // the operator asked for it in the configuration
+	}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("ca_file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("ca_file %s: no PEM certificate found", t.CAFile)
+		}
+		tc.RootCAs = pool
+	}
+	switch {
+	case t.CertFile != "" && t.KeyFile != "":
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("client certificate: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	case t.CertFile != "" || t.KeyFile != "":
+		return nil, errors.New("cert_file and key_file go together: set both or neither")
+	}
+	return tc, nil
+}
+
+func saslMechanism(s *config.SASL, password PasswordFunc) (sasl.Mechanism, error) {
+	if s.Mechanism == "AWS_MSK_IAM" {
+		return mskIAM(s.Region)
+	}
+	if password == nil {
+		password = func() (string, error) {
+			pw, err := s.Password()
+			return pw.Reveal(), err
+		}
+	}
+	switch s.Mechanism {
+	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+	default:
+		return nil, fmt.Errorf("unknown mechanism %q: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or AWS_MSK_IAM", s.Mechanism)
+	}
+	pw, err := password()
+	if err != nil {
+		return nil, fmt.Errorf("password of user %q: %w", s.Username, err)
+	}
+	switch s.Mechanism {
+	case "PLAIN":
+		return plain.Mechanism{Username: s.Username, Password: pw}, nil
+	case "SCRAM-SHA-256":
+		return scramMechanism(scram.SHA256, s.Username, pw)
+	default:
+		return scramMechanism(scram.SHA512, s.Username, pw)
+	}
+}
+
+func scramMechanism(algo scram.Algorithm, user, pw string) (sasl.Mechanism, error) {
+	m, err := scram.Mechanism(algo, user, pw)
+	if err != nil {
+		// The SCRAM library's errors are about SASLprep of the
+		// credentials; they never quote the password, but say so anyway.
+		return nil, fmt.Errorf("user %q or its password is not valid for SCRAM (SASLprep): %w", user, err)
+	}
+	return m, nil
+}
+
+// mskIAM signs with the default AWS credentials chain (environment, shared
+// files, web identity, ECS/EC2 roles); credentials are resolved, and
+// refreshed, when each connection authenticates.
+func mskIAM(region string) (sasl.Mechanism, error) {
+	var opts []func(*awsconfig.LoadOptions) error
+	if region != "" {
+		opts = append(opts, awsconfig.WithRegion(region))
+	}
+	// LoadDefaultConfig reads the environment and the shared files only.
+	cfg, err := awsconfig.LoadDefaultConfig(context.Background(), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("aws configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		return nil, errors.New("no AWS region: set sasl.region or AWS_REGION")
+	}
+	return aws_msk_iam_v2.NewMechanism(cfg), nil
+}
+
+// namedMechanism makes the errors of a SASL mechanism's own steps (signing,
+// SCRAM proofs) name the cluster, the mechanism and the user.
+type namedMechanism struct {
+	sasl.Mechanism
+	cluster, user string
+}
+
+func (m namedMechanism) Start(ctx context.Context) (sasl.StateMachine, []byte, error) {
+	sm, ir, err := m.Mechanism.Start(ctx)
+	if err != nil {
+		return nil, nil, m.wrap(err)
+	}
+	return namedSession{sm, m}, ir, nil
+}
+
+func (m namedMechanism) wrap(err error) error {
+	return &saslStepError{fmt.Errorf("cluster %q: SASL %s authentication as user %q: %w", m.cluster, m.Name(), m.user, err)}
+}
+
+// saslStepError marks an error of a SASL mechanism's own step.
+type saslStepError struct{ err error }
+
+func (e *saslStepError) Error() string { return e.err.Error() }
+func (e *saslStepError) Unwrap() error { return e.err }
+
+type namedSession struct {
+	sasl.StateMachine
+	m namedMechanism
+}
+
+func (s namedSession) Next(ctx context.Context, challenge []byte) (bool, []byte, error) {
+	done, resp, err := s.StateMachine.Next(ctx, challenge)
+	if err != nil {
+		return done, resp, s.m.wrap(err)
+	}
+	return done, resp, nil
+}
+
+// isAuthOrTLS reports whether err came from authentication or TLS: the
+// broker refused the credentials, a SASL step failed, or the certificates
+// did not verify. Retrying does not help.
+func isAuthOrTLS(err error) bool {
+	var kerr kafka.Error
+	if errors.As(err, &kerr) {
+		return kerr == kafka.SASLAuthenticationFailed || kerr == kafka.UnsupportedSASLMechanism || kerr == kafka.IllegalSASLState
+	}
+	return errors.As(err, new(*saslStepError)) || isTLS(err)
+}
+
+func isTLS(err error) bool {
+	return errors.As(err, new(*tls.CertificateVerificationError)) || errors.As(err, new(x509.UnknownAuthorityError)) ||
+		errors.As(err, new(x509.HostnameError)) || errors.As(err, new(x509.CertificateInvalidError)) ||
+		errors.As(err, new(tls.AlertError)) || errors.As(err, new(tls.RecordHeaderError))
+}
+
+// authError names the cluster and the SASL mechanism in an error from
+// authentication or TLS, and returns nil for every other error.
+func (c *Cluster) authError(err error) error {
+	switch {
+	case !isAuthOrTLS(err):
+		return nil
+	case errors.As(err, new(*saslStepError)):
+		return err // named by namedMechanism
+	case isTLS(err):
+		return fmt.Errorf("cluster %q: TLS: %w", c.name, err)
+	}
+	return fmt.Errorf("cluster %q: SASL %s authentication as user %q failed: %w", c.name, c.mechanism, c.user, err)
+}

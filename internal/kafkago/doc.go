@@ -1,0 +1,31 @@
+// Package kafkago connects catchup to Kafka with segmentio/kafka-go:
+// Source (replicate.Source) reads a source cluster, Target
+// (replicate.Target) writes a target cluster, Dial builds the connection
+// pool (TLS, SASL PLAIN/SCRAM, AWS_MSK_IAM) both stand on.
+//
+// Files:
+//
+//	dial.go      Dial, Cluster: kafka-go Transport and Client, TLS, SASL, error naming
+//	exchange.go  exchange: a request that rides the Transport but writes itself and reads its own response
+//	fetch.go     raw fetch, fetch response and record batch v2 parsing, aborted-transaction filter
+//	offsets.go   metadata from a broker, ListOffsets with one request per leader
+//	source.go    Source: Partitions, ListOffsets, OffsetsForTime, Fetch
+//	target.go    Target: PartitionCounts, EndOffsets, Produce and its error classes, ReadBack
+//	errors.go    retriable marking of read errors and broker codes
+//
+// Why not kafka-go's Reader, Conn.ReadBatch or Client.Fetch: they return
+// transaction markers as messages or hide their offsets, do not filter
+// aborted transactions, turn empty values into nulls, and the Reader skips
+// silently to the log start after retention. kafka-go's own fetch decoder
+// is faithful on nulls and exposes producer ids and control batches, but
+// drops each batch's last offset delta, which Fetch needs to step past a
+// batch whose tail was compacted away. So Fetch sends kafka-go's
+// fetch.Request through the Transport (which routes it to the leader over a
+// pooled, authenticated connection) and parses the response itself.
+//
+// Produce errors fall in three classes (classifyProduce): not appended
+// (catchup.ErrRetriable), maybe appended (catchup.ErrUnknownOutcome), and
+// rejected (a plain error that names the record and the fix). Whether a
+// request reached the wire is known exactly, because the request writes
+// itself (exchange.sent).
+package kafkago

@@ -1,0 +1,165 @@
+package kafkago
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/config"
+	// replicate only for replicate.Fetched, the result type of Source.Fetch.
+	"github.com/kafka-catchup/catchup/internal/replicate"
+)
+
+// defaultFetchBytes is the fetch size when the caller asks for none.
+const defaultFetchBytes = 1 << 20
+
+// Source reads a source cluster with the raw fetch protocol. It implements
+// replicate.Source and is safe for concurrent use.
+type Source struct {
+	cl        *Cluster
+	isolation int8
+}
+
+// NewSource returns a Source for the cluster c that reads with isolation
+// "read_committed" (the default when empty) or "read_uncommitted". password
+// is as for Dial.
+func NewSource(c config.Cluster, isolation string, password PasswordFunc) (*Source, error) {
+	var level int8
+	switch isolation {
+	case "", "read_committed":
+		level = readCommitted
+	case "read_uncommitted":
+		level = readUncommitted
+	default:
+		return nil, fmt.Errorf("isolation %q: want read_committed or read_uncommitted", isolation)
+	}
+	cl, err := Dial(c, password)
+	if err != nil {
+		return nil, err
+	}
+	return &Source{cl: cl, isolation: level}, nil
+}
+
+// Close releases the Source's connections.
+func (s *Source) Close() { s.cl.Close() }
+
+// Partitions lists the partitions of the topics match selects, sorted,
+// never those of internal topics. It asks a broker, not a cache.
+func (s *Source) Partitions(ctx context.Context, match func(topic string) bool) ([]catchup.Partition, error) {
+	md, err := s.cl.metadata(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	var ps []catchup.Partition
+	for _, t := range md.Topics {
+		if t.IsInternal || strings.HasPrefix(t.Name, "__") || !match(t.Name) {
+			continue
+		}
+		if err := codeError(t.ErrorCode); err != nil {
+			return nil, fmt.Errorf("metadata of topic %s in cluster %q: %w", t.Name, s.cl.name, err)
+		}
+		for _, p := range t.Partitions {
+			ps = append(ps, catchup.Partition{Topic: t.Name, Partition: p.PartitionIndex})
+		}
+	}
+	slices.SortFunc(ps, catchup.Partition.Compare)
+	return ps, nil
+}
+
+// ListOffsets returns the watermarks of ps, in the order of ps: three
+// ListOffsets requests per leader broker (earliest, latest, latest under
+// read_committed), sent concurrently.
+func (s *Source) ListOffsets(ctx context.Context, ps []catchup.Partition) ([]catchup.Offsets, error) {
+	return s.cl.watermarks(ctx, ps)
+}
+
+// OffsetsForTime returns, for each of ps, the first offset whose timestamp
+// is at or after t, or the high watermark if there is none.
+func (s *Source) OffsetsForTime(ctx context.Context, ps []catchup.Partition, t time.Time) (map[catchup.Partition]int64, error) {
+	offs, err := s.cl.listOffsets(ctx, ps, t.UnixMilli(), readUncommitted)
+	if err != nil {
+		return nil, err
+	}
+	var after []catchup.Partition // no record at or after t
+	out := make(map[catchup.Partition]int64, len(ps))
+	for i, p := range ps {
+		if offs[i] < 0 {
+			after = append(after, p)
+			continue
+		}
+		out[p] = offs[i]
+	}
+	if len(after) > 0 {
+		hwms, err := s.cl.listOffsets(ctx, after, latest, readUncommitted)
+		if err != nil {
+			return nil, err
+		}
+		for i, p := range after {
+			out[p] = hwms[i]
+		}
+	}
+	return out, nil
+}
+
+// Fetch reads p from offset from, up to about maxBytes (1 MiB when zero or
+// negative; the broker returns a first batch larger than that whole). It
+// waits at most 250ms for data. The records share memory with the
+// response: one allocation holds them all. See replicate.Source for the
+// contract.
+func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (replicate.Fetched, error) {
+	if maxBytes <= 0 {
+		maxBytes = defaultFetchBytes
+	}
+	f, err := s.cl.fetchRaw(ctx, p, from, maxBytes, s.isolation)
+	if err != nil {
+		return replicate.Fetched{}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
+	}
+	marks := catchup.Offsets{Partition: p, LogStart: f.logStart, HighWatermark: f.hwm, LastStable: f.lso}
+	switch code := kafka.Error(f.code); {
+	case code == kafka.OffsetOutOfRange:
+		return replicate.Fetched{Offsets: marks}, s.outOfRange(ctx, marks, from)
+	case f.code != 0:
+		return replicate.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, codeError(f.code))
+	}
+	d, err := decode(f, from, s.isolation)
+	if err != nil {
+		return replicate.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
+	}
+	if d.batches == 0 && from > f.hwm {
+		// Kafka answers a fetch between the high watermark and the log
+		// end with nothing, which happens for a moment after a leader
+		// change; beyond the log end it answers OFFSET_OUT_OF_RANGE.
+		return replicate.Fetched{Offsets: marks}, mark(fmt.Errorf(
+			"fetch %s at %d: offset above the high watermark %d", p, from, f.hwm), catchup.ErrRetriable)
+	}
+	return replicate.Fetched{Records: d.records, Next: d.next, Offsets: marks}, nil
+}
+
+// outOfRange explains an OFFSET_OUT_OF_RANGE: a gap if from is below the
+// log start, a recreated topic if it is above the log end.
+func (s *Source) outOfRange(ctx context.Context, marks catchup.Offsets, from int64) error {
+	p := marks.Partition
+	if marks.LogStart < 0 || marks.HighWatermark < 0 {
+		// Kafka leaves the watermarks out of an error answer.
+		w, err := s.cl.watermarks(ctx, []catchup.Partition{p})
+		if err != nil {
+			return fmt.Errorf("fetch %s at %d: offset out of range: %w", p, from, err)
+		}
+		marks = w[0]
+	}
+	switch {
+	case from < marks.LogStart:
+		return &catchup.GapError{Partition: p, From: from, To: marks.LogStart}
+	case from > marks.HighWatermark:
+		return fmt.Errorf("fetch %s at %d: the checkpoint is above the log end %d: the topic was deleted and created again, "+
+			"or its log was truncated; reset the checkpoint deliberately: %w", p, from, marks.HighWatermark, catchup.ErrTopicRecreated)
+	default:
+		// The log moved between the fetch and the look-up.
+		return mark(fmt.Errorf("fetch %s at %d: %w", p, from, kafka.OffsetOutOfRange), catchup.ErrRetriable)
+	}
+}

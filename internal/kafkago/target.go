@@ -1,0 +1,407 @@
+package kafkago
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/compress"
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/produce"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/config"
+)
+
+// Producer defaults, for fields the configuration leaves zero.
+const (
+	defaultBatchRecords    = 10000
+	defaultBatchBytes      = 1000000
+	defaultProduceTimeout  = 30 * time.Second
+	produceResponseMargin  = 10 * time.Second // client-side wait beyond the broker's timeout
+	recordOverheadBytes    = 70               // record framing: length, attributes, deltas, lengths
+	headerOverheadBytes    = 10               // per header: two length varints
+	requestOverheadBytes   = 61 + 128         // batch header, request and topic framing
+	readBackFetchSizeBytes = 1                // the broker always returns one whole batch
+)
+
+// Target writes to a target cluster with one produce request per batch. It
+// implements replicate.Target and is safe for concurrent use.
+type Target struct {
+	cl           *Cluster
+	acks         int16
+	compression  compress.Compression
+	batchRecords int
+	batchBytes   int
+	timeout      time.Duration
+}
+
+// NewTarget returns a Target for the cluster c that produces with p's acks,
+// compression, batch limits and timeout (zero fields take their defaults).
+// password is as for Dial.
+func NewTarget(c config.Cluster, p config.Producer, password PasswordFunc) (*Target, error) {
+	t := &Target{batchRecords: p.BatchRecords, batchBytes: p.BatchBytes, timeout: p.Timeout}
+	switch p.Acks {
+	case "", "all":
+		t.acks = int16(kafka.RequireAll)
+	case "leader":
+		t.acks = int16(kafka.RequireOne)
+	case "none":
+		t.acks = int16(kafka.RequireNone)
+	default:
+		return nil, fmt.Errorf("producer acks %q: want all, leader or none", p.Acks)
+	}
+	switch p.Compression {
+	case "", "none":
+		t.compression = compress.None
+	case "gzip", "snappy", "lz4", "zstd":
+		if err := t.compression.UnmarshalText([]byte(p.Compression)); err != nil {
+			return nil, fmt.Errorf("producer compression: %w", err)
+		}
+	default:
+		return nil, fmt.Errorf("producer compression %q: want none, gzip, snappy, lz4 or zstd", p.Compression)
+	}
+	if t.batchRecords <= 0 {
+		t.batchRecords = defaultBatchRecords
+	}
+	if t.batchBytes <= 0 {
+		t.batchBytes = defaultBatchBytes
+	}
+	if t.timeout <= 0 {
+		t.timeout = defaultProduceTimeout
+	}
+	cl, err := Dial(c, password)
+	if err != nil {
+		return nil, err
+	}
+	t.cl = cl
+	return t, nil
+}
+
+// Close releases the Target's connections.
+func (t *Target) Close() { t.cl.Close() }
+
+// PartitionCounts returns the partition count of each of topics that exists
+// on the target, asking a broker rather than a cache.
+func (t *Target) PartitionCounts(ctx context.Context, topics []string) (map[string]int, error) {
+	if len(topics) == 0 {
+		return map[string]int{}, nil
+	}
+	md, err := t.cl.metadata(ctx, topics)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int, len(topics))
+	for _, tm := range md.Topics {
+		switch code := kafka.Error(tm.ErrorCode); {
+		case code == kafka.UnknownTopicOrPartition || code == kafka.InvalidTopic:
+			continue // absent
+		case tm.ErrorCode != 0 && len(tm.Partitions) == 0:
+			return nil, fmt.Errorf("metadata of topic %s in cluster %q: %w", tm.Name, t.cl.name, codeError(tm.ErrorCode))
+		}
+		out[tm.Name] = len(tm.Partitions)
+	}
+	return out, nil
+}
+
+// EndOffsets returns the high watermark of each of ps, with one request per
+// leader broker.
+func (t *Target) EndOffsets(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]int64, error) {
+	offs, err := t.cl.listOffsets(ctx, ps, latest, readUncommitted)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[catchup.Partition]int64, len(ps))
+	for i, p := range ps {
+		out[p] = offs[i]
+	}
+	return out, nil
+}
+
+// Produce appends recs to p in order, one request at a time, each at most
+// the configured records and (estimated, uncompressed) bytes; a record
+// larger than the byte limit goes alone. It never retries. With acks none
+// the broker acknowledges nothing: acked counts the records sent and end is
+// -1. end is also -1 when no request was acknowledged. See replicate.Target
+// for the contract; the error classes are in classifyProduce.
+func (t *Target) Produce(ctx context.Context, p catchup.Partition, recs []catchup.Record) (acked int, end int64, err error) {
+	end = -1
+	for acked < len(recs) {
+		n := t.batchLen(p.Topic, recs[acked:])
+		base, err := t.produceBatch(ctx, p, recs[acked:acked+n], acked)
+		if err != nil {
+			return acked, end, err
+		}
+		acked += n
+		if t.acks != int16(kafka.RequireNone) {
+			end = base + int64(n)
+		}
+	}
+	return acked, end, nil
+}
+
+// batchLen returns how many leading records of recs go in one request.
+func (t *Target) batchLen(topic string, recs []catchup.Record) int {
+	size := requestOverheadBytes + len(topic)
+	for i := range recs {
+		if i == t.batchRecords {
+			return i
+		}
+		size += recordSize(&recs[i])
+		if size > t.batchBytes && i > 0 {
+			return i
+		}
+	}
+	return len(recs)
+}
+
+// recordSize estimates, on the high side, the encoded size of r.
+func recordSize(r *catchup.Record) int {
+	return r.Size() + recordOverheadBytes + headerOverheadBytes*len(r.Headers)
+}
+
+// produceBatch sends recs, which start at position pos of the caller's
+// records, in one request and returns the base offset the broker assigned.
+func (t *Target) produceBatch(ctx context.Context, p catchup.Partition, recs []catchup.Record, pos int) (int64, error) {
+	e := t.cl.newExchange(&produce.Request{
+		Acks:    t.acks,
+		Timeout: int32(t.timeout / time.Millisecond),
+		Topics: []produce.RequestTopic{{
+			Topic: p.Topic,
+			Partitions: []produce.RequestPartition{{
+				Partition: p.Partition,
+				RecordSet: protocol.RecordSet{
+					Attributes: protocol.Attributes(t.compression),
+					Records:    &recordReader{recs: recs},
+				},
+			}},
+		}},
+	}, 3) // v3: record batch format v2
+	res, err := t.cl.roundTrip(ctx, e, t.timeout+produceResponseMargin)
+	if err != nil {
+		return 0, t.produceError(p, recs, pos, err, "", -1, classifyProduce(err, e.sent()))
+	}
+	if t.acks == int16(kafka.RequireNone) {
+		return -1, nil
+	}
+	for _, rt := range res.(*produce.Response).Topics {
+		for _, rp := range rt.Partitions {
+			if rt.Topic != p.Topic || rp.Partition != p.Partition {
+				continue
+			}
+			if rp.ErrorCode == 0 {
+				return rp.BaseOffset, nil
+			}
+			code := kafka.Error(rp.ErrorCode)
+			first := -1
+			for _, re := range rp.RecordErrors {
+				if first < 0 || int(re.BatchIndex) < first {
+					first = int(re.BatchIndex)
+				}
+			}
+			return 0, t.produceError(p, recs, pos, code, rp.ErrorMessage, first, classifyProduce(code, true))
+		}
+	}
+	err = fmt.Errorf("the produce response lacks the partition")
+	return 0, t.produceError(p, recs, pos, err, "", -1, maybeAppended)
+}
+
+// outcome is what a failed produce request did to the target partition.
+type outcome int
+
+const (
+	notAppended   outcome = iota // nothing was written: send it again (catchup.ErrRetriable)
+	maybeAppended                // it may have been written: reconcile first (catchup.ErrUnknownOutcome)
+	rejected                     // nothing was written and sending it again fails the same way
+)
+
+// classifyProduce tells what a failed produce request did to the partition,
+// from the broker's error code (a kafka.Error) or from a transport error and
+// whether the whole request had been written to the connection (sent).
+// When in doubt it answers maybeAppended: a needless reconciliation reads
+// the target back, a wrong notAppended duplicates records.
+func classifyProduce(err error, sent bool) outcome {
+	switch {
+	case isAuthOrTLS(err) || errors.Is(err, errUnsupported):
+		// The connection failed to authenticate, or the broker is too
+		// old, before the request was written; it will again.
+		return rejected
+	case !sent:
+		// Dial errors, no leader known yet, the caller's context ending
+		// before the write, a write that failed part way (the broker
+		// ignores an incomplete frame).
+		return notAppended
+	}
+	var code kafka.Error
+	if !errors.As(err, &code) {
+		// EOF, connection reset or a timeout after the request was
+		// written: the broker may have appended it.
+		return maybeAppended
+	}
+	switch code {
+	case kafka.NotLeaderForPartition, kafka.LeaderNotAvailable, kafka.UnknownTopicOrPartition,
+		kafka.NotEnoughReplicas, kafka.BrokerNotAvailable, kafka.ReplicaNotAvailable,
+		kafka.FencedLeaderEpoch, kafka.UnknownLeaderEpoch, kafka.ThrottlingQuotaExceeded,
+		kafka.ConcurrentTransactions:
+		// The broker checks leadership, that it hosts the partition
+		// (a topic just created may not be there yet), the ISR size
+		// against min.insync.replicas and quotas before it appends.
+		return notAppended
+	case kafka.RequestTimedOut, kafka.NotEnoughReplicasAfterAppend, kafka.KafkaStorageError,
+		kafka.NetworkException, kafka.Unknown:
+		// REQUEST_TIMED_OUT: appended to the leader, replication not
+		// confirmed in time. NOT_ENOUGH_REPLICAS_AFTER_APPEND: appended,
+		// then the ISR shrank. KAFKA_STORAGE_ERROR: the log directory
+		// failed, possibly during the append. NETWORK_EXCEPTION and
+		// UNKNOWN_SERVER_ERROR: the broker does not say.
+		return maybeAppended
+	case kafka.InvalidMessage, kafka.InvalidMessageSize, kafka.MessageSizeTooLarge, kafka.RecordListTooLarge,
+		kafka.InvalidRecord, kafka.InvalidTimestamp, kafka.InvalidTopic, kafka.InvalidRequiredAcks,
+		kafka.TopicAuthorizationFailed, kafka.ClusterAuthorizationFailed,
+		kafka.TransactionalIDAuthorizationFailed, kafka.UnsupportedForMessageFormat,
+		kafka.UnsupportedCompressionType, kafka.UnsupportedVersion, kafka.InvalidRequest,
+		kafka.PolicyViolation:
+		// Validation and authorization happen before the append, and
+		// the same request fails the same way again.
+		return rejected
+	}
+	// Sequence, epoch and transaction errors cannot happen to a
+	// non-idempotent producer; anything else is not understood.
+	return maybeAppended
+}
+
+// produceError describes a failed request of recs (starting at position
+// pos of the caller's records), naming the first failing record when the
+// broker says which (index into recs, else -1), and marks it by outcome.
+func (t *Target) produceError(p catchup.Partition, recs []catchup.Record, pos int, err error, brokerMsg string, index int, o outcome) error {
+	what := fmt.Sprintf("produce %s: records %d to %d (source offsets %d to %d)", p, pos, pos+len(recs)-1, recs[0].Offset, recs[len(recs)-1].Offset)
+	if index >= 0 && index < len(recs) {
+		what = fmt.Sprintf("produce %s: record %d (source offset %d)", p, pos+index, recs[index].Offset)
+	}
+	if brokerMsg != "" {
+		err = fmt.Errorf("%w: %s", err, brokerMsg)
+	}
+	if a := t.cl.authError(err); a != nil {
+		err = a
+	}
+	switch o {
+	case notAppended:
+		return mark(fmt.Errorf("%s: not appended, safe to retry: %w", what, err), catchup.ErrRetriable)
+	case maybeAppended:
+		return mark(fmt.Errorf("%s: outcome unknown, may have been appended: %w", what, err), catchup.ErrUnknownOutcome)
+	}
+	if fix := t.fix(err); fix != "" {
+		return fmt.Errorf("%s: rejected: %w; %s", what, err, fix)
+	}
+	return fmt.Errorf("%s: rejected: %w", what, err)
+}
+
+// fix suggests what to change for a rejected produce.
+func (t *Target) fix(err error) string {
+	var code kafka.Error
+	if !errors.As(err, &code) {
+		return ""
+	}
+	switch code {
+	case kafka.MessageSizeTooLarge, kafka.RecordListTooLarge, kafka.InvalidMessageSize:
+		return fmt.Sprintf("raise max.message.bytes of the target topic (or message.max.bytes of the target brokers) "+
+			"above the source's, or lower producer.batch_bytes (now %d)", t.batchBytes)
+	case kafka.InvalidRecord:
+		return "a compacted target topic (cleanup.policy=compact) needs a key on every record: " +
+			"give the target topic the source topic's cleanup.policy"
+	case kafka.InvalidTimestamp:
+		return "the record timestamps fall outside the target topic's message.timestamp.difference.max.ms " +
+			"(message.timestamp.before.max.ms / after.max.ms): raise them on the target topic"
+	case kafka.TopicAuthorizationFailed, kafka.ClusterAuthorizationFailed:
+		return "grant the target principal WRITE (and DESCRIBE) on the topic"
+	case kafka.UnsupportedCompressionType:
+		return "choose another producer.compression"
+	case kafka.InvalidMessage:
+		return "the target found a corrupt record batch (CRC mismatch); report it with the source offsets"
+	}
+	return ""
+}
+
+// recordReader hands catchup records to kafka-go's batch encoder without
+// copying them. kafka-go writes a nil Bytes as a null and an empty one as
+// empty, and a zero Time as now (so a record with timestamp 0, the Unix
+// epoch, is written with the current time: kafka-go cannot write 0).
+type recordReader struct {
+	recs    []catchup.Record
+	i       int
+	rec     protocol.Record
+	headers []protocol.Header
+}
+
+func (r *recordReader) ReadRecord() (*protocol.Record, error) {
+	if r.i >= len(r.recs) {
+		return nil, io.EOF
+	}
+	c := &r.recs[r.i]
+	r.i++
+	r.headers = r.headers[:0]
+	for _, h := range c.Headers {
+		r.headers = append(r.headers, protocol.Header{Key: h.Key, Value: h.Value})
+	}
+	r.rec = protocol.Record{
+		Offset:  0,
+		Time:    c.Timestamp,
+		Key:     protocol.NewBytes(c.Key),
+		Value:   protocol.NewBytes(c.Value),
+		Headers: r.headers,
+	}
+	return &r.rec, nil
+}
+
+// ReadBack returns the records of the batch that holds offset end-1 of p and
+// the batch's base offset; a control batch there gives no records and its
+// base, a compacted hole gives no records and end-1. It reads uncommitted
+// data. See replicate.Target for the contract.
+func (t *Target) ReadBack(ctx context.Context, p catchup.Partition, end int64) ([]catchup.Record, int64, error) {
+	if end <= 0 {
+		return nil, end, nil
+	}
+	at := end - 1
+	f, err := t.cl.fetchRaw(ctx, p, at, readBackFetchSizeBytes, readUncommitted)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read back %s at %d: %w", p, at, err)
+	}
+	switch code := kafka.Error(f.code); {
+	case code == kafka.OffsetOutOfRange && f.logStart >= 0 && at < f.logStart:
+		return nil, end, nil
+	case code == kafka.OffsetOutOfRange && f.logStart < 0:
+		offs, err := t.cl.listOffsets(ctx, []catchup.Partition{p}, earliest, readUncommitted)
+		if err != nil {
+			return nil, 0, fmt.Errorf("read back %s at %d: %w", p, at, err)
+		}
+		if at < offs[0] {
+			return nil, end, nil
+		}
+		return nil, 0, fmt.Errorf("read back %s at %d: %w", p, at, mark(code, catchup.ErrRetriable))
+	case code == kafka.OffsetOutOfRange:
+		return nil, 0, fmt.Errorf("read back %s at %d: above the high watermark %d: %w", p, at, f.hwm, mark(code, catchup.ErrRetriable))
+	case f.code != 0:
+		return nil, 0, fmt.Errorf("read back %s at %d: %w", p, at, codeError(f.code))
+	}
+	b, _, ok, err := nextBatch(f.records)
+	switch {
+	case err != nil:
+		return nil, 0, fmt.Errorf("read back %s at %d: %w", p, at, err)
+	case !ok && at < f.hwm:
+		return nil, 0, fmt.Errorf("read back %s at %d: no whole batch in the response: %w", p, at, mark(io.ErrUnexpectedEOF, catchup.ErrRetriable))
+	case !ok:
+		return nil, 0, fmt.Errorf("read back %s at %d: above the high watermark %d: %w", p, at, f.hwm, mark(kafka.OffsetOutOfRange, catchup.ErrRetriable))
+	case b.base > at:
+		return nil, at, nil // end-1 is in a hole left by compaction
+	case b.control():
+		return nil, b.base, nil
+	}
+	recs, err := b.appendRecords(nil, b.base)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read back %s at %d: %w", p, at, err)
+	}
+	return recs, b.base, nil
+}

@@ -1,0 +1,303 @@
+package kafkago_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/kafkago"
+)
+
+// copyRecords returns n records that exercise every field; their Offset is
+// the position, standing for a source offset.
+func copyRecords(n int, base time.Time) []catchup.Record {
+	shapes := []catchup.Record{
+		{Key: nil, Value: []byte("nil key")},
+		{Key: []byte{}, Value: []byte("empty key")},
+		{Key: []byte("tombstone"), Value: nil},
+		{Key: []byte("empty value"), Value: []byte{}},
+		{Key: []byte("headers"), Value: []byte("v"), Headers: []catchup.Header{
+			{Key: "nil", Value: nil}, {Key: "empty", Value: []byte{}}, {Key: catchup.ProvenanceHeader, Value: []byte("v1:src:t:0:1")},
+		}},
+	}
+	out := make([]catchup.Record, n)
+	for i := range out {
+		out[i] = shapes[i%len(shapes)]
+		out[i].Offset = int64(100 + i)
+		out[i].Timestamp = base.Add(time.Duration(i) * time.Millisecond)
+	}
+	return out
+}
+
+// atTarget gives recs the offsets they get when appended at first.
+func atTarget(recs []catchup.Record, first int64) []catchup.Record {
+	out := make([]catchup.Record, len(recs))
+	for i, r := range recs {
+		r.Offset = first + int64(i)
+		out[i] = r
+	}
+	return out
+}
+
+func TestProduceRoundTrip(t *testing.T) {
+	ctx := testContext(t)
+	base := time.UnixMilli(1_700_000_000_000)
+	for _, compression := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
+		c := newCluster(t, kfake.SeedTopics(2, "t"))
+		tg := newTarget(t, c, config.Producer{Compression: compression})
+		p := catchup.Partition{Topic: "t", Partition: 1}
+		recs := copyRecords(12, base)
+
+		acked, end, err := tg.Produce(ctx, p, recs)
+		if err != nil || acked != 12 || end != 12 {
+			t.Fatalf("%s: Produce = %d, %d, %v; want 12, 12, nil", compression, acked, end, err)
+		}
+		acked, end, err = tg.Produce(ctx, p, recs[:3])
+		if err != nil || acked != 3 || end != 15 {
+			t.Fatalf("%s: second Produce = %d, %d, %v; want 3, 15, nil", compression, acked, end, err)
+		}
+		want := append(atTarget(recs, 0), atTarget(recs[:3], 12)...)
+		if diff := cmp.Diff(want, consumeAll(ctx, t, c, p, 15)); diff != "" {
+			t.Errorf("%s: records read back by franz-go (-want +got):\n%s", compression, diff)
+		}
+		ends, err := tg.EndOffsets(ctx, []catchup.Partition{p, {Topic: "t"}})
+		if diff := cmp.Diff(map[catchup.Partition]int64{p: 15, {Topic: "t"}: 0}, ends); diff != "" || err != nil {
+			t.Errorf("%s: EndOffsets (-want +got):\n%s%v", compression, diff, err)
+		}
+	}
+}
+
+func TestProduceAcks(t *testing.T) {
+	ctx := testContext(t)
+	c := newCluster(t, kfake.SeedTopics(1, "t"))
+	p := catchup.Partition{Topic: "t"}
+	recs := copyRecords(4, time.UnixMilli(1_700_000_000_000))
+	leader := newTarget(t, c, config.Producer{Acks: "leader"})
+	if acked, end, err := leader.Produce(ctx, p, recs); err != nil || acked != 4 || end != 4 {
+		t.Errorf("Produce with acks leader = %d, %d, %v; want 4, 4, nil", acked, end, err)
+	}
+	none := newTarget(t, c, config.Producer{Acks: "none"})
+	if acked, end, err := none.Produce(ctx, p, recs); err != nil || acked != 4 || end != -1 {
+		t.Errorf("Produce with acks none = %d, %d, %v; want 4, -1, nil", acked, end, err)
+	}
+	if got := consumeAll(ctx, t, c, p, 8); len(got) != 8 {
+		t.Errorf("read back %d records, want 8", len(got))
+	}
+}
+
+func TestProduceBatching(t *testing.T) {
+	ctx := testContext(t)
+	big := bytes.Repeat([]byte("x"), 1000)
+	for _, tc := range []struct {
+		name     string
+		producer config.Producer
+		values   []int // value sizes
+		requests int
+	}{
+		{"by records", config.Producer{BatchRecords: 3}, []int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 4},
+		// 189+1 overhead, 1070 per record: two fit in 2500 bytes.
+		{"by bytes", config.Producer{BatchBytes: 2500}, []int{1000, 1000, 1000, 1000, 1000}, 3},
+		{"a large record goes alone", config.Producer{BatchBytes: 2500}, []int{10, 5000, 10, 10}, 3},
+		// [10 10 10] by records, [10 1000] by bytes (a second 1000 makes 2410), [1000].
+		{"both", config.Producer{BatchRecords: 3, BatchBytes: 2000}, []int{10, 10, 10, 10, 1000, 1000}, 3},
+	} {
+		c := newCluster(t, kfake.SeedTopics(1, "t"))
+		tg := newTarget(t, c, tc.producer)
+		p := catchup.Partition{Topic: "t"}
+		var recs []catchup.Record
+		for i, n := range tc.values {
+			recs = append(recs, catchup.Record{Offset: int64(i), Value: bytes.Repeat(big[:1], n), Timestamp: time.UnixMilli(1)})
+		}
+		requests := countRequests(c, kmsg.Produce)
+		acked, end, err := tg.Produce(ctx, p, recs)
+		if err != nil || acked != len(recs) || end != int64(len(recs)) {
+			t.Errorf("%s: Produce = %d, %d, %v; want %d, %d, nil", tc.name, acked, end, err, len(recs), len(recs))
+		}
+		if got := requests.Load(); int(got) != tc.requests {
+			t.Errorf("%s: %d produce requests, want %d", tc.name, got, tc.requests)
+		}
+	}
+}
+
+func TestProduceFaults(t *testing.T) {
+	recs := copyRecords(5, time.UnixMilli(1_700_000_000_000))
+	p := catchup.Partition{Topic: "t"}
+	for _, tc := range []struct {
+		name    string
+		fault   func(c *kfake.Cluster)
+		want    error // ErrRetriable, ErrUnknownOutcome or nil for a plain error
+		written int64 // records in the partition afterwards
+		text    string
+	}{
+		{"not leader", func(c *kfake.Cluster) {
+			c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "t", Err: kerr.NotLeaderForPartition})
+		}, catchup.ErrRetriable, 0, "not appended"},
+		{"not enough replicas", func(c *kfake.Cluster) {
+			c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "t", Err: kerr.NotEnoughReplicas})
+		}, catchup.ErrRetriable, 0, "NOT_ENOUGH_REPLICAS"},
+		{"timed out after the append", func(c *kfake.Cluster) {
+			c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "t", Err: kerr.RequestTimedOut})
+		}, catchup.ErrUnknownOutcome, 5, "outcome unknown"},
+		{"not enough replicas after the append", func(c *kfake.Cluster) {
+			c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "t", Err: kerr.NotEnoughReplicasAfterAppend})
+		}, catchup.ErrUnknownOutcome, 5, "outcome unknown"},
+		{"connection dropped after the request", func(c *kfake.Cluster) {
+			c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+				return nil, errors.New("drop the connection"), true
+			})
+		}, catchup.ErrUnknownOutcome, 0, "outcome unknown"},
+		{"message too large", func(c *kfake.Cluster) {
+			c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "t", Err: kerr.MessageTooLarge})
+		}, nil, 0, "producer.batch_bytes"},
+		{"invalid record", func(c *kfake.Cluster) {
+			c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "t", Err: kerr.InvalidRecord})
+		}, nil, 0, "cleanup.policy"},
+		{"topic authorization", func(c *kfake.Cluster) {
+			c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "t", Err: kerr.TopicAuthorizationFailed})
+		}, nil, 0, "grant"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			c := newCluster(t, kfake.SeedTopics(1, "t"))
+			tg := newTarget(t, c, config.Producer{})
+			tc.fault(c)
+			acked, end, err := tg.Produce(ctx, p, recs)
+			if acked != 0 || end != -1 || err == nil {
+				t.Fatalf("Produce = %d, %d, %v; want 0, -1 and an error", acked, end, err)
+			}
+			isRetriable, isUnknown := errors.Is(err, catchup.ErrRetriable), errors.Is(err, catchup.ErrUnknownOutcome)
+			switch {
+			case tc.want == nil && (isRetriable || isUnknown):
+				t.Errorf("Produce error %q is retriable or of unknown outcome, want a plain error", err)
+			case tc.want != nil && !errors.Is(err, tc.want):
+				t.Errorf("Produce error %q does not wrap %v", err, tc.want)
+			case isRetriable && isUnknown:
+				t.Errorf("Produce error %q is both retriable and of unknown outcome", err)
+			}
+			if !strings.Contains(err.Error(), tc.text) || !strings.Contains(err.Error(), "t/0") || !strings.Contains(err.Error(), "source offset") {
+				t.Errorf("Produce error %q lacks %q, the partition or the source offsets", err, tc.text)
+			}
+			ends, lerr := tg.EndOffsets(ctx, []catchup.Partition{p})
+			if lerr != nil || ends[p] != tc.written {
+				t.Errorf("after the fault the partition holds %d records (%v), want %d", ends[p], lerr, tc.written)
+			}
+		})
+	}
+}
+
+func TestProduceFaultOnSecondRequest(t *testing.T) {
+	ctx := testContext(t)
+	c := newCluster(t, kfake.SeedTopics(1, "t"))
+	tg := newTarget(t, c, config.Producer{BatchRecords: 2})
+	p := catchup.Partition{Topic: "t"}
+	produced := 0 // control functions run serially
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		if produced++; produced == 2 {
+			c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "t", Err: kerr.RequestTimedOut})
+			c.DropControl()
+		}
+		return nil, nil, false
+	})
+	acked, end, err := tg.Produce(ctx, p, copyRecords(5, time.UnixMilli(1)))
+	if acked != 2 || end != 2 || !errors.Is(err, catchup.ErrUnknownOutcome) {
+		t.Errorf("Produce = %d, %d, %v; want 2, 2 and ErrUnknownOutcome", acked, end, err)
+	}
+	if err != nil && !strings.Contains(err.Error(), "records 2 to 3 (source offsets 102 to 103)") {
+		t.Errorf("Produce error %q does not name records 2 to 3", err)
+	}
+}
+
+func TestProduceUnreachable(t *testing.T) {
+	ctx := testContext(t)
+	c := newCluster(t, kfake.SeedTopics(1, "t"))
+	cfg := clusterConfig("dst", c)
+	c.Close()
+	tg, err := kafkago.NewTarget(cfg, config.Producer{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	_, _, err = tg.Produce(ctx, catchup.Partition{Topic: "t"}, copyRecords(1, time.UnixMilli(1)))
+	if !errors.Is(err, catchup.ErrRetriable) {
+		t.Errorf("Produce to a cluster that refuses connections = %v, want ErrRetriable", err)
+	}
+}
+
+func TestPartitionCounts(t *testing.T) {
+	ctx := testContext(t)
+	c := newCluster(t, kfake.SeedTopics(3, "a"), kfake.SeedTopics(1, "b"))
+	tg := newTarget(t, c, config.Producer{})
+	got, err := tg.PartitionCounts(ctx, []string{"a", "b", "missing"})
+	if diff := cmp.Diff(map[string]int{"a": 3, "b": 1}, got); diff != "" || err != nil {
+		t.Errorf("PartitionCounts (-want +got):\n%s%v", diff, err)
+	}
+}
+
+func TestReadBack(t *testing.T) {
+	ctx := testContext(t)
+	c := newCluster(t, kfake.SeedTopics(1, "t"))
+	tg := newTarget(t, c, config.Producer{BatchRecords: 3})
+	p := catchup.Partition{Topic: "t"}
+	recs := copyRecords(8, time.UnixMilli(1_700_000_000_000))
+
+	// 0-2 and 3-4 by Produce, 5-6 in a transaction with its marker at 7,
+	// 8-10 by Produce.
+	if _, _, err := tg.Produce(ctx, p, recs[:5]); err != nil {
+		t.Fatal(err)
+	}
+	txn := newProducer(t, c, kgo.TransactionalID("rb"))
+	inTxn(ctx, t, txn, true, values("t", 0, "x5", "x6")...)
+	if _, _, err := tg.Produce(ctx, p, recs[5:8]); err != nil {
+		t.Fatal(err)
+	}
+
+	type step struct {
+		base    int64
+		offsets []int64
+	}
+	var got []step
+	for end := int64(11); ; {
+		rs, base, err := tg.ReadBack(ctx, p, end)
+		if err != nil {
+			t.Fatalf("ReadBack(%d): %v", end, err)
+		}
+		var offs []int64
+		for _, r := range rs {
+			offs = append(offs, r.Offset)
+		}
+		got = append(got, step{base, offs})
+		if base >= end {
+			break
+		}
+		end = base
+	}
+	want := []step{{8, []int64{8, 9, 10}}, {7, nil}, {5, []int64{5, 6}}, {3, []int64{3, 4}}, {0, []int64{0, 1, 2}}, {0, nil}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(step{})); diff != "" {
+		t.Errorf("ReadBack walk (-want +got):\n%s", diff)
+	}
+
+	// The records come back whole.
+	rs, _, err := tg.ReadBack(ctx, p, 5)
+	if diff := cmp.Diff(atTarget(recs[3:5], 3), rs); diff != "" || err != nil {
+		t.Errorf("ReadBack(5) records (-want +got):\n%s%v", diff, err)
+	}
+	// Inside a batch: the whole batch.
+	if rs, base, err := tg.ReadBack(ctx, p, 2); len(rs) != 3 || base != 0 || err != nil {
+		t.Errorf("ReadBack(2) = %d records, base %d, %v; want 3, 0, nil", len(rs), base, err)
+	}
+
+	deleteRecords(ctx, t, c, p, 3)
+	if rs, base, err := tg.ReadBack(ctx, p, 3); len(rs) != 0 || base != 3 || err != nil {
+		t.Errorf("ReadBack at the log start = %d records, base %d, %v; want 0, 3, nil", len(rs), base, err)
+	}
+}
