@@ -1,0 +1,103 @@
+// Package plan turns watermarks, checkpoints and a start policy into the
+// windows a run copies. It is pure: no I/O, no clock.
+package plan
+
+import (
+	"fmt"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
+)
+
+// StartKind says where a partition without a checkpoint starts.
+type StartKind int
+
+const (
+	Earliest  StartKind = iota // the log start
+	Latest                     // the window end: copy only what arrives later
+	Timestamp                  // the first record at or after Policy.StartTime
+)
+
+// Policy is what the windows of one pipeline are computed from.
+type Policy struct {
+	Start StartKind
+	// StartOffsets gives the start of partitions without a checkpoint: the
+	// offsets of Timestamp resolved by the caller, and explicit offsets from
+	// the configuration, which win over Start.
+	StartOffsets map[catchup.Partition]int64
+	// ReadCommitted ends windows at the last stable offset instead of the
+	// high watermark.
+	ReadCommitted bool
+	// SkipGaps moves a window that starts below the log start up to it and
+	// reports the gap, instead of failing the partition.
+	SkipGaps bool
+	// MaxRecords caps the window length in offsets; 0 means no cap.
+	MaxRecords int64
+}
+
+// Planned is the window of one partition, or why it cannot be copied.
+type Planned struct {
+	catchup.Window
+	// Gap is the missing range below the log start; set with SkipGaps (the
+	// window starts after it) and as Err without.
+	Gap *catchup.GapError
+	// Err is set when the partition must not be copied: a gap without
+	// SkipGaps, or a checkpoint above the log end (topic recreated).
+	Err error
+}
+
+// Window computes the window of the partition o describes. cp is its
+// checkpoint; cp.Exists false means the partition was never copied.
+func Window(o catchup.Offsets, cp checkpoint.Checkpoint, pol Policy) Planned {
+	end := o.HighWatermark
+	if pol.ReadCommitted {
+		end = o.LastStable
+	}
+	pl := Planned{Window: catchup.Window{Partition: o.Partition}}
+	from, explicit := int64(0), false
+	switch off, ok := pol.StartOffsets[o.Partition]; {
+	case cp.Exists:
+		from = cp.Next
+		if from > o.HighWatermark {
+			pl.From, pl.To = from, from
+			pl.Err = fmt.Errorf("%s: checkpoint %d is above the source log end %d: the topic was deleted and "+
+				"recreated, or the source is a different cluster; run `catchup reset --topic %s --to earliest` "+
+				"to copy it again deliberately: %w", o.Partition, from, o.HighWatermark, o.Topic, catchup.ErrTopicRecreated)
+			return pl
+		}
+	case ok:
+		from, explicit = off, true
+	case pol.Start == Latest:
+		from = end
+	default:
+		from = o.LogStart
+	}
+	if explicit && from > o.HighWatermark {
+		pl.From, pl.To = from, from
+		pl.Err = fmt.Errorf("%s: start offset %d is above the source log end %d", o.Partition, from, o.HighWatermark)
+		return pl
+	}
+	if from < o.LogStart {
+		pl.Gap = &catchup.GapError{Partition: o.Partition, From: from, To: o.LogStart}
+		if !pol.SkipGaps {
+			pl.From, pl.To, pl.Err = from, from, pl.Gap
+			return pl
+		}
+		from = o.LogStart
+	}
+	to := max(end, from)
+	if pol.MaxRecords > 0 && to-from > pol.MaxRecords {
+		to = from + pol.MaxRecords
+	}
+	pl.From, pl.To = from, to
+	return pl
+}
+
+// Windows computes the window of every partition in marks, in their order.
+func Windows(marks []catchup.Offsets, cps map[catchup.Partition]checkpoint.Checkpoint, pol Policy) []Planned {
+	out := make([]Planned, len(marks))
+	for i, o := range marks {
+		out[i] = Window(o, cps[o.Partition], pol)
+	}
+	return out
+}

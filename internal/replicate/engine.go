@@ -1,0 +1,277 @@
+// Package replicate is the copy engine: it plans the windows of a pipeline,
+// leases their partitions, copies each window from the Source to the Target
+// and commits checkpoints to the Store. It declares the Source and Target it
+// needs (kafka.go) and imports no Kafka or AWS SDK.
+//
+// Where each guarantee of package catchup is kept:
+//
+//   - No loss: a checkpoint is committed only with the offset after the last
+//     record whose produce was acknowledged (partition.commit); gaps come
+//     from plan.Window and Source.Fetch as *catchup.GapError.
+//   - No duplicates: before copying, and after a produce whose outcome is
+//     unknown, reconcile reads the target backwards to the target end stored
+//     at the last commit and resumes after the last source offset found.
+//   - Fencing: every commit is conditional on the lease epoch, and no produce
+//     is sent on a lease that has expired by the local clock.
+//   - Deadline: copying stops Margin before the context deadline; the final
+//     commit runs on a context that outlives the cancellation.
+package replicate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
+	"github.com/kafka-catchup/catchup/internal/plan"
+)
+
+// Options configure an Engine. Zero values get the defaults in their comments.
+type Options struct {
+	Pipeline string // checkpoint namespace; required
+	Cluster  string // source cluster name written in provenance headers; required with Provenance
+	Owner    string // lease owner id of this run; required
+
+	Source Source
+	Target Target
+	Store  checkpoint.Store
+
+	// Match selects topics; Partitions, if set, restricts the run to them.
+	Match      func(topic string) bool
+	Partitions []catchup.Partition
+
+	Policy plan.Policy
+	// StartTime is the time a Timestamp start policy starts at.
+	StartTime time.Time
+
+	Provenance     bool          // add the provenance header and reconcile with the target
+	CommitInterval time.Duration // longest time between commits of a partition while copying; default 5s
+	Parallelism    int           // partitions copied at once; default 8
+	FetchBytes     int32         // bytes asked for by one fetch; default 1 MiB
+	LeaseTTL       time.Duration // default 20m
+	MaxBytes       int64         // stop a window after about this many bytes; 0: no limit
+	MaxDuration    time.Duration // stop a window after this long; 0: no limit
+	Retries        int           // retries of a fetch or produce that wrote nothing; default 10
+	RetryBackoff   time.Duration // first backoff, doubled up to 5s; default 100ms
+	// Margin is how long before the context deadline copying stops, to leave
+	// time for the final commits; default 5s (capped to a tenth of the time left).
+	Margin time.Duration
+
+	Log *slog.Logger
+	Now func() time.Time
+	// OnProgress, if set, is called after each acknowledged produce with the
+	// records and bytes it added. It must be fast and safe for concurrent use.
+	OnProgress func(records, bytes int64)
+}
+
+// Engine copies the windows of one pipeline.
+type Engine struct {
+	o Options
+}
+
+// New returns an Engine for o, with defaults filled in.
+func New(o Options) (*Engine, error) {
+	var errs []error
+	if o.Pipeline == "" || o.Owner == "" {
+		errs = append(errs, errors.New("replicate: Options.Pipeline and Options.Owner are required"))
+	}
+	if o.Provenance && o.Cluster == "" {
+		errs = append(errs, errors.New("replicate: Options.Cluster is required with Provenance"))
+	}
+	if o.Source == nil || o.Target == nil || o.Store == nil {
+		errs = append(errs, errors.New("replicate: Options.Source, Target and Store are required"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if o.Match == nil {
+		o.Match = func(string) bool { return true }
+	}
+	setDefault(&o.CommitInterval, 5*time.Second)
+	setDefault(&o.Parallelism, 8)
+	setDefault(&o.FetchBytes, 1<<20)
+	setDefault(&o.LeaseTTL, 20*time.Minute)
+	setDefault(&o.Retries, 10)
+	setDefault(&o.RetryBackoff, 100*time.Millisecond)
+	setDefault(&o.Margin, 5*time.Second)
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Engine{o: o}, nil
+}
+
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+// Plan returns the window each selected partition would copy now, from the
+// stored checkpoints, without leasing or copying anything.
+func (e *Engine) Plan(ctx context.Context) ([]plan.Planned, error) {
+	marks, cps, err := e.survey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pol, err := e.policy(ctx, marks, cps)
+	if err != nil {
+		return nil, err
+	}
+	return plan.Windows(marks, cps, pol), nil
+}
+
+// survey lists the selected partitions, their watermarks and checkpoints.
+func (e *Engine) survey(ctx context.Context) ([]catchup.Offsets, map[catchup.Partition]checkpoint.Checkpoint, error) {
+	parts := e.o.Partitions
+	if parts == nil {
+		var err error
+		if parts, err = e.o.Source.Partitions(ctx, e.o.Match); err != nil {
+			return nil, nil, fmt.Errorf("list source partitions: %w", err)
+		}
+	}
+	marks, err := e.o.Source.ListOffsets(ctx, parts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list source offsets: %w", err)
+	}
+	stored, err := e.o.Store.Load(ctx, e.o.Pipeline)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load checkpoints of pipeline %s: %w", e.o.Pipeline, err)
+	}
+	cps := make(map[catchup.Partition]checkpoint.Checkpoint, len(stored))
+	for _, c := range stored {
+		cps[c.Partition] = c
+	}
+	return marks, cps, nil
+}
+
+// policy resolves a Timestamp start policy into start offsets for the
+// partitions that have no checkpoint yet.
+func (e *Engine) policy(ctx context.Context, marks []catchup.Offsets, cps map[catchup.Partition]checkpoint.Checkpoint) (plan.Policy, error) {
+	pol := e.o.Policy
+	if pol.Start != plan.Timestamp {
+		return pol, nil
+	}
+	var fresh []catchup.Partition
+	for _, m := range marks {
+		if _, ok := pol.StartOffsets[m.Partition]; !ok && !cps[m.Partition].Exists {
+			fresh = append(fresh, m.Partition)
+		}
+	}
+	if len(fresh) == 0 {
+		return pol, nil
+	}
+	offs, err := e.o.Source.OffsetsForTime(ctx, fresh, e.o.StartTime)
+	if err != nil {
+		return pol, fmt.Errorf("resolve start time %s: %w", e.o.StartTime.Format(time.RFC3339), err)
+	}
+	starts := make(map[catchup.Partition]int64, len(pol.StartOffsets)+len(offs))
+	for p, o := range pol.StartOffsets {
+		starts[p] = o
+	}
+	for p, o := range offs {
+		starts[p] = o
+	}
+	pol.StartOffsets = starts
+	return pol, nil
+}
+
+// Run copies the window of every selected partition, Parallelism at a time,
+// until each reaches the end fixed at the start of the run, the context is
+// cancelled, or its deadline minus Margin arrives. Partitions leased by
+// another run are skipped. The error is for the run as a whole (a partition
+// missing on the target, the source unreachable); each partition's own
+// outcome is in the report.
+func (e *Engine) Run(ctx context.Context) (*Report, error) {
+	start := e.o.Now()
+	marks, cps, err := e.survey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.checkTarget(ctx, marks); err != nil {
+		return nil, err
+	}
+	pol, err := e.policy(ctx, marks, cps)
+	if err != nil {
+		return nil, err
+	}
+	copyCtx, cancel := e.copyContext(ctx)
+	defer cancel()
+
+	rep := &Report{Pipeline: e.o.Pipeline, Partitions: make([]Result, len(marks))}
+	sem := make(chan struct{}, e.o.Parallelism)
+	var wg sync.WaitGroup
+	for i, m := range marks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+				rep.Partitions[i] = e.copyPartition(ctx, copyCtx, m, pol)
+			case <-copyCtx.Done():
+				rep.Partitions[i] = Result{Partition: m.Partition, Status: StatusNotStarted}
+			}
+		}()
+	}
+	wg.Wait()
+	rep.Duration = e.o.Now().Sub(start)
+	if c, ok := e.o.Store.(interface{ Requests() int64 }); ok {
+		rep.StoreRequests = c.Requests()
+	}
+	return rep, nil
+}
+
+// copyContext returns the context copying runs under: cancelled with ctx, and
+// Margin before ctx's deadline so that the final commits still fit.
+func (e *Engine) copyContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	margin := min(e.o.Margin, time.Until(dl)/10)
+	return context.WithDeadline(ctx, dl.Add(-margin))
+}
+
+// checkTarget verifies that every source topic exists on the target with at
+// least as many partitions.
+func (e *Engine) checkTarget(ctx context.Context, marks []catchup.Offsets) error {
+	need := map[string]int32{}
+	for _, m := range marks {
+		need[m.Topic] = max(need[m.Topic], m.Partition.Partition+1)
+	}
+	topics := make([]string, 0, len(need))
+	for t := range need {
+		topics = append(topics, t)
+	}
+	slices.Sort(topics)
+	have, err := e.o.Target.PartitionCounts(ctx, topics)
+	if err != nil {
+		return fmt.Errorf("describe target topics: %w", err)
+	}
+	var errs []error
+	for _, t := range topics {
+		switch n, ok := have[t]; {
+		case !ok:
+			errs = append(errs, fmt.Errorf("topic %s does not exist on the target: create it with at least %d partitions", t, need[t]))
+		case int32(n) < need[t]:
+			errs = append(errs, fmt.Errorf("topic %s has %d partitions on the target but the source has %d: add partitions to the target topic", t, n, need[t]))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// progress reports records and bytes to OnProgress, if set.
+func (e *Engine) progress(records, bytes int64) {
+	if e.o.OnProgress != nil {
+		e.o.OnProgress(records, bytes)
+	}
+}

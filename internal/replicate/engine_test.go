@@ -1,0 +1,461 @@
+package replicate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
+	"github.com/kafka-catchup/catchup/internal/plan"
+)
+
+var (
+	pA = catchup.Partition{Topic: "a", Partition: 0}
+	pB = catchup.Partition{Topic: "a", Partition: 1}
+	pC = catchup.Partition{Topic: "b", Partition: 0}
+)
+
+// clock is a settable time for lease tests.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+type rig struct {
+	src, dst *fakeCluster
+	store    checkpoint.Store
+	clock    *clock
+}
+
+func newRig(sizes map[catchup.Partition]int) *rig {
+	empty := map[catchup.Partition]int{}
+	for p := range sizes {
+		empty[p] = 0
+	}
+	clk := &clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	return &rig{src: newFakeCluster(sizes), dst: newFakeCluster(empty), store: checkpoint.NewMemStore(clk.now), clock: clk}
+}
+
+func (r *rig) options(owner string) Options {
+	return Options{
+		Pipeline: "p1", Cluster: "src", Owner: owner,
+		Source: r.src, Target: r.dst, Store: r.store,
+		Provenance: true, RetryBackoff: time.Microsecond, Now: r.clock.now,
+	}
+}
+
+func (r *rig) run(t *testing.T, ctx context.Context, o Options) *Report {
+	t.Helper()
+	e, err := New(o)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	rep, err := e.Run(ctx)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return rep
+}
+
+// checkExactCopy fails unless every partition of the target holds the
+// records of the source partition, once each, in order, with provenance.
+func (r *rig) checkExactCopy(t *testing.T) {
+	t.Helper()
+	r.src.mu.Lock()
+	r.dst.mu.Lock()
+	defer r.src.mu.Unlock()
+	defer r.dst.mu.Unlock()
+	for p, sl := range r.src.logs {
+		dl := r.dst.logs[p]
+		var got []catchup.Record
+		for i, rec := range dl.recs {
+			off, ok := catchup.SourceOffset(&rec, "src", p)
+			if !ok {
+				t.Errorf("%s: target record %d has no provenance for %s", p, i, p)
+				continue
+			}
+			rec.Offset = off
+			rec.Headers = slices.DeleteFunc(slices.Clone(rec.Headers), func(h catchup.Header) bool { return h.Key == catchup.ProvenanceHeader })
+			if len(rec.Headers) == 0 {
+				rec.Headers = nil
+			}
+			got = append(got, rec)
+		}
+		if diff := cmp.Diff(sl.recs, got); diff != "" {
+			t.Errorf("%s: target differs from source (-source +target):\n%s", p, diff)
+		}
+	}
+}
+
+func (r *rig) checkpoints(t *testing.T) map[catchup.Partition]checkpoint.Checkpoint {
+	t.Helper()
+	cps, err := r.store.Load(t.Context(), "p1")
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	out := map[catchup.Partition]checkpoint.Checkpoint{}
+	for _, c := range cps {
+		out[c.Partition] = c
+	}
+	return out
+}
+
+func TestRunCopiesEveryWindowExactly(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 10, pB: 7, pC: 0})
+	r.src.logs[pA].recs[3].Key = nil
+	r.src.logs[pA].recs[4].Value = nil
+	r.src.logs[pA].recs[5].Value = []byte{}
+	r.src.logs[pA].recs[6].Headers = []catchup.Header{{Key: "h", Value: nil}, {Key: "h", Value: []byte("2")}}
+	rep := r.run(t, t.Context(), r.options("run-1"))
+	r.checkExactCopy(t)
+	want := map[catchup.Partition]int64{pA: 10, pB: 7, pC: 0}
+	for _, res := range rep.Partitions {
+		if res.Status != StatusDone || res.Copied != want[res.Partition] || res.Next != want[res.Partition] || res.Err != nil {
+			t.Errorf("%s: status %s copied %d next %d err %v; want done, %d, %d, nil",
+				res.Partition, res.Status, res.Copied, res.Next, res.Err, want[res.Partition], want[res.Partition])
+		}
+	}
+	for p, c := range r.checkpoints(t) {
+		if c.Next != want[p] || c.Owner != "" && c.Expires.After(r.clock.now()) {
+			t.Errorf("%s: checkpoint next %d owner %q expires %v; want next %d and the lease released", p, c.Next, c.Owner, c.Expires, want[p])
+		}
+	}
+	// A second run finds nothing to do and writes nothing.
+	before := r.dst.produces
+	rep = r.run(t, t.Context(), r.options("run-2"))
+	if r.dst.produces != before {
+		t.Errorf("second run sent %d produce requests, want none", r.dst.produces-before)
+	}
+	for _, res := range rep.Partitions {
+		if res.Status != StatusDone || res.Copied != 0 {
+			t.Errorf("second run %s: status %s copied %d; want done, 0", res.Partition, res.Status, res.Copied)
+		}
+	}
+}
+
+func TestRunRespectsMaxRecordsWindows(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 10})
+	o := r.options("run")
+	o.Policy.MaxRecords = 4
+	for i, want := range []int64{4, 8, 10, 10} {
+		rep := r.run(t, t.Context(), o)
+		if got := rep.Partitions[0]; got.Next != want || got.To != want {
+			t.Errorf("window %d: next %d to %d; want %d", i, got.Next, got.To, want)
+		}
+	}
+	r.checkExactCopy(t)
+}
+
+func TestAmbiguousProduceIsReconciledNotRetriedBlindly(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 20, pB: 20})
+	var n atomic.Int64
+	r.dst.produceFault = func(p catchup.Partition, first int64) (bool, error) {
+		switch n.Add(1) % 3 {
+		case 1:
+			return true, fmt.Errorf("REQUEST_TIMED_OUT after append: %w", catchup.ErrUnknownOutcome)
+		case 2:
+			return false, fmt.Errorf("connection reset before append: %w", catchup.ErrUnknownOutcome)
+		}
+		return false, nil
+	}
+	rep := r.run(t, t.Context(), r.options("run"))
+	r.checkExactCopy(t)
+	for _, res := range rep.Partitions {
+		if res.Status != StatusDone || res.Reconciled == 0 || res.Copied != 20 {
+			t.Errorf("%s: status %s reconciled %d copied %d err %v; want done, >0, 20", res.Partition, res.Status, res.Reconciled, res.Copied, res.Err)
+		}
+	}
+}
+
+func TestAmbiguousProduceWithoutProvenanceMayDuplicateButNeverLoses(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 10})
+	var n atomic.Int64
+	r.dst.produceFault = func(catchup.Partition, int64) (bool, error) {
+		if n.Add(1) == 2 {
+			return true, catchup.ErrUnknownOutcome
+		}
+		return false, nil
+	}
+	o := r.options("run")
+	o.Provenance = false
+	r.run(t, t.Context(), o)
+	var offsets []byte
+	for _, rec := range r.dst.logs[pA].recs {
+		offsets = append(offsets, rec.Key[0])
+	}
+	if want := []byte{0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9}; !slices.Equal(offsets, want) {
+		t.Errorf("target keys %v, want %v (one duplicated request, nothing lost)", offsets, want)
+	}
+}
+
+func TestRetriableProduceIsRetried(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 9})
+	var n atomic.Int64
+	r.dst.produceFault = func(catchup.Partition, int64) (bool, error) {
+		if n.Add(1) <= 3 {
+			return false, fmt.Errorf("NOT_LEADER_OR_FOLLOWER: %w", catchup.ErrRetriable)
+		}
+		return false, nil
+	}
+	rep := r.run(t, t.Context(), r.options("run"))
+	r.checkExactCopy(t)
+	if res := rep.Partitions[0]; res.Status != StatusDone || res.Retries != 3 {
+		t.Errorf("status %s retries %d; want done, 3", res.Status, res.Retries)
+	}
+}
+
+func TestFatalProduceErrorStopsWithCheckpointAtLastAck(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 10})
+	r.dst.produceFault = func(_ catchup.Partition, first int64) (bool, error) {
+		if first >= 3 {
+			return false, errors.New("MESSAGE_TOO_LARGE")
+		}
+		return false, nil
+	}
+	rep := r.run(t, t.Context(), r.options("run"))
+	res := rep.Partitions[0]
+	if res.Status != StatusFailed || res.Next != 3 || res.Err == nil {
+		t.Errorf("status %s next %d err %v; want failed at 3 with an error", res.Status, res.Next, res.Err)
+	}
+	if c := r.checkpoints(t)[pA]; c.Next != 3 || c.LastError == "" {
+		t.Errorf("checkpoint next %d last error %q; want 3 and the error recorded", c.Next, c.LastError)
+	}
+}
+
+// crashingStore stops committing after a number of commits, as a process
+// killed between its produce and its commit would.
+type crashingStore struct {
+	checkpoint.Store
+	mu      sync.Mutex
+	commits int
+}
+
+func (s *crashingStore) Commit(ctx context.Context, l checkpoint.Lease, c checkpoint.Commit) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.commits--; s.commits < 0 {
+		return errors.New("crashed")
+	}
+	return s.Store.Commit(ctx, l, c)
+}
+
+func TestCrashAfterProduceBeforeCommitResumesWithoutDuplicates(t *testing.T) {
+	for _, commits := range []int{0, 1, 2, 4} {
+		t.Run(fmt.Sprintf("crash after %d commits", commits), func(t *testing.T) {
+			r := newRig(map[catchup.Partition]int{pA: 25})
+			o := r.options("dies")
+			o.Store = &crashingStore{Store: r.store, commits: commits}
+			o.CommitInterval = time.Nanosecond
+			r.clock.add(0)
+			r.run(t, t.Context(), o)
+			// The dead run's lease is still live: the next run must wait it out.
+			r.clock.add(21 * time.Minute)
+			rep := r.run(t, t.Context(), r.options("resumes"))
+			r.checkExactCopy(t)
+			if res := rep.Partitions[0]; res.Status != StatusDone {
+				t.Errorf("resume: status %s err %v; want done", res.Status, res.Err)
+			}
+		})
+	}
+}
+
+func TestLeasedPartitionIsSkipped(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 5, pB: 5})
+	if _, _, err := r.store.Acquire(t.Context(), "p1", pB, "someone-else", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	rep := r.run(t, t.Context(), r.options("run"))
+	got := map[catchup.Partition]Status{}
+	for _, res := range rep.Partitions {
+		got[res.Partition] = res.Status
+	}
+	if want := map[catchup.Partition]Status{pA: StatusDone, pB: StatusLeased}; !cmp.Equal(got, want) {
+		t.Errorf("statuses %v, want %v", got, want)
+	}
+	if n := len(r.dst.logs[pB].recs); n != 0 {
+		t.Errorf("leased partition got %d records in the target, want 0", n)
+	}
+}
+
+func TestLostLeaseStopsProducing(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 30})
+	var taken bool
+	var mu sync.Mutex
+	r.dst.produceFault = func(_ catchup.Partition, first int64) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first >= 10 && !taken {
+			// The zombie's lease expires and another run takes the partition.
+			taken = true
+			r.clock.add(21 * time.Minute)
+			if _, _, err := r.store.Acquire(context.Background(), "p1", pA, "usurper", 20*time.Minute); err != nil {
+				t.Errorf("usurper Acquire: %v", err)
+			}
+		}
+		return false, nil
+	}
+	rep := r.run(t, t.Context(), r.options("zombie"))
+	res := rep.Partitions[0]
+	if res.Status != StatusFenced || !errors.Is(res.Err, checkpoint.ErrFenced) {
+		t.Errorf("zombie: status %s err %v; want fenced with ErrFenced", res.Status, res.Err)
+	}
+	if n := len(r.dst.logs[pA].recs); n > 12 {
+		t.Errorf("zombie wrote %d records; want at most the 12 of the request in flight when it lost the lease", n)
+	}
+	// The usurper's lease expires unused; a new run completes the copy exactly.
+	r.clock.add(21 * time.Minute)
+	r.dst.produceFault = nil
+	rep = r.run(t, t.Context(), r.options("heir"))
+	if res := rep.Partitions[0]; res.Status != StatusDone {
+		t.Errorf("heir: status %s err %v; want done", res.Status, res.Err)
+	}
+	r.checkExactCopy(t)
+}
+
+func TestCancelledRunCommitsWhatWasAcknowledged(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 40, pB: 40})
+	ctx, cancel := context.WithCancel(t.Context())
+	var n atomic.Int64
+	r.dst.produceFault = func(catchup.Partition, int64) (bool, error) {
+		if n.Add(1) == 9 {
+			cancel()
+			return true, context.Canceled
+		}
+		return false, nil
+	}
+	rep := r.run(t, ctx, r.options("cancelled"))
+	var copied int64
+	for _, res := range rep.Partitions {
+		if res.Status != StatusPartial && res.Status != StatusNotStarted {
+			t.Errorf("%s: status %s err %v; want partial", res.Partition, res.Status, res.Err)
+		}
+		copied += res.Copied
+	}
+	for p, c := range r.checkpoints(t) {
+		if have := int64(len(r.dst.logs[p].recs)); c.Next > have {
+			t.Errorf("%s: checkpoint %d is past the %d records the target holds", p, c.Next, have)
+		}
+	}
+	if copied == 0 || copied >= 80 {
+		t.Errorf("cancelled run copied %d records; want some but not all", copied)
+	}
+	r.dst.produceFault = nil
+	r.run(t, t.Context(), r.options("resumes"))
+	r.checkExactCopy(t)
+}
+
+func TestDeadlineStopsBeforeItWithAConsistentCheckpoint(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(map[catchup.Partition]int{pA: 1000, pB: 1000})
+		r.store = checkpoint.NewMemStore(time.Now)
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		var mu sync.Mutex
+		var last time.Time
+		r.dst.produceFault = func(catchup.Partition, int64) (bool, error) {
+			mu.Lock()
+			last = time.Now()
+			mu.Unlock()
+			time.Sleep(100 * time.Millisecond) // a slow target: the backlog cannot drain in time
+			return false, nil
+		}
+		o := r.options("lambda")
+		o.Now, o.Margin = time.Now, 2*time.Second
+		rep := r.run(t, ctx, o)
+		if end := time.Since(start); end > 10*time.Second {
+			t.Errorf("run ended %v after start, after its 10s deadline", end)
+		}
+		// Copying stops at the deadline minus the margin, capped to a tenth of the time: 9s.
+		if got := last.Sub(start); got > 9*time.Second {
+			t.Errorf("last produce sent %v after start; want none after 9s", got)
+		}
+		cps := r.checkpoints(t)
+		for _, res := range rep.Partitions {
+			if res.Status != StatusPartial || res.Err != nil || res.Copied == 0 {
+				t.Errorf("%s: status %s copied %d err %v; want partial progress without error", res.Partition, res.Status, res.Copied, res.Err)
+			}
+			if c := cps[res.Partition]; c.Next != res.Next || c.Next > int64(len(r.dst.logs[res.Partition].recs)) {
+				t.Errorf("%s: checkpoint %d, report %d, target holds %d; want the checkpoint at the acknowledged end",
+					res.Partition, c.Next, res.Next, len(r.dst.logs[res.Partition].recs))
+			}
+		}
+	})
+}
+
+func TestGapFailsWithTheExactRangeOrIsSkipped(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		t.Run(fmt.Sprintf("skip=%v", skip), func(t *testing.T) {
+			r := newRig(map[catchup.Partition]int{pA: 10})
+			o := r.options("run")
+			o.Policy.MaxRecords = 3
+			r.run(t, t.Context(), o) // copies [0,3)
+			l := r.src.logs[pA]
+			l.start, l.recs = 7, l.recs[7:] // retention deletes [0,7)
+			o.Policy.MaxRecords = 0
+			o.Policy.SkipGaps = skip
+			rep := r.run(t, t.Context(), o)
+			res := rep.Partitions[0]
+			want := &catchup.GapError{Partition: pA, From: 3, To: 7}
+			if diff := cmp.Diff(want, res.Gap); diff != "" {
+				t.Errorf("gap (-want +got):\n%s", diff)
+			}
+			c := r.checkpoints(t)[pA]
+			if !skip {
+				var ge *catchup.GapError
+				if res.Status != StatusFailed || !errors.As(res.Err, &ge) || c.Next != 3 || len(r.dst.logs[pA].recs) != 3 {
+					t.Errorf("status %s err %v checkpoint %d target %d; want failed with the gap, checkpoint 3, nothing more copied",
+						res.Status, res.Err, c.Next, len(r.dst.logs[pA].recs))
+				}
+				return
+			}
+			if res.Status != StatusDone || c.Next != 10 || len(c.Gaps) != 1 || c.Gaps[0].From != 3 || c.Gaps[0].To != 7 {
+				t.Errorf("status %s checkpoint %d gaps %+v; want done at 10 with gap [3,7) recorded", res.Status, c.Next, c.Gaps)
+			}
+			if n := len(r.dst.logs[pA].recs); n != 6 {
+				t.Errorf("target holds %d records, want 3 + 3", n)
+			}
+		})
+	}
+}
+
+func TestTimestampStartPolicy(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 10})
+	o := r.options("run")
+	o.Policy.Start = plan.Timestamp
+	o.StartTime = time.UnixMilli(1_700_000_000_006)
+	rep := r.run(t, t.Context(), o)
+	if res := rep.Partitions[0]; res.From != 6 || res.Copied != 4 {
+		t.Errorf("from %d copied %d; want 6 and 4", res.From, res.Copied)
+	}
+}
+
+func TestMissingTargetTopicIsAnErrorNamingIt(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 1, pC: 1})
+	delete(r.dst.logs, pC)
+	e, err := New(r.options("run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Run(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "topic b does not exist on the target") {
+		t.Errorf("Run err = %v; want it to name topic b", err)
+	}
+}

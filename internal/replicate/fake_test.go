@@ -1,0 +1,186 @@
+package replicate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+)
+
+// fakeCluster is an in-memory Kafka cluster at the engine's interfaces: a
+// log of records per partition. Faults are injected through produceFault,
+// which is asked before every produce request.
+type fakeCluster struct {
+	mu       sync.Mutex
+	logs     map[catchup.Partition]*fakeLog
+	perFetch int // records per fetch; default 3
+	perBatch int // records per produce request; default 2
+	// produceFault, if set, decides the fate of a produce request: return
+	// (false, err) to fail it before appending, (true, err) to append and
+	// then fail it.
+	produceFault func(p catchup.Partition, first int64) (appendFirst bool, err error)
+	produces     int
+}
+
+type fakeLog struct {
+	start int64 // log start offset
+	recs  []catchup.Record
+	// batches are the base offsets of the produce requests appended.
+	batches []int64
+}
+
+var _ Source = (*fakeCluster)(nil)
+var _ Target = (*fakeCluster)(nil)
+
+func newFakeCluster(parts map[catchup.Partition]int) *fakeCluster {
+	c := &fakeCluster{logs: map[catchup.Partition]*fakeLog{}, perFetch: 3, perBatch: 2}
+	for p, n := range parts {
+		l := &fakeLog{}
+		for i := range n {
+			l.recs = append(l.recs, catchup.Record{
+				Offset: int64(i), Key: []byte{byte(i)}, Value: []byte(p.String()),
+				Timestamp: time.UnixMilli(1_700_000_000_000 + int64(i)),
+			})
+		}
+		c.logs[p] = l
+	}
+	return c
+}
+
+func (c *fakeCluster) end(p catchup.Partition) int64 {
+	l := c.logs[p]
+	return l.start + int64(len(l.recs))
+}
+
+func (c *fakeCluster) Partitions(_ context.Context, match func(string) bool) ([]catchup.Partition, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ps []catchup.Partition
+	for p := range c.logs {
+		if match(p.Topic) {
+			ps = append(ps, p)
+		}
+	}
+	slices.SortFunc(ps, catchup.Partition.Compare)
+	return ps, nil
+}
+
+func (c *fakeCluster) ListOffsets(_ context.Context, ps []catchup.Partition) ([]catchup.Offsets, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]catchup.Offsets, len(ps))
+	for i, p := range ps {
+		out[i] = catchup.Offsets{Partition: p, LogStart: c.logs[p].start, HighWatermark: c.end(p), LastStable: c.end(p)}
+	}
+	return out, nil
+}
+
+func (c *fakeCluster) OffsetsForTime(_ context.Context, ps []catchup.Partition, t time.Time) (map[catchup.Partition]int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[catchup.Partition]int64{}
+	for _, p := range ps {
+		out[p] = c.end(p)
+		for _, r := range c.logs[p].recs {
+			if !r.Timestamp.Before(t) {
+				out[p] = r.Offset
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+func (c *fakeCluster) Fetch(_ context.Context, p catchup.Partition, from int64, _ int32) (Fetched, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.logs[p]
+	if from < l.start {
+		return Fetched{}, &catchup.GapError{Partition: p, From: from, To: l.start}
+	}
+	i := int(from - l.start)
+	j := min(i+c.perFetch, len(l.recs))
+	recs := make([]catchup.Record, j-i)
+	for k, r := range l.recs[i:j] {
+		r.Headers = slices.Clone(r.Headers)
+		recs[k] = r
+	}
+	return Fetched{Records: recs, Next: l.start + int64(j)}, nil
+}
+
+func (c *fakeCluster) PartitionCounts(_ context.Context, topics []string) (map[string]int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]int{}
+	for p := range c.logs {
+		if slices.Contains(topics, p.Topic) {
+			out[p.Topic] = max(out[p.Topic], int(p.Partition)+1)
+		}
+	}
+	return out, nil
+}
+
+func (c *fakeCluster) EndOffsets(_ context.Context, ps []catchup.Partition) (map[catchup.Partition]int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[catchup.Partition]int64{}
+	for _, p := range ps {
+		out[p] = c.end(p)
+	}
+	return out, nil
+}
+
+func (c *fakeCluster) Produce(ctx context.Context, p catchup.Partition, recs []catchup.Record) (int, int64, error) {
+	acked := 0
+	for acked < len(recs) {
+		if err := ctx.Err(); err != nil { // as a real client, send nothing on a done context
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return acked, c.end(p), fmt.Errorf("%w: %w", err, catchup.ErrRetriable)
+		}
+		n := min(c.perBatch, len(recs)-acked)
+		var appendFirst bool
+		var err error
+		if c.produceFault != nil { // called unlocked: a fault may sleep or touch the cluster
+			appendFirst, err = c.produceFault(p, recs[acked].Offset)
+		}
+		c.mu.Lock()
+		c.produces++
+		l := c.logs[p]
+		ackedEnd := c.end(p)
+		if err == nil || appendFirst {
+			l.batches = append(l.batches, c.end(p))
+			for _, r := range recs[acked : acked+n] {
+				r.Offset = c.end(p)
+				l.recs = append(l.recs, r)
+			}
+		}
+		c.mu.Unlock()
+		if err != nil {
+			return acked, ackedEnd, err
+		}
+		acked += n
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return acked, c.end(p), nil
+}
+
+func (c *fakeCluster) ReadBack(_ context.Context, p catchup.Partition, end int64) ([]catchup.Record, int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.logs[p]
+	if end <= l.start {
+		return nil, end, nil
+	}
+	base := l.start
+	for _, b := range l.batches {
+		if b < end {
+			base = max(base, b)
+		}
+	}
+	return slices.Clone(l.recs[base-l.start : end-l.start]), base, nil
+}

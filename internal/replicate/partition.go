@@ -1,0 +1,508 @@
+package replicate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
+	"github.com/kafka-catchup/catchup/internal/plan"
+)
+
+// partitionCopy is the state of one partition's copy within one run. It is
+// used by one goroutine, except fetchLoop which only reads the fields set
+// before it starts.
+type partitionCopy struct {
+	e     *Engine
+	p     catchup.Partition
+	lease checkpoint.Lease
+	res   *Result
+	// storeCtx bounds store calls: it survives cancellation of the copy but
+	// not the caller's deadline.
+	storeCtx context.Context
+
+	next      int64 // offset after the last acknowledged record (or covered marker)
+	targetEnd int64 // target end offset after the last acknowledged produce; -1 unknown
+
+	// What the next commit adds.
+	pendRecords, pendBytes int64
+	pendGap                *checkpoint.Gap
+	committedNext          int64
+	committedTargetEnd     int64
+	lastCommit             time.Time
+}
+
+// batch is what the fetch loop hands to the produce loop.
+type batch struct {
+	recs []catchup.Record
+	next int64 // offset after the last offset this batch covers, at most the window end
+	err  error
+}
+
+// copyPartition leases m's partition, copies its window and commits.
+func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, pol plan.Policy) Result {
+	start := e.o.Now()
+	res := Result{Partition: m.Partition}
+	defer func() { res.Duration = e.o.Now().Sub(start) }()
+	storeCtx, cancel := e.storeContext(ctx)
+	defer cancel()
+
+	lease, cp, err := e.o.Store.Acquire(storeCtx, e.o.Pipeline, m.Partition, e.o.Owner, e.o.LeaseTTL)
+	switch {
+	case errors.Is(err, checkpoint.ErrLeased):
+		res.Status = StatusLeased
+		return res
+	case err != nil:
+		res.Status, res.Err = StatusFailed, fmt.Errorf("lease %s: %w", m.Partition, err)
+		return res
+	}
+	pc := &partitionCopy{
+		e: e, p: m.Partition, lease: lease, res: &res, storeCtx: storeCtx,
+		next: cp.Next, targetEnd: cp.TargetEnd,
+		committedNext: cp.Next, committedTargetEnd: cp.TargetEnd,
+		lastCommit: e.o.Now(),
+	}
+	defer func() {
+		if err := e.o.Store.Release(storeCtx, pc.lease); err != nil && !errors.Is(err, checkpoint.ErrFenced) {
+			e.o.Log.WarnContext(ctx, "lease not released", "pipeline", e.o.Pipeline, "topic", m.Topic,
+				"partition", m.Partition.Partition, "error", err)
+		}
+	}()
+
+	err = pc.run(copyCtx, m, cp, pol)
+	res.Next = pc.next
+	switch {
+	case errors.Is(err, checkpoint.ErrFenced):
+		res.Status, res.Err = StatusFenced, err
+	case err != nil && copyCtx.Err() != nil && errors.Is(err, copyCtx.Err()):
+		res.Status = StatusPartial // stopped by the deadline or a cancellation
+	case err != nil:
+		res.Status, res.Err = StatusFailed, err
+	case pc.next >= res.To:
+		res.Status = StatusDone
+	default:
+		res.Status = StatusPartial
+	}
+	if res.Status != StatusFenced {
+		if cerr := pc.commit(true, res.Err); cerr != nil {
+			if errors.Is(cerr, checkpoint.ErrFenced) {
+				res.Status = StatusFenced
+			} else if res.Status != StatusFailed {
+				res.Status = StatusFailed
+			}
+			res.Err = errors.Join(res.Err, cerr)
+			res.Next = pc.committedNext
+		}
+	}
+	e.o.Log.InfoContext(ctx, "window copied", "pipeline", e.o.Pipeline, "topic", m.Topic,
+		"partition", m.Partition.Partition, "from", res.From, "to", res.To, "next", res.Next,
+		"records", res.Copied, "bytes", res.Bytes, "status", string(res.Status))
+	return res
+}
+
+// storeContext returns a context for store calls that is not cancelled with
+// ctx but keeps its deadline, so that a cancelled run still commits what was
+// acknowledged.
+func (e *Engine) storeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	sctx := context.WithoutCancel(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(sctx, dl)
+	}
+	return context.WithTimeout(sctx, time.Minute)
+}
+
+// run plans the window, reconciles with the target and copies.
+func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoint.Checkpoint, pol plan.Policy) error {
+	e := pc.e
+	pl := plan.Window(m, cp, pol)
+	pc.res.From, pc.res.To, pc.res.Gap = pl.From, pl.To, pl.Gap
+	if pl.Err != nil {
+		return pl.Err
+	}
+	pc.next = pl.From
+	if pl.Gap != nil {
+		pc.pendGap = &checkpoint.Gap{From: pl.Gap.From, To: pl.Gap.To, At: e.o.Now()}
+	}
+	if e.o.Provenance {
+		if err := pc.reconcileStart(ctx, cp); err != nil {
+			return err
+		}
+	}
+	if pc.next != pc.committedNext || pc.targetEnd != pc.committedTargetEnd || pc.pendGap != nil {
+		// Commit the start and the target end before producing anything, so
+		// that a crash after the first produce can be reconciled.
+		if err := pc.commit(true, nil); err != nil {
+			return err
+		}
+	}
+	pc.res.From = min(pc.next, pl.To)
+	return pc.copy(ctx, pl.To)
+}
+
+// reconcileStart finds what a previous run wrote to the target after its
+// last commit and moves next past it.
+func (pc *partitionCopy) reconcileStart(ctx context.Context, cp checkpoint.Checkpoint) error {
+	end, err := pc.targetEndOffset(ctx)
+	if err != nil {
+		return err
+	}
+	if cp.TargetEnd >= 0 {
+		if end < cp.TargetEnd {
+			return fmt.Errorf("target partition %s ends at %d, below the end %d recorded at the last commit: "+
+				"the target topic was truncated or recreated; run `catchup reset --topic %s` to copy again deliberately",
+				pc.p, end, cp.TargetEnd, pc.p.Topic)
+		}
+		if end > cp.TargetEnd {
+			if err := pc.reconcile(ctx, cp.TargetEnd, end); err != nil {
+				return err
+			}
+		}
+	}
+	pc.targetEnd = end
+	return nil
+}
+
+// reconcile reads the target partition backwards from end down to floor,
+// finds the highest source offset of pc.p already written there and moves
+// next after it.
+func (pc *partitionCopy) reconcile(ctx context.Context, floor, end int64) error {
+	pc.res.Reconciled++
+	last, found, err := pc.lastWritten(ctx, floor, end)
+	if err != nil {
+		return fmt.Errorf("reconcile %s with the target between offsets %d and %d: %w", pc.p, floor, end, err)
+	}
+	if found && last >= pc.next {
+		pc.res.Skipped += last + 1 - pc.next
+		pc.next = last + 1
+	}
+	return nil
+}
+
+// lastWritten returns the highest source offset of pc.p found in the target
+// partition between floor and end, reading backwards one batch at a time.
+func (pc *partitionCopy) lastWritten(ctx context.Context, floor, end int64) (int64, bool, error) {
+	tp := pc.targetPartition()
+	for end > floor {
+		recs, base, err := pc.e.o.Target.ReadBack(ctx, tp, end)
+		if err != nil {
+			return 0, false, err
+		}
+		for i := len(recs) - 1; i >= 0; i-- {
+			if recs[i].Offset < floor || recs[i].Offset >= end {
+				continue
+			}
+			if off, ok := catchup.SourceOffset(&recs[i], pc.e.o.Cluster, pc.p); ok {
+				return off, true, nil
+			}
+		}
+		if base >= end {
+			break
+		}
+		end = base
+	}
+	return 0, false, nil
+}
+
+func (pc *partitionCopy) targetPartition() catchup.Partition { return pc.p }
+
+func (pc *partitionCopy) targetEndOffset(ctx context.Context) (int64, error) {
+	tp := pc.targetPartition()
+	ends, err := pc.e.o.Target.EndOffsets(ctx, []catchup.Partition{tp})
+	if err != nil {
+		return 0, fmt.Errorf("target end offset of %s: %w", tp, err)
+	}
+	end, ok := ends[tp]
+	if !ok {
+		return 0, fmt.Errorf("target end offset of %s: not reported", tp)
+	}
+	return end, nil
+}
+
+// copy copies [pc.next, to), fetching the next batch while the current one
+// is produced, and commits on the way.
+func (pc *partitionCopy) copy(ctx context.Context, to int64) error {
+	e := pc.e
+	if e.o.MaxDuration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, e.o.MaxDuration)
+		defer cancel()
+	}
+	for pc.next < to {
+		restart, err := pc.copyFrom(ctx, to)
+		if err != nil && ctx.Err() != nil && pc.e.o.MaxDuration > 0 && !errors.Is(err, context.Canceled) {
+			// The window's own duration ran out: a partial window, not a failure.
+			// (When the run's deadline ran out too, copyPartition still sees it.)
+			return nil
+		}
+		if err != nil || !restart {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyFrom runs one fetch loop from pc.next. It returns restart true when the
+// fetch position must jump (a gap skipped with on_gap: skip).
+func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, err error) {
+	e := pc.e
+	fctx, cancel := context.WithCancel(ctx)
+	ch := make(chan batch, 1) // one batch waits while one is produced and the next is fetched
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pc.fetchLoop(fctx, pc.next, to, ch)
+	}()
+	defer func() {
+		cancel()
+		for range ch { // let the fetch loop finish
+		}
+		<-done
+	}()
+	for b := range ch {
+		if b.err != nil {
+			var gap *catchup.GapError
+			if errors.As(b.err, &gap) && e.o.Policy.SkipGaps && gap.From == pc.next {
+				pc.res.Gap = gap
+				pc.pendGap = &checkpoint.Gap{From: gap.From, To: gap.To, At: e.o.Now()}
+				pc.next = gap.To
+				return true, pc.commit(true, nil)
+			}
+			return false, b.err
+		}
+		if len(b.recs) > 0 {
+			if err := pc.produce(ctx, b.recs); err != nil {
+				return false, err
+			}
+		}
+		pc.next = b.next
+		if err := pc.commit(false, nil); err != nil {
+			return false, err
+		}
+		if e.o.MaxBytes > 0 && pc.res.Bytes >= e.o.MaxBytes {
+			return false, nil
+		}
+	}
+	return false, ctx.Err()
+}
+
+// fetchLoop fetches [from, to) into ch and closes it. An error is sent as the
+// last batch.
+func (pc *partitionCopy) fetchLoop(ctx context.Context, from, to int64, ch chan<- batch) {
+	defer close(ch)
+	e := pc.e
+	retries := 0
+	send := func(b batch) bool {
+		select {
+		case ch <- b:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for off := from; off < to; {
+		f, err := e.o.Source.Fetch(ctx, pc.p, off, e.o.FetchBytes)
+		if err == nil && f.Next <= off {
+			err = fmt.Errorf("fetch %s at offset %d: no records although the window ends at %d: %w",
+				pc.p, off, to, catchup.ErrRetriable)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if errors.Is(err, catchup.ErrRetriable) && retries < e.o.Retries {
+				retries++
+				if !sleep(ctx, backoff(e.o.RetryBackoff, retries)) {
+					return
+				}
+				continue
+			}
+			send(batch{err: err})
+			return
+		}
+		retries = 0
+		recs := f.Records
+		if n := len(recs); n > 0 && recs[n-1].Offset >= to {
+			recs = recs[:sort.Search(n, func(i int) bool { return recs[i].Offset >= to })]
+		}
+		next := min(f.Next, to)
+		if !send(batch{recs: recs, next: next}) {
+			return
+		}
+		off = next
+	}
+}
+
+// produce writes recs to the target, retrying what was not written and
+// reconciling with the target what may have been.
+func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) error {
+	e := pc.e
+	if e.o.Provenance {
+		pc.stamp(recs)
+	}
+	tp := pc.targetPartition()
+	for attempt := 0; len(recs) > 0; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, err)
+		}
+		if err := pc.keepLease(); err != nil {
+			return err
+		}
+		acked, end, err := e.o.Target.Produce(ctx, tp, recs)
+		if acked > 0 {
+			pc.acked(recs[:acked], end)
+			recs = recs[acked:]
+		}
+		switch {
+		case err == nil:
+			continue
+		case ctx.Err() != nil:
+			// The outcome of the request in flight is unknown; it is not
+			// committed, and the next run reconciles.
+			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, ctx.Err())
+		case errors.Is(err, catchup.ErrUnknownOutcome) && e.o.Provenance && pc.targetEnd >= 0:
+			// Never retried blindly: find out what was appended first.
+			n, rerr := pc.reconcileProduce(ctx, recs)
+			if rerr != nil {
+				return errors.Join(err, rerr)
+			}
+			recs = recs[n:]
+		case errors.Is(err, catchup.ErrRetriable), errors.Is(err, catchup.ErrUnknownOutcome):
+			// Nothing was written, or provenance is off and a possible
+			// duplicate is the price of not losing the records (README).
+		default:
+			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, err)
+		}
+		if len(recs) == 0 {
+			break
+		}
+		if attempt >= e.o.Retries {
+			return fmt.Errorf("produce %s at offset %d: giving up after %d retries: %w", tp, recs[0].Offset, attempt, err)
+		}
+		pc.res.Retries++
+		e.o.Log.WarnContext(ctx, "produce retried", "pipeline", e.o.Pipeline, "topic", tp.Topic,
+			"partition", tp.Partition, "offset", recs[0].Offset, "attempt", attempt+1, "error", err)
+		if !sleep(ctx, backoff(e.o.RetryBackoff, attempt+1)) {
+			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// reconcileProduce finds out, after a produce whose outcome is unknown, how
+// many leading records of recs the target holds, and accounts for them.
+func (pc *partitionCopy) reconcileProduce(ctx context.Context, recs []catchup.Record) (int, error) {
+	end, err := pc.targetEndOffset(ctx)
+	if err != nil {
+		return 0, err
+	}
+	pc.res.Reconciled++
+	last, found, err := pc.lastWritten(ctx, pc.targetEnd, end)
+	if err != nil {
+		return 0, fmt.Errorf("reconcile %s with the target between offsets %d and %d: %w", pc.p, pc.targetEnd, end, err)
+	}
+	n := 0
+	if found {
+		n = sort.Search(len(recs), func(i int) bool { return recs[i].Offset > last })
+	}
+	if n > 0 {
+		pc.acked(recs[:n], end)
+	}
+	pc.targetEnd = end
+	return n, nil
+}
+
+// stamp adds the provenance header to every record.
+func (pc *partitionCopy) stamp(recs []catchup.Record) {
+	pv := catchup.Provenance{Cluster: pc.e.o.Cluster, Partition: pc.p}
+	// One buffer for all header values of the batch: one allocation, not one per record.
+	buf := make([]byte, 0, len(recs)*(len(pv.Cluster)+len(pc.p.Topic)+32))
+	for i := range recs {
+		pv.Offset = recs[i].Offset
+		start := len(buf)
+		buf = catchup.AppendProvenance(buf, pv)
+		recs[i].Headers = append(recs[i].Headers, catchup.Header{Key: catchup.ProvenanceHeader, Value: buf[start:len(buf):len(buf)]})
+	}
+}
+
+// acked records that recs were written and the target ended at end.
+func (pc *partitionCopy) acked(recs []catchup.Record, end int64) {
+	pc.countCopied(recs)
+	pc.next = recs[len(recs)-1].Offset + 1
+	if end >= 0 {
+		pc.targetEnd = end
+	}
+}
+
+func (pc *partitionCopy) countCopied(recs []catchup.Record) {
+	var n int64
+	for i := range recs {
+		n += int64(recs[i].Size())
+	}
+	pc.res.Copied += int64(len(recs))
+	pc.res.Bytes += n
+	pc.pendRecords += int64(len(recs))
+	pc.pendBytes += n
+	pc.e.progress(int64(len(recs)), n)
+}
+
+// keepLease renews the lease when half of it is gone. A lease that cannot be
+// renewed because another run took it fails with checkpoint.ErrFenced, and
+// nothing more is produced.
+func (pc *partitionCopy) keepLease() error {
+	e := pc.e
+	if e.o.Now().Before(pc.lease.Expires.Add(-e.o.LeaseTTL / 2)) {
+		return nil
+	}
+	l, err := e.o.Store.Renew(pc.storeCtx, pc.lease, e.o.LeaseTTL)
+	if err != nil {
+		return fmt.Errorf("renew lease of %s: %w", pc.p, err)
+	}
+	pc.lease = l
+	return nil
+}
+
+// commit writes the checkpoint if force is set or CommitInterval has passed
+// since the last commit, and there is something new to write.
+func (pc *partitionCopy) commit(force bool, cause error) error {
+	e := pc.e
+	now := e.o.Now()
+	if !force && now.Sub(pc.lastCommit) < e.o.CommitInterval {
+		return nil
+	}
+	if pc.next == pc.committedNext && pc.targetEnd == pc.committedTargetEnd && pc.pendGap == nil &&
+		pc.pendRecords == 0 && cause == nil {
+		return nil
+	}
+	c := checkpoint.Commit{Next: pc.next, TargetEnd: pc.targetEnd, Records: pc.pendRecords, Bytes: pc.pendBytes, Gap: pc.pendGap}
+	if cause != nil {
+		c.Error = cause.Error()
+	}
+	if err := e.o.Store.Commit(pc.storeCtx, pc.lease, c); err != nil {
+		return fmt.Errorf("commit %s at %d: %w", pc.p, pc.next, err)
+	}
+	pc.committedNext, pc.committedTargetEnd = pc.next, pc.targetEnd
+	pc.pendRecords, pc.pendBytes, pc.pendGap = 0, 0, nil
+	pc.lastCommit = now
+	return nil
+}
+
+// backoff is the wait before retry n (from 1): base doubled each time, at most 5s.
+func backoff(base time.Duration, n int) time.Duration {
+	d := base << min(n-1, 16)
+	return min(d, 5*time.Second)
+}
+
+// sleep waits d or until ctx is done; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

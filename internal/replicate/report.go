@@ -1,0 +1,58 @@
+package replicate
+
+import (
+	"time"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+)
+
+// Status is how the copy of one partition ended.
+type Status string
+
+const (
+	StatusDone       Status = "done"        // the window was copied to its end
+	StatusPartial    Status = "partial"     // stopped early (deadline, cancellation, window limit); the checkpoint is consistent
+	StatusLeased     Status = "leased"      // another run holds the partition; nothing was done
+	StatusFenced     Status = "fenced"      // the lease was lost while copying; production stopped
+	StatusFailed     Status = "failed"      // an error stopped the partition; see Result.Err
+	StatusNotStarted Status = "not_started" // the run ended before this partition's turn
+)
+
+// Report is the outcome of one Engine.Run.
+type Report struct {
+	Pipeline      string
+	Partitions    []Result // in the order of the source partitions
+	Duration      time.Duration
+	StoreRequests int64 // requests made to the checkpoint store, where it counts them
+}
+
+// Result is the outcome of one partition.
+type Result struct {
+	catchup.Partition
+	From, To   int64 // the window [From, To) planned, after reconciliation
+	Next       int64 // the checkpoint committed at the end
+	Copied     int64 // records produced and acknowledged
+	Bytes      int64 // their bytes as written (catchup.Record.Size, provenance header included)
+	Skipped    int64 // offsets found already copied in the target by reconciliation at the start
+	Retries    int   // produces and fetches retried
+	Reconciled int   // reconciliations with the target
+	Gap        *catchup.GapError
+	Duration   time.Duration
+	Status     Status
+	Err        error
+}
+
+// Lag is the number of offsets of the window left to copy.
+func (r *Result) Lag() int64 { return max(0, r.To-r.Next) }
+
+// Totals sums the results.
+func (r *Report) Totals() (copied, bytes int64, failed int) {
+	for _, p := range r.Partitions {
+		copied += p.Copied
+		bytes += p.Bytes
+		if p.Status == StatusFailed || p.Status == StatusFenced {
+			failed++
+		}
+	}
+	return copied, bytes, failed
+}
