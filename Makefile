@@ -1,0 +1,56 @@
+# catchup: make help lists the targets.
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+GO            ?= go
+KAFKA_VERSION ?= 4.4.0
+BIN           := bin
+
+.PHONY: help
+help: ## list the targets
+	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## build the catchup CLI into bin/
+	$(GO) build -trimpath -o $(BIN)/catchup ./cmd/catchup
+
+.PHONY: demo
+demo: build ## copy between two in-process Kafka clusters in windows, kill a run, resume, verify
+	$(BIN)/catchup demo
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+
+.PHONY: deps
+deps: node_modules/.package-lock.json ## install the test servers' dependencies (dynalite)
+	$(GO) mod download
+
+.PHONY: test
+test: deps ## vet, the unit and kfake end-to-end suites with -race, then the real-Kafka suite
+	$(GO) vet ./...
+	CATCHUP_REQUIRE_DYNAMODB=1 $(GO) test -race -count=1 ./...
+	KAFKA_VERSION=$(KAFKA_VERSION) test/kafka/it.sh
+
+.PHONY: test-unit
+test-unit: deps ## only the hermetic suites (no real brokers)
+	$(GO) vet ./...
+	CATCHUP_REQUIRE_DYNAMODB=1 $(GO) test -race -count=1 ./...
+
+.PHONY: test-kafka39
+test-kafka39: deps ## the real-Kafka suite against Apache Kafka 3.9
+	KAFKA_VERSION=3.9.2 test/kafka/it.sh
+
+.PHONY: lint
+lint: ## gofmt, go vet and shellcheck
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: the files above need formatting"; exit 1; }
+	$(GO) vet ./...
+	command -v shellcheck >/dev/null && shellcheck -x test/kafka/*.sh .ci/run || echo "shellcheck not installed: skipped"
+
+.PHONY: bench
+bench: ## Go benchmarks: copy between kfake clusters next to produce-only and fetch-only
+	$(GO) test -run XXX -bench . -benchtime 3x -count 3 ./internal/pipeline/
+
+.PHONY: clean
+clean: ## remove built binaries
+	rm -rf $(BIN)

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/kafka-catchup/catchup/internal/config"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// usageError marks an error in the command line or the configuration.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// errNotDone is returned by commands whose work is not finished, after they
+// printed why.
+var errNotDone = errors.New("not done")
+
+// app holds what every command shares.
+type app struct {
+	in       io.Reader
+	out, err io.Writer
+
+	configPath string
+	pipeline   string
+	verbose    bool
+	jsonOut    bool
+}
+
+// run executes the command line args and returns the exit code.
+func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer) int {
+	a := &app{in: in, out: out, err: errOut}
+	root := a.root()
+	root.SetArgs(args)
+	root.SetIn(in)
+	root.SetOut(out)
+	root.SetErr(errOut)
+	err := root.ExecuteContext(ctx)
+	var ue usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errNotDone):
+		return exitFailure
+	case errors.As(err, &ue) || isCobraUsage(err):
+		fmt.Fprintf(errOut, "catchup: %v\n", err)
+		return exitUsage
+	default:
+		fmt.Fprintf(errOut, "catchup: %v\n", err)
+		return exitFailure
+	}
+}
+
+// isCobraUsage recognises cobra's own flag and argument errors.
+func isCobraUsage(err error) bool {
+	var fe interface{ Flag() string }
+	return errors.As(err, &fe) || errors.Is(err, errUnknownCommand)
+}
+
+var errUnknownCommand = errors.New("unknown command")
+
+func (a *app) root() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "catchup",
+		Short: "Copy bounded windows of Kafka topics between clusters, exactly resumable",
+		Long: `catchup copies records from a source Kafka cluster to a target cluster in
+bounded windows: each run fixes, per partition, an offset range [from, to),
+copies it with acks and retries, and commits a checkpoint so that the next
+run resumes exactly where the last acknowledged write ended.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("%w %q for catchup; see catchup --help", errUnknownCommand, args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	pf := root.PersistentFlags()
+	pf.StringVarP(&a.configPath, "config", "c", "pipelines.yaml", "pipeline configuration file")
+	pf.StringVarP(&a.pipeline, "pipeline", "p", "", "pipeline name (default: every pipeline, or the only one)")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log every window and retry")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(a.runCmd(), a.planCmd(), a.statusCmd(), a.resetCmd(), a.verifyCmd(), a.initStoreCmd(), a.demoCmd())
+	return root
+}
+
+// load reads the configuration; its errors are usage errors.
+func (a *app) load() (*config.File, error) {
+	f, err := config.Load(a.configPath)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return f, nil
+}
+
+// pipelines returns the pipelines selected by --pipeline: the one named, or
+// all of them.
+func (a *app) pipelines(f *config.File) ([]*config.Pipeline, error) {
+	if a.pipeline != "" {
+		p, err := f.Pipeline(a.pipeline)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return []*config.Pipeline{p}, nil
+	}
+	ps := make([]*config.Pipeline, len(f.Pipelines))
+	for i := range f.Pipelines {
+		ps[i] = &f.Pipelines[i]
+	}
+	return ps, nil
+}
+
+// logger logs to the error stream: warnings only on a terminal, where a
+// progress bar shows the rest, and everything with --verbose or elsewhere.
+func (a *app) logger() *slog.Logger {
+	level := slog.LevelInfo
+	if a.isTerminal() && !a.verbose {
+		level = slog.LevelWarn
+	}
+	return slog.New(slog.NewTextHandler(a.err, &slog.HandlerOptions{Level: level}))
+}
+
+// isTerminal reports whether the error stream is a terminal.
+func (a *app) isTerminal() bool {
+	f, ok := a.err.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
+)
+
+func (a *app) resetCmd() *cobra.Command {
+	var topic, to string
+	var partition int32
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "reset --pipeline P --topic T --to earliest|latest|OFFSET|TIMESTAMP",
+		Short: "Move checkpoints deliberately, after a gap or a recreated topic",
+		Long: `reset moves the checkpoints of a topic's partitions (or of one partition with
+--partition) to the source's earliest offset, its latest offset, an offset, or
+the first record at or after an RFC 3339 timestamp. It refuses partitions
+leased by a live run, and asks for confirmation unless --yes is given.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if a.pipeline == "" || topic == "" || to == "" {
+				return usageError{errors.New("reset needs --pipeline, --topic and --to")}
+			}
+			f, err := a.load()
+			if err != nil {
+				return err
+			}
+			pc, err := f.Pipeline(a.pipeline)
+			if err != nil {
+				return usageError{err}
+			}
+			p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Log: a.logger()})
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			parts, err := p.Source.Partitions(ctx, func(t string) bool { return t == topic })
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("partition") {
+				parts = slicesFilter(parts, func(q catchup.Partition) bool { return q.Partition == partition })
+			}
+			if len(parts) == 0 {
+				return usageError{fmt.Errorf("topic %s (partition filter %v) has no partitions on the source", topic, cmd.Flags().Changed("partition"))}
+			}
+			targets, err := resetOffsets(cmd, p, parts, to)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.out, "reset pipeline %s:\n", pc.Name)
+			for _, q := range parts {
+				fmt.Fprintf(a.out, "  %s -> %d\n", q, targets[q])
+			}
+			if !yes {
+				fmt.Fprint(a.out, "apply? [y/N] ")
+				line, _ := bufio.NewReader(a.in).ReadString('\n')
+				if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
+					return usageError{errors.New("reset not confirmed; nothing changed (pass --yes to skip the question)")}
+				}
+			}
+			for _, q := range parts {
+				if err := p.Store.Reset(ctx, pc.Name, q, targets[q]); err != nil {
+					return fmt.Errorf("reset %s: %w", q, err)
+				}
+			}
+			fmt.Fprintf(a.out, "reset %d partitions\n", len(parts))
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&topic, "topic", "", "source topic")
+	fl.Int32Var(&partition, "partition", 0, "only this partition")
+	fl.StringVar(&to, "to", "", "earliest, latest, an offset, or an RFC 3339 timestamp")
+	fl.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	return cmd
+}
+
+// resetOffsets resolves --to for each partition.
+func resetOffsets(cmd *cobra.Command, p *pipeline.Pipeline, parts []catchup.Partition, to string) (map[catchup.Partition]int64, error) {
+	ctx := cmd.Context()
+	out := map[catchup.Partition]int64{}
+	switch {
+	case to == "earliest" || to == "latest":
+		marks, err := p.Source.ListOffsets(ctx, parts)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range marks {
+			out[m.Partition] = m.LogStart
+			if to == "latest" {
+				out[m.Partition] = m.HighWatermark
+			}
+		}
+	default:
+		if off, err := strconv.ParseInt(to, 10, 64); err == nil && off >= 0 {
+			for _, q := range parts {
+				out[q] = off
+			}
+			return out, nil
+		}
+		t, err := time.Parse(time.RFC3339Nano, to)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--to %q: use earliest, latest, an offset, or an RFC 3339 timestamp", to)}
+		}
+		if out, err = p.Source.OffsetsForTime(ctx, parts, t); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func slicesFilter[T any](s []T, keep func(T) bool) []T {
+	var out []T
+	for _, v := range s {
+		if keep(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}

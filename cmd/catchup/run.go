@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
+	"github.com/kafka-catchup/catchup/internal/replicate"
+)
+
+func (a *app) runCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Copy every selected partition up to the end fixed at the start of the run",
+		Long: `run copies, for every partition of the selected pipelines, the window from its
+checkpoint to the source end offset fixed when the run starts (capped by the
+pipeline's window limits), and commits checkpoints as acknowledged writes
+complete. Interrupt it at any moment: the next run resumes exactly.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := a.load()
+			if err != nil {
+				return err
+			}
+			ps, err := a.pipelines(f)
+			if err != nil {
+				return err
+			}
+			done := true
+			for _, p := range ps {
+				ok, err := a.runPipeline(cmd.Context(), f, p)
+				if err != nil {
+					return fmt.Errorf("pipeline %s: %w", p.Name, err)
+				}
+				done = done && ok
+			}
+			if !done {
+				return errNotDone
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print the run report as JSON")
+	return cmd
+}
+
+// runPipeline runs one pipeline and prints its report; ok is false when a
+// partition failed, was fenced or was left unfinished.
+func (a *app) runPipeline(ctx context.Context, f *config.File, pc *config.Pipeline) (ok bool, err error) {
+	log := a.logger().With("pipeline", pc.Name)
+	prog := &progress{}
+	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Log: log, OnProgress: prog.add})
+	if err != nil {
+		return false, err
+	}
+	defer p.Close()
+	windows, err := p.Engine.Plan(ctx)
+	if err != nil {
+		return false, err
+	}
+	var total int64
+	for _, w := range windows {
+		total += w.Len()
+	}
+	stop := a.showProgress(pc.Name, total, prog, log)
+	rep, err := p.Engine.Run(ctx)
+	stop()
+	if err != nil {
+		return false, err
+	}
+	if a.jsonOut {
+		return reportOK(rep), printJSON(a.out, reportJSON(rep))
+	}
+	printReport(a.out, rep)
+	if ctx.Err() != nil {
+		fmt.Fprintln(a.out, "interrupted: the checkpoints hold what was acknowledged; run again to resume")
+	}
+	return reportOK(rep), nil
+}
+
+// reportOK reports whether every partition was copied to its window end or
+// is being copied by another run.
+func reportOK(rep *replicate.Report) bool {
+	for _, r := range rep.Partitions {
+		if r.Status != replicate.StatusDone && r.Status != replicate.StatusLeased {
+			return false
+		}
+	}
+	return true
+}
+
+// progress counts what was copied, for the progress display.
+type progress struct {
+	records, bytes atomic.Int64
+	bar            atomic.Pointer[progressbar.ProgressBar]
+}
+
+func (p *progress) add(records, bytes int64) {
+	p.records.Add(records)
+	p.bytes.Add(bytes)
+	if b := p.bar.Load(); b != nil {
+		_ = b.Add64(records)
+	}
+}
+
+// showProgress shows a progress bar on a terminal and a log line every 10
+// seconds elsewhere, until the returned function is called.
+func (a *app) showProgress(name string, total int64, p *progress, log *slog.Logger) (stop func()) {
+	if total == 0 {
+		return func() {}
+	}
+	if a.isTerminal() {
+		bar := progressbar.NewOptions64(total,
+			progressbar.OptionSetWriter(a.err),
+			progressbar.OptionSetDescription(name),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("rec"),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+		p.bar.Store(bar)
+		return func() { p.bar.Store(nil); _ = bar.Finish() }
+	}
+	start := time.Now()
+	t := time.NewTicker(10 * time.Second)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-t.C:
+				n, b := p.records.Load(), p.bytes.Load()
+				el := time.Since(start)
+				rate := float64(n) / el.Seconds()
+				eta := time.Duration(0)
+				if rate > 0 {
+					eta = time.Duration(float64(total-n) / rate * float64(time.Second)).Round(time.Second)
+				}
+				log.Info("progress", "records", n, "of", total, "bytes", b, "records_per_s", int64(rate), "eta", eta.String())
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { t.Stop(); close(done) }
+}
+
+func printReport(w io.Writer, rep *replicate.Report) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tFROM\tTO\tCOPIED\tBYTES\tLAG\tSTATUS\tERROR")
+	for _, r := range rep.Partitions {
+		msg := ""
+		if r.Err != nil {
+			msg = r.Err.Error()
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n",
+			r.Topic, r.Partition.Partition, r.From, r.To, r.Copied, r.Bytes, r.Lag(), r.Status, msg)
+	}
+	tw.Flush()
+	copied, bytes, failed := rep.Totals()
+	rate := float64(copied) / max(rep.Duration.Seconds(), 1e-9)
+	fmt.Fprintf(w, "pipeline %s: copied %d records (%s) in %s, %.0f records/s; %d partitions failed",
+		rep.Pipeline, copied, humanBytes(bytes), rep.Duration.Round(time.Millisecond), rate, failed)
+	if rep.StoreRequests > 0 {
+		fmt.Fprintf(w, "; %d store requests", rep.StoreRequests)
+	}
+	fmt.Fprintln(w)
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// partitionJSON is one partition of a report as JSON.
+type partitionJSON struct {
+	Topic      string  `json:"topic"`
+	Partition  int32   `json:"partition"`
+	From       int64   `json:"from"`
+	To         int64   `json:"to"`
+	Next       int64   `json:"next"`
+	Copied     int64   `json:"copied"`
+	Bytes      int64   `json:"bytes"`
+	Lag        int64   `json:"lag"`
+	Retries    int     `json:"retries"`
+	Reconciled int     `json:"reconciled"`
+	Status     string  `json:"status"`
+	Gap        []int64 `json:"gap,omitempty"`
+	Error      string  `json:"error,omitempty"`
+	DurationMS int64   `json:"duration_ms"`
+}
+
+type reportJSONT struct {
+	Pipeline      string          `json:"pipeline"`
+	DurationMS    int64           `json:"duration_ms"`
+	StoreRequests int64           `json:"store_requests"`
+	Partitions    []partitionJSON `json:"partitions"`
+}
+
+func reportJSON(rep *replicate.Report) reportJSONT {
+	out := reportJSONT{Pipeline: rep.Pipeline, DurationMS: rep.Duration.Milliseconds(), StoreRequests: rep.StoreRequests}
+	for _, r := range rep.Partitions {
+		pj := partitionJSON{Topic: r.Topic, Partition: r.Partition.Partition, From: r.From, To: r.To, Next: r.Next,
+			Copied: r.Copied, Bytes: r.Bytes, Lag: r.Lag(), Retries: r.Retries, Reconciled: r.Reconciled,
+			Status: string(r.Status), DurationMS: r.Duration.Milliseconds()}
+		if r.Gap != nil {
+			pj.Gap = []int64{r.Gap.From, r.Gap.To}
+		}
+		if r.Err != nil {
+			pj.Error = r.Err.Error()
+		}
+		out.Partitions = append(out.Partitions, pj)
+	}
+	return out
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,189 @@
+// Package pipeline assembles a runnable pipeline from its configuration: it
+// dials the source and target clusters, opens the checkpoint store and builds
+// the copy engine. The CLI, the Lambda functions and the end-to-end tests all
+// start here, so that they run the same wiring.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
+	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
+	"github.com/kafka-catchup/catchup/internal/checkpoint/filestore"
+	cfg "github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/plan"
+	"github.com/kafka-catchup/catchup/internal/replicate"
+)
+
+// Options are what the configuration file does not say.
+type Options struct {
+	// Owner is the lease owner id of this run; default host-pid-time.
+	Owner string
+	// Store, if set, is used instead of the store the file names (and is
+	// not closed by Close).
+	Store checkpoint.Store
+	// Partitions, if set, restricts the run to them.
+	Partitions []catchup.Partition
+	Log        *slog.Logger
+	Now        func() time.Time
+	OnProgress func(records, bytes int64)
+	// Margin overrides the engine's deadline margin when non-zero.
+	Margin time.Duration
+}
+
+// Pipeline is one configured pipeline, connected.
+type Pipeline struct {
+	Config *cfg.Pipeline
+	Engine *replicate.Engine
+	Source *kafkago.Source
+	Target *kafkago.Target
+	Store  checkpoint.Store
+
+	ownStore bool
+}
+
+// Open connects pipeline p of file f.
+func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeline, error) {
+	start, err := p.StartPolicy()
+	if err != nil {
+		return nil, fmt.Errorf("pipeline %s: start: %w", p.Name, err)
+	}
+	pl := &Pipeline{Config: p, Store: o.Store}
+	if pl.Store == nil {
+		if pl.Store, err = OpenStore(ctx, f); err != nil {
+			return nil, err
+		}
+		pl.ownStore = true
+	}
+	if pl.Source, err = kafkago.NewSource(p.Source, p.Isolation, nil); err != nil {
+		pl.Close()
+		return nil, fmt.Errorf("pipeline %s: source: %w", p.Name, err)
+	}
+	if pl.Target, err = kafkago.NewTarget(p.Target, p.Producer, nil); err != nil {
+		pl.Close()
+		return nil, fmt.Errorf("pipeline %s: target: %w", p.Name, err)
+	}
+	if o.Owner == "" {
+		o.Owner = DefaultOwner()
+	}
+	pol := plan.Policy{
+		ReadCommitted: p.Isolation == "read_committed",
+		SkipGaps:      p.OnGap == "skip",
+		MaxRecords:    p.Window.MaxRecords,
+	}
+	switch start.Kind {
+	case cfg.StartLatest:
+		pol.Start = plan.Latest
+	case cfg.StartTimestamp:
+		pol.Start = plan.Timestamp
+	}
+	if len(p.StartOffsets) > 0 {
+		pol.StartOffsets = map[catchup.Partition]int64{}
+		for topic, parts := range p.StartOffsets {
+			for part, off := range parts {
+				pol.StartOffsets[catchup.Partition{Topic: topic, Partition: part}] = off
+			}
+		}
+	}
+	pl.Engine, err = replicate.New(replicate.Options{
+		Pipeline:       p.Name,
+		Cluster:        p.Source.Name,
+		Owner:          o.Owner,
+		Source:         pl.Source,
+		Target:         pl.Target,
+		Store:          pl.Store,
+		Match:          p.Topics.Match,
+		Partitions:     o.Partitions,
+		Policy:         pol,
+		StartTime:      start.Time,
+		Provenance:     p.ProvenanceEnabled(),
+		CommitInterval: p.CommitInterval,
+		Parallelism:    p.Parallelism,
+		FetchBytes:     p.FetchBytes,
+		LeaseTTL:       p.LeaseDuration,
+		MaxBytes:       p.Window.MaxBytes,
+		MaxDuration:    p.Window.MaxDuration,
+		Retries:        p.Producer.Retries,
+		RetryBackoff:   p.Producer.RetryBackoff,
+		Margin:         o.Margin,
+		Log:            o.Log,
+		Now:            o.Now,
+		OnProgress:     o.OnProgress,
+	})
+	if err != nil {
+		pl.Close()
+		return nil, err
+	}
+	return pl, nil
+}
+
+// Close closes the connections and, if Open opened it, the store.
+func (p *Pipeline) Close() error {
+	if p.Source != nil {
+		p.Source.Close()
+	}
+	if p.Target != nil {
+		p.Target.Close()
+	}
+	if p.ownStore && p.Store != nil {
+		return p.Store.Close()
+	}
+	return nil
+}
+
+// OpenStore opens the checkpoint store f names: a file store for file://,
+// DynamoDB (region, credentials and endpoint from the standard AWS
+// configuration, including AWS_ENDPOINT_URL_DYNAMODB) for dynamodb://.
+func OpenStore(ctx context.Context, f *cfg.File) (checkpoint.Store, error) {
+	loc, err := f.StoreLocation()
+	if err != nil {
+		return nil, err
+	}
+	switch loc.Scheme {
+	case "file":
+		s, err := filestore.Open(loc.Path, nil)
+		if err != nil {
+			return nil, fmt.Errorf("open store %s: %w", f.Store, err)
+		}
+		return s, nil
+	case "dynamodb":
+		client, err := DynamoDB(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return dynamostore.New(client, loc.Path), nil
+	}
+	return nil, fmt.Errorf("store %s: unknown scheme %q", f.Store, loc.Scheme)
+}
+
+// DynamoDB returns a DynamoDB client from the standard AWS configuration.
+func DynamoDB(ctx context.Context) (*dynamodb.Client, error) {
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	return dynamodb.NewFromConfig(awsCfg), nil
+}
+
+// DefaultOwner names this process as a lease owner: host, pid and start time.
+func DefaultOwner() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown-host"
+	}
+	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixMilli(), 36)
+}
+
+// ErrNothingSelected is returned by callers that find no partition to copy.
+var ErrNothingSelected = errors.New("no topic of the source matches the pipeline's topics")
