@@ -114,6 +114,7 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 		LeaseTTL:       p.LeaseDuration,
 		MaxBytes:       p.Window.MaxBytes,
 		MaxDuration:    p.Window.MaxDuration,
+		BatchRecords:   p.Producer.BatchRecords,
 		Retries:        p.Producer.Retries,
 		RetryBackoff:   p.Producer.RetryBackoff,
 		Margin:         o.Margin,

@@ -56,6 +56,7 @@ type Options struct {
 	LeaseTTL       time.Duration // default 20m
 	MaxBytes       int64         // stop a window after about this many bytes; 0: no limit
 	MaxDuration    time.Duration // stop a window after this long; 0: no limit
+	BatchRecords   int           // most records handed to one Target.Produce call; default 10000
 	Retries        int           // retries of a fetch or produce that wrote nothing; default 10
 	RetryBackoff   time.Duration // first backoff, doubled up to 5s; default 100ms
 	// Margin is how long before the context deadline copying stops, to leave
@@ -96,6 +97,7 @@ func New(o Options) (*Engine, error) {
 	setDefault(&o.Parallelism, 8)
 	setDefault(&o.FetchBytes, 1<<20)
 	setDefault(&o.LeaseTTL, 20*time.Minute)
+	setDefault(&o.BatchRecords, 10000)
 	setDefault(&o.Retries, 10)
 	setDefault(&o.RetryBackoff, 100*time.Millisecond)
 	setDefault(&o.Margin, 5*time.Second)

@@ -221,6 +221,42 @@ func TestRetriableProduceIsRetried(t *testing.T) {
 	}
 }
 
+func TestRetriesCountFailuresInARowNotRequests(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 60})
+	r.dst.perBatch = 1
+	var n atomic.Int64
+	r.dst.produceFault = func(catchup.Partition, int64) (bool, error) {
+		if k := n.Add(1); k%20 == 0 || k%20 == 1 && k > 20 {
+			return false, fmt.Errorf("NOT_LEADER_OR_FOLLOWER: %w", catchup.ErrRetriable)
+		}
+		return false, nil
+	}
+	o := r.options("run")
+	o.BatchRecords, o.Retries = 1, 2
+	rep := r.run(t, t.Context(), o)
+	r.checkExactCopy(t)
+	if res := rep.Partitions[0]; res.Status != StatusDone || res.Retries < 4 {
+		t.Errorf("status %s retries %d err %v; want done after several separate retries", res.Status, res.Retries, res.Err)
+	}
+}
+
+func TestProduceGivesUpAfterRetriesInARow(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 10})
+	r.dst.produceFault = func(_ catchup.Partition, first int64) (bool, error) {
+		if first >= 3 {
+			return false, fmt.Errorf("NOT_LEADER_OR_FOLLOWER: %w", catchup.ErrRetriable)
+		}
+		return false, nil
+	}
+	o := r.options("run")
+	o.Retries = 3
+	rep := r.run(t, t.Context(), o)
+	if res := rep.Partitions[0]; res.Status != StatusFailed || res.Retries != 3 || res.Next != 3 ||
+		!strings.Contains(fmt.Sprint(res.Err), "giving up after 3 retries") {
+		t.Errorf("status %s retries %d next %d err %v; want failed at 3 after 3 retries", res.Status, res.Retries, res.Next, res.Err)
+	}
+}
+
 func TestFatalProduceErrorStopsWithCheckpointAtLastAck(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 10})
 	r.dst.produceFault = func(_ catchup.Partition, first int64) (bool, error) {

@@ -343,17 +343,21 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 		pc.stamp(recs)
 	}
 	tp := pc.targetPartition()
-	for attempt := 0; len(recs) > 0; attempt++ {
+	attempt := 0 // failed attempts in a row
+	for len(recs) > 0 {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, err)
 		}
 		if err := pc.keepLease(); err != nil {
 			return err
 		}
-		acked, end, err := e.o.Target.Produce(ctx, tp, recs)
+		// One request's worth at a time, so that the lease is checked before
+		// every produce request, not once per fetched batch.
+		acked, end, err := e.o.Target.Produce(ctx, tp, recs[:min(len(recs), e.o.BatchRecords)])
 		if acked > 0 {
 			pc.acked(recs[:acked], end)
 			recs = recs[acked:]
+			attempt = 0
 		}
 		switch {
 		case err == nil:
@@ -378,13 +382,13 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 		if len(recs) == 0 {
 			break
 		}
-		if attempt >= e.o.Retries {
-			return fmt.Errorf("produce %s at offset %d: giving up after %d retries: %w", tp, recs[0].Offset, attempt, err)
+		if attempt++; attempt > e.o.Retries {
+			return fmt.Errorf("produce %s at offset %d: giving up after %d retries: %w", tp, recs[0].Offset, e.o.Retries, err)
 		}
 		pc.res.Retries++
 		e.o.Log.WarnContext(ctx, "produce retried", "pipeline", e.o.Pipeline, "topic", tp.Topic,
-			"partition", tp.Partition, "offset", recs[0].Offset, "attempt", attempt+1, "error", err)
-		if !sleep(ctx, backoff(e.o.RetryBackoff, attempt+1)) {
+			"partition", tp.Partition, "offset", recs[0].Offset, "attempt", attempt, "error", err)
+		if !sleep(ctx, backoff(e.o.RetryBackoff, attempt)) {
 			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, ctx.Err())
 		}
 	}
