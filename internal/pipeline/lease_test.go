@@ -244,3 +244,30 @@ func TestConcurrentRunsShareWithoutOverlap(t *testing.T) {
 	t.Logf("8 concurrent runs: %d DynamoDB requests for %d bytes copied (%.0f requests per GB at the default 30s commit interval, dominated by the per-run acquire/commit/release of every partition)",
 		requests, bytes, float64(requests)/(float64(bytes)/1e9))
 }
+
+// TestDynamoDBRequestsPerRun measures what one run costs in DynamoDB
+// requests at the default commit interval (30s with a DynamoDB store).
+func TestDynamoDBRequestsPerRun(t *testing.T) {
+	const partitions, per = 8, 2000 // about 4 MB of 200-byte values
+	r := newLeaseRig(t, partitions, per, "")
+	store := r.newStore(time.Now)
+	p := r.open(t, "one-run", store, nil)
+	rep, err := p.Engine.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied, bytes, failed := rep.Totals()
+	if failed != 0 || copied != partitions*per {
+		t.Fatalf("copied %d records with %d failed partitions; want %d and 0", copied, failed, partitions*per)
+	}
+	// One Query to plan; per partition: acquire, the commit before the first
+	// produce, the final commit and the release; no periodic commit in a run
+	// shorter than 30s.
+	if rep.StoreRequests != store.Requests() || rep.StoreRequests > 1+4*partitions {
+		t.Errorf("report shows %d DynamoDB requests, the store counted %d; want them equal and at most %d",
+			rep.StoreRequests, store.Requests(), 1+4*partitions)
+	}
+	t.Logf("one run of %d partitions: %d DynamoDB requests for %d bytes; a 1 GB window over %d partitions costs the same %d writes, and one more per partition every 30s of copying",
+		partitions, rep.StoreRequests, bytes, partitions, rep.StoreRequests)
+	r.checkExact(t)
+}
