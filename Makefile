@@ -41,11 +41,16 @@ test-unit: deps ## only the hermetic suites (no real brokers)
 test-kafka39: deps ## the real-Kafka suite against Apache Kafka 3.9
 	KAFKA_VERSION=3.9.2 test/kafka/it.sh
 
+GOLANGCI_LINT_VERSION := v2.15.0
+
+$(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION):
+	GOBIN=$(CURDIR)/$(BIN)/tmp $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(BIN)/tmp/golangci-lint $@ && rmdir $(BIN)/tmp
+
 .PHONY: lint
-lint: ## gofmt, go vet and shellcheck
-	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: the files above need formatting"; exit 1; }
-	$(GO) vet ./...
-	command -v shellcheck >/dev/null && shellcheck -x test/kafka/*.sh .ci/run || echo "shellcheck not installed: skipped"
+lint: $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) ## golangci-lint (vet, staticcheck, errcheck, revive, gocritic, depguard), shellcheck
+	$(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) run ./...
+	if command -v shellcheck >/dev/null; then shellcheck -x test/kafka/*.sh .ci/run; else echo "shellcheck not installed: skipped"; fi
 
 .PHONY: bench
 bench: ## Go benchmarks: copy between kfake clusters next to produce-only and fetch-only

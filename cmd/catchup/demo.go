@@ -189,7 +189,7 @@ func (a *app) demoRun(ctx context.Context, path string) error {
 	if a.verbose {
 		log = a.logger()
 	}
-	p, err := pipeline.Open(ctx, f, &f.Pipelines[0], pipeline.Options{Log: log})
+	p, err := pipeline.Open(ctx, f, &f.Pipelines[0], pipeline.Options{Owner: a.owner, Log: log})
 	if err != nil {
 		return err
 	}
@@ -282,7 +282,7 @@ func (a *app) demoKill(ctx context.Context, path string, dst *kfake.Cluster, tot
 		}
 		if n >= goal {
 			_ = child.Process.Signal(syscall.SIGKILL)
-			<-exited
+			<-exited //nolint:errcheck // killed: the exit status only says so
 			return count()
 		}
 	}

@@ -90,8 +90,8 @@ leased by a live run, and asks for confirmation unless --yes is given.`,
 func resetOffsets(cmd *cobra.Command, p *pipeline.Pipeline, parts []catchup.Partition, to string) (map[catchup.Partition]int64, error) {
 	ctx := cmd.Context()
 	out := map[catchup.Partition]int64{}
-	switch {
-	case to == "earliest" || to == "latest":
+	switch to {
+	case "earliest", "latest":
 		marks, err := p.Source.ListOffsets(ctx, parts)
 		if err != nil {
 			return nil, err
