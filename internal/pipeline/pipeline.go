@@ -40,7 +40,20 @@ type Options struct {
 	OnProgress func(records, bytes int64)
 	// Margin overrides the engine's deadline margin when non-zero.
 	Margin time.Duration
+	// Job, if set, makes the run a bounded backfill with its own checkpoint
+	// namespace, "<pipeline>.job.<name>", so that it never moves the
+	// pipeline's own checkpoints.
+	Job *Job
 }
+
+// Job is a bounded backfill: the records whose timestamps fall in [From, To).
+type Job struct {
+	Name     string
+	From, To time.Time // To zero: up to the end fixed at the start of each run
+}
+
+// Namespace returns the checkpoint namespace of a job of pipeline.
+func (j *Job) Namespace(pipeline string) string { return pipeline + ".job." + j.Name }
 
 // Pipeline is one configured pipeline, connected.
 type Pipeline struct {
@@ -96,8 +109,17 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 			}
 		}
 	}
+	namespace, startTime, stopTime := p.Name, start.Time, time.Time{}
+	if o.Job != nil {
+		if o.Job.Name == "" || o.Job.From.IsZero() {
+			pl.Close()
+			return nil, fmt.Errorf("pipeline %s: a job needs a name and a start time", p.Name)
+		}
+		namespace, startTime, stopTime = o.Job.Namespace(p.Name), o.Job.From, o.Job.To
+		pol.Start, pol.StartOffsets = plan.Timestamp, nil
+	}
 	pl.Engine, err = replicate.New(replicate.Options{
-		Pipeline:       p.Name,
+		Pipeline:       namespace,
 		Cluster:        p.Source.Name,
 		Owner:          o.Owner,
 		Source:         pl.Source,
@@ -106,7 +128,8 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 		Match:          p.Topics.Match,
 		Partitions:     o.Partitions,
 		Policy:         pol,
-		StartTime:      start.Time,
+		StartTime:      startTime,
+		StopTime:       stopTime,
 		Provenance:     p.ProvenanceEnabled(),
 		CommitInterval: p.CommitInterval,
 		Parallelism:    p.Parallelism,

@@ -33,6 +33,9 @@ type Policy struct {
 	SkipGaps bool
 	// MaxRecords caps the window length in offsets; 0 means no cap.
 	MaxRecords int64
+	// StopOffsets caps the window end of given partitions: a bounded
+	// backfill copies nothing at or after them.
+	StopOffsets map[catchup.Partition]int64
 }
 
 // Planned is the window of one partition, or why it cannot be copied.
@@ -86,6 +89,9 @@ func Window(o catchup.Offsets, cp checkpoint.Checkpoint, pol Policy) Planned {
 		from = o.LogStart
 	}
 	to := max(end, from)
+	if stop, ok := pol.StopOffsets[o.Partition]; ok {
+		to = max(min(to, stop), from)
+	}
 	if pol.MaxRecords > 0 && to-from > pol.MaxRecords {
 		to = from + pol.MaxRecords
 	}

@@ -48,6 +48,9 @@ type Options struct {
 	Policy plan.Policy
 	// StartTime is the time a Timestamp start policy starts at.
 	StartTime time.Time
+	// StopTime, if set, ends every window before the first record at or
+	// after it (a bounded backfill); it is resolved to offsets once per run.
+	StopTime time.Time
 
 	Provenance     bool          // add the provenance header and reconcile with the target
 	CommitInterval time.Duration // longest time between commits of a partition while copying; default 5s
@@ -155,35 +158,49 @@ func (e *Engine) survey(ctx context.Context) ([]catchup.Offsets, map[catchup.Par
 	return marks, cps, nil
 }
 
-// policy resolves a Timestamp start policy into start offsets for the
-// partitions that have no checkpoint yet.
+// policy resolves the times of the options into offsets: StartTime for the
+// partitions that have no checkpoint yet, StopTime for all of them.
 func (e *Engine) policy(ctx context.Context, marks []catchup.Offsets, cps map[catchup.Partition]checkpoint.Checkpoint) (plan.Policy, error) {
 	pol := e.o.Policy
-	if pol.Start != plan.Timestamp {
-		return pol, nil
-	}
-	var fresh []catchup.Partition
-	for _, m := range marks {
-		if _, ok := pol.StartOffsets[m.Partition]; !ok && !cps[m.Partition].Exists {
-			fresh = append(fresh, m.Partition)
+	if pol.Start == plan.Timestamp {
+		var fresh []catchup.Partition
+		for _, m := range marks {
+			if _, ok := pol.StartOffsets[m.Partition]; !ok && !cps[m.Partition].Exists {
+				fresh = append(fresh, m.Partition)
+			}
+		}
+		if len(fresh) > 0 {
+			offs, err := e.o.Source.OffsetsForTime(ctx, fresh, e.o.StartTime)
+			if err != nil {
+				return pol, fmt.Errorf("resolve start time %s: %w", e.o.StartTime.Format(time.RFC3339), err)
+			}
+			pol.StartOffsets = merge(pol.StartOffsets, offs)
 		}
 	}
-	if len(fresh) == 0 {
-		return pol, nil
+	if !e.o.StopTime.IsZero() && len(marks) > 0 {
+		parts := make([]catchup.Partition, len(marks))
+		for i, m := range marks {
+			parts[i] = m.Partition
+		}
+		offs, err := e.o.Source.OffsetsForTime(ctx, parts, e.o.StopTime)
+		if err != nil {
+			return pol, fmt.Errorf("resolve stop time %s: %w", e.o.StopTime.Format(time.RFC3339), err)
+		}
+		pol.StopOffsets = merge(pol.StopOffsets, offs)
 	}
-	offs, err := e.o.Source.OffsetsForTime(ctx, fresh, e.o.StartTime)
-	if err != nil {
-		return pol, fmt.Errorf("resolve start time %s: %w", e.o.StartTime.Format(time.RFC3339), err)
-	}
-	starts := make(map[catchup.Partition]int64, len(pol.StartOffsets)+len(offs))
-	for p, o := range pol.StartOffsets {
-		starts[p] = o
-	}
-	for p, o := range offs {
-		starts[p] = o
-	}
-	pol.StartOffsets = starts
 	return pol, nil
+}
+
+// merge returns a new map with the entries of a, then b.
+func merge(a, b map[catchup.Partition]int64) map[catchup.Partition]int64 {
+	out := make(map[catchup.Partition]int64, len(a)+len(b))
+	for p, o := range a {
+		out[p] = o
+	}
+	for p, o := range b {
+		out[p] = o
+	}
+	return out
 }
 
 // Run copies the window of every selected partition, Parallelism at a time,
