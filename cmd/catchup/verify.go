@@ -107,7 +107,8 @@ func (a *app) verify(ctx context.Context, f *config.File, pc *config.Pipeline, f
 			out = append(out, verify.Result{Partition: m.Partition, From: lo, To: max(lo, hi)})
 			continue
 		}
-		r, err := verify.Partition(ctx, p.Source, dst, m.Partition, m.Partition, lo, hi, verify.Options{Cluster: pc.Source.Name, FetchBytes: pc.FetchBytes})
+		tp := catchup.Partition{Topic: pc.MapTopic(m.Topic), Partition: m.Partition.Partition}
+		r, err := verify.Partition(ctx, p.Source, dst, m.Partition, tp, lo, hi, verify.Options{Cluster: pc.Source.Name, FetchBytes: pc.FetchBytes})
 		if err != nil {
 			return nil, err
 		}

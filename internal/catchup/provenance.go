@@ -73,3 +73,18 @@ func SourceOffset(r *Record, cluster string, p Partition) (int64, bool) {
 	}
 	return off, ok
 }
+
+// CopiedFrom reports whether r carries a provenance header naming cluster as
+// a source: r was copied from cluster at some hop.
+func CopiedFrom(r *Record, cluster string) bool {
+	for i := range r.Headers {
+		h := &r.Headers[i]
+		if h.Key != ProvenanceHeader {
+			continue
+		}
+		if pv, err := ParseProvenance(h.Value); err == nil && pv.Cluster == cluster {
+			return true
+		}
+	}
+	return false
+}

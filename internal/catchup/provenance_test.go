@@ -44,3 +44,11 @@ func TestSourceOffset(t *testing.T) {
 		t.Errorf("SourceOffset(no headers) found a match")
 	}
 }
+
+func TestCopiedFrom(t *testing.T) {
+	r := Record{Headers: []Header{{Key: "x", Value: []byte("v1:dst:t:0:1")},
+		{Key: ProvenanceHeader, Value: AppendProvenance(nil, Provenance{"east", Partition{"t", 0}, 5})}}}
+	if !CopiedFrom(&r, "east") || CopiedFrom(&r, "dst") || CopiedFrom(&Record{}, "east") {
+		t.Errorf("CopiedFrom: want true only for the cluster named in a %s header", ProvenanceHeader)
+	}
+}

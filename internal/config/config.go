@@ -25,6 +25,16 @@ type Pipeline struct {
 	Target Cluster `yaml:"target"`
 	Topics Topics  `yaml:"topics"`
 
+	// TargetTopic names the target topic of each source topic: a template
+	// with {topic} (the source topic) and optionally {source} (the source
+	// cluster name), such as "{source}.{topic}" or "{topic}.mirror".
+	// Default "{topic}": names are kept.
+	TargetTopic string `yaml:"target_topic"`
+	// LoopPrevention skips records whose provenance says they were copied
+	// from the target cluster, so that two pipelines copying in opposite
+	// directions (active-active) never copy a record back (default true).
+	LoopPrevention *bool `yaml:"loop_prevention"`
+
 	// Start is where a partition without a checkpoint starts: "earliest"
 	// (default), "latest", or an RFC 3339 timestamp.
 	Start string `yaml:"start"`

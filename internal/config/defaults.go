@@ -11,6 +11,7 @@ const (
 	defaultStore          = "file://.catchup"
 	defaultClientID       = "catchup"
 	defaultStart          = "earliest"
+	defaultTargetTopic    = "{topic}"
 	defaultIsolation      = "read_committed"
 	defaultOnGap          = "fail"
 	defaultParallelism    = 8
@@ -47,6 +48,10 @@ func (f *File) setDefaults(present func(path string) bool) {
 		at := func(field string) bool { return present(fmt.Sprintf("pipelines[%d].%s", i, field)) }
 		p.Source.setDefaults("source", func(field string) bool { return at("source." + field) })
 		p.Target.setDefaults("target", func(field string) bool { return at("target." + field) })
+		setDefault(&p.TargetTopic, defaultTargetTopic, at("target_topic"))
+		if p.LoopPrevention == nil {
+			p.LoopPrevention = ptr(true)
+		}
 		setDefault(&p.Start, defaultStart, at("start"))
 		setDefault(&p.Isolation, defaultIsolation, at("isolation"))
 		setDefault(&p.OnGap, defaultOnGap, at("on_gap"))
@@ -97,4 +102,19 @@ func (c *Cluster) TLSEnabled() bool {
 // unless provenance: false.
 func (p *Pipeline) ProvenanceEnabled() bool {
 	return p.Provenance == nil || *p.Provenance
+}
+
+// LoopPreventionEnabled reports whether p skips records that came from its
+// target cluster; true unless loop_prevention: false.
+func (p *Pipeline) LoopPreventionEnabled() bool {
+	return p.LoopPrevention == nil || *p.LoopPrevention
+}
+
+// MapTopic returns the target topic of source topic t.
+func (p *Pipeline) MapTopic(t string) string {
+	tmpl := p.TargetTopic
+	if tmpl == "" {
+		tmpl = defaultTargetTopic
+	}
+	return strings.NewReplacer("{topic}", t, "{source}", p.Source.Name).Replace(tmpl)
 }

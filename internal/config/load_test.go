@@ -77,6 +77,8 @@ func TestLoadSample(t *testing.T) {
 				},
 				Isolation:      "read_committed",
 				OnGap:          "fail",
+				TargetTopic:    "{topic}",
+				LoopPrevention: ptr(true),
 				Provenance:     ptr(true),
 				CommitInterval: 30 * time.Second,
 				Parallelism:    8,
@@ -95,6 +97,8 @@ func TestLoadSample(t *testing.T) {
 				},
 				Isolation:      "read_committed",
 				OnGap:          "fail",
+				TargetTopic:    "{topic}",
+				LoopPrevention: ptr(true),
 				Provenance:     ptr(true),
 				CommitInterval: 30 * time.Second, // the DynamoDB default
 				Parallelism:    8,
@@ -149,6 +153,8 @@ func TestParseDefaults(t *testing.T) {
 			},
 			Isolation:      "read_committed",
 			OnGap:          "fail",
+			TargetTopic:    "{topic}",
+			LoopPrevention: ptr(true),
 			Provenance:     ptr(true),
 			CommitInterval: 5 * time.Second, // the file store default
 			Parallelism:    8,

@@ -79,9 +79,19 @@ func (p *Pipeline) check(c *checker, path string) {
 	}
 	p.Source.check(c, at("source"))
 	p.Target.check(c, at("target"))
+	renamed := p.TargetTopic != "" && p.TargetTopic != defaultTargetTopic
 	for _, b := range p.Source.Brokers {
-		if slices.Contains(p.Target.Brokers, b) {
-			c.addf(at("target.brokers"), "%s is also a source broker; copying topics onto themselves would loop", b)
+		if slices.Contains(p.Target.Brokers, b) && !renamed {
+			c.addf(at("target.brokers"), "%s is also a source broker; copying topics onto themselves would loop (set target_topic to copy under other names)", b)
+		}
+	}
+	if p.TargetTopic != "" {
+		rest := strings.NewReplacer("{topic}", "", "{source}", "").Replace(p.TargetTopic)
+		switch {
+		case !strings.Contains(p.TargetTopic, "{topic}"):
+			c.addf(at("target_topic"), "%q must contain {topic}: copying several source topics into one target partition breaks the exact resume", p.TargetTopic)
+		case rest != "" && !isName(rest):
+			c.addf(at("target_topic"), "%q: besides {topic} and {source}, a topic name may hold only letters, digits, '.', '_' and '-'", p.TargetTopic)
 		}
 	}
 

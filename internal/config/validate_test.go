@@ -29,6 +29,23 @@ func TestValidateValid(t *testing.T) {
 	}
 }
 
+func TestMapTopic(t *testing.T) {
+	for _, tt := range []struct{ tmpl, want string }{
+		{"", "orders"}, {"{topic}", "orders"}, {"{source}.{topic}", "onprem.orders"}, {"{topic}.mirror", "orders.mirror"},
+	} {
+		p := Pipeline{TargetTopic: tt.tmpl, Source: Cluster{Name: "onprem"}}
+		if got := p.MapTopic("orders"); got != tt.want {
+			t.Errorf("MapTopic(orders) with %q = %q, want %q", tt.tmpl, got, tt.want)
+		}
+	}
+	f := validFile()
+	f.Pipelines[0].Target.Brokers = f.Pipelines[0].Source.Brokers
+	f.Pipelines[0].TargetTopic = "{topic}.copy"
+	if err := f.Validate(); err != nil {
+		t.Errorf("Validate(same cluster, renamed topics) = %v, want nil", err)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	dir := t.TempDir()
 	existing := filepath.Join(dir, "exists.pem")
@@ -57,6 +74,8 @@ func TestValidate(t *testing.T) {
 		{"broker without port", func(f *File) { f.Pipelines[0].Target.Brokers = []string{"dst"} }, p0, "target.brokers[0]", `"dst" is not host:port`},
 		{"broker bad port", func(f *File) { f.Pipelines[0].Target.Brokers = []string{"dst:99999"} }, p0, "target.brokers[0]", "1 to 65535"},
 		{"same broker both sides", func(f *File) { f.Pipelines[0].Target.Brokers = []string{"src:9092"} }, p0, "target.brokers", "loop"},
+		{"target topic without {topic}", func(f *File) { f.Pipelines[0].TargetTopic = "{source}.all" }, p0, "target_topic", "must contain {topic}"},
+		{"target topic bad characters", func(f *File) { f.Pipelines[0].TargetTopic = "{topic}/mirror" }, p0, "target_topic", "letters, digits"},
 		{"bad cluster name", func(f *File) { f.Pipelines[0].Source.Name = "on prem" }, p0, "source.name", `"on prem"`},
 		{"no include", func(f *File) { f.Pipelines[0].Topics.Include = nil }, p0, "topics.include", "select at least one topic"},
 		{"bad regex", func(f *File) { f.Pipelines[0].Topics.Include = []string{"orders", "(x"} }, p0, "topics.include[1]",

@@ -118,6 +118,10 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 		namespace, startTime, stopTime = o.Job.Namespace(p.Name), o.Job.From, o.Job.To
 		pol.Start, pol.StartOffsets = plan.Timestamp, nil
 	}
+	loop := ""
+	if p.LoopPreventionEnabled() {
+		loop = p.Target.Name
+	}
 	pl.Engine, err = replicate.New(replicate.Options{
 		Pipeline:       namespace,
 		Cluster:        p.Source.Name,
@@ -126,10 +130,12 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 		Target:         pl.Target,
 		Store:          pl.Store,
 		Match:          p.Topics.Match,
+		TargetTopic:    p.MapTopic,
 		Partitions:     o.Partitions,
 		Policy:         pol,
 		StartTime:      startTime,
 		StopTime:       stopTime,
+		LoopCluster:    loop,
 		Provenance:     p.ProvenanceEnabled(),
 		CommitInterval: p.CommitInterval,
 		Parallelism:    p.Parallelism,

@@ -52,6 +52,14 @@ type Options struct {
 	// after it (a bounded backfill); it is resolved to offsets once per run.
 	StopTime time.Time
 
+	// TargetTopic maps a source topic to its target topic; default identity.
+	// Partition numbers are kept.
+	TargetTopic func(topic string) string
+	// LoopCluster, if set, is the target cluster's name: records whose
+	// provenance names it as a source were copied from the target and are
+	// not copied back (active-active).
+	LoopCluster string
+
 	Provenance     bool          // add the provenance header and reconcile with the target
 	CommitInterval time.Duration // longest time between commits of a partition while copying; default 5s
 	Parallelism    int           // partitions copied at once; default 8
@@ -95,6 +103,9 @@ func New(o Options) (*Engine, error) {
 	}
 	if o.Match == nil {
 		o.Match = func(string) bool { return true }
+	}
+	if o.TargetTopic == nil {
+		o.TargetTopic = func(t string) string { return t }
 	}
 	setDefault(&o.CommitInterval, 5*time.Second)
 	setDefault(&o.Parallelism, 8)
@@ -263,9 +274,15 @@ func (e *Engine) copyContext(ctx context.Context) (context.Context, context.Canc
 // checkTarget verifies that every source topic exists on the target with at
 // least as many partitions.
 func (e *Engine) checkTarget(ctx context.Context, marks []catchup.Offsets) error {
-	need := map[string]int32{}
+	need := map[string]int32{} // target topic → partitions needed
+	from := map[string]string{}
 	for _, m := range marks {
-		need[m.Topic] = max(need[m.Topic], m.Partition.Partition+1)
+		t := e.o.TargetTopic(m.Topic)
+		need[t] = max(need[t], m.Partition.Partition+1)
+		if other, ok := from[t]; ok && other != m.Topic {
+			return fmt.Errorf("source topics %s and %s both map to target topic %s; one target partition must have one source partition", other, m.Topic, t)
+		}
+		from[t] = m.Topic
 	}
 	topics := make([]string, 0, len(need))
 	for t := range need {

@@ -502,6 +502,54 @@ func TestTimeRangeBackfill(t *testing.T) {
 	}
 }
 
+func TestTargetTopicTemplateAndLoopPrevention(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 6})
+	mirror := catchup.Partition{Topic: "a.mirror", Partition: 0}
+	r.dst.logs = map[catchup.Partition]*fakeLog{mirror: {}}
+	// Records 1 and 4 were copied into the source from the target cluster
+	// by the pipeline running the other way.
+	for _, i := range []int{1, 4} {
+		r.src.logs[pA].recs[i].Headers = []catchup.Header{{Key: catchup.ProvenanceHeader,
+			Value: catchup.AppendProvenance(nil, catchup.Provenance{Cluster: "dst", Partition: catchup.Partition{Topic: "a.mirror"}, Offset: 9})}}
+	}
+	o := r.options("run")
+	o.TargetTopic = func(t string) string { return t + ".mirror" }
+	o.LoopCluster = "dst"
+	rep := r.run(t, t.Context(), o)
+	res := rep.Partitions[0]
+	if res.Status != StatusDone || res.Copied != 4 || res.LoopSkipped != 2 || res.Next != 6 {
+		t.Errorf("status %s copied %d loop-skipped %d next %d err %v; want done, 4, 2, 6", res.Status, res.Copied, res.LoopSkipped, res.Next, res.Err)
+	}
+	var keys []byte
+	for _, rec := range r.dst.logs[mirror].recs {
+		if off, ok := catchup.SourceOffset(&rec, "src", pA); !ok || off != int64(rec.Key[0]) {
+			t.Errorf("target record %v: provenance offset %d, %v; want the source offset", rec.Key, off, ok)
+		}
+		keys = append(keys, rec.Key[0])
+	}
+	if want := []byte{0, 2, 3, 5}; !slices.Equal(keys, want) {
+		t.Errorf("target a.mirror/0 keys %v, want %v", keys, want)
+	}
+	// A resume reconciles through the renamed topic and copies nothing twice.
+	r.run(t, t.Context(), o)
+	if n := len(r.dst.logs[mirror].recs); n != 4 {
+		t.Errorf("after a second run the target holds %d records, want 4", n)
+	}
+}
+
+func TestTwoTopicsOntoOneTargetTopicIsRefused(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 1, pC: 1})
+	o := r.options("run")
+	o.TargetTopic = func(string) string { return "all" }
+	e, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(t.Context()); err == nil || !strings.Contains(err.Error(), "both map to target topic all") {
+		t.Errorf("Run err = %v; want a refusal naming the shared target topic", err)
+	}
+}
+
 func TestMissingTargetTopicIsAnErrorNamingIt(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 1, pC: 1})
 	delete(r.dst.logs, pC)

@@ -206,7 +206,27 @@ func (pc *partitionCopy) lastWritten(ctx context.Context, floor, end int64) (int
 	return 0, false, nil
 }
 
-func (pc *partitionCopy) targetPartition() catchup.Partition { return pc.p }
+// targetPartition is the partition of the target that pc.p is copied into.
+func (pc *partitionCopy) targetPartition() catchup.Partition {
+	return catchup.Partition{Topic: pc.e.o.TargetTopic(pc.p.Topic), Partition: pc.p.Partition}
+}
+
+// dropLooped removes the records that were copied from the target cluster
+// (loop prevention) and counts them.
+func (pc *partitionCopy) dropLooped(recs []catchup.Record) []catchup.Record {
+	if pc.e.o.LoopCluster == "" {
+		return recs
+	}
+	kept := recs[:0]
+	for i := range recs {
+		if catchup.CopiedFrom(&recs[i], pc.e.o.LoopCluster) {
+			pc.res.LoopSkipped++
+			continue
+		}
+		kept = append(kept, recs[i])
+	}
+	return kept
+}
 
 func (pc *partitionCopy) targetEndOffset(ctx context.Context) (int64, error) {
 	tp := pc.targetPartition()
@@ -272,8 +292,8 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 			}
 			return false, b.err
 		}
-		if len(b.recs) > 0 {
-			if err := pc.produce(ctx, b.recs); err != nil {
+		if recs := pc.dropLooped(b.recs); len(recs) > 0 {
+			if err := pc.produce(ctx, recs); err != nil {
 				return false, err
 			}
 		}

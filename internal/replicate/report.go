@@ -29,17 +29,18 @@ type Report struct {
 // Result is the outcome of one partition.
 type Result struct {
 	catchup.Partition
-	From, To   int64 // the window [From, To) planned, after reconciliation
-	Next       int64 // the checkpoint committed at the end
-	Copied     int64 // records produced and acknowledged
-	Bytes      int64 // their bytes as written (catchup.Record.Size, provenance header included)
-	Skipped    int64 // offsets found already copied in the target by reconciliation at the start
-	Retries    int   // produces and fetches retried
-	Reconciled int   // reconciliations with the target
-	Gap        *catchup.GapError
-	Duration   time.Duration
-	Status     Status
-	Err        error
+	From, To    int64 // the window [From, To) planned, after reconciliation
+	Next        int64 // the checkpoint committed at the end
+	Copied      int64 // records produced and acknowledged
+	Bytes       int64 // their bytes as written (catchup.Record.Size, provenance header included)
+	Skipped     int64 // offsets found already copied in the target by reconciliation at the start
+	LoopSkipped int64 // records not copied because they came from the target cluster
+	Retries     int   // produces and fetches retried
+	Reconciled  int   // reconciliations with the target
+	Gap         *catchup.GapError
+	Duration    time.Duration
+	Status      Status
+	Err         error
 }
 
 // Lag is the number of offsets of the window left to copy.
