@@ -184,6 +184,31 @@ func TestAmbiguousProduceIsReconciledNotRetriedBlindly(t *testing.T) {
 	}
 }
 
+func TestReconciliationWaitsOutARestartingTarget(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 12})
+	var produces, down atomic.Int64
+	r.dst.produceFault = func(catchup.Partition, int64) (bool, error) {
+		if produces.Add(1) == 3 {
+			down.Store(4) // the target dies after appending; the next reads are refused
+			return true, fmt.Errorf("connection reset: %w", catchup.ErrUnknownOutcome)
+		}
+		return false, nil
+	}
+	r.dst.readFault = func() error {
+		if down.Load() > 0 {
+			down.Add(-1)
+			return fmt.Errorf("dial: connection refused: %w", catchup.ErrRetriable)
+		}
+		return nil
+	}
+	rep := r.run(t, t.Context(), r.options("run"))
+	r.checkExactCopy(t)
+	if res := rep.Partitions[0]; res.Status != StatusDone || res.Retries < 4 || res.Reconciled != 1 {
+		t.Errorf("status %s retries %d reconciled %d err %v; want done after 4 retried reads and 1 reconciliation",
+			res.Status, res.Retries, res.Reconciled, res.Err)
+	}
+}
+
 func TestAmbiguousProduceWithoutProvenanceMayDuplicateButNeverLoses(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 10})
 	var n atomic.Int64

@@ -22,7 +22,9 @@ type fakeCluster struct {
 	// (false, err) to fail it before appending, (true, err) to append and
 	// then fail it.
 	produceFault func(p catchup.Partition, first int64) (appendFirst bool, err error)
-	produces     int
+	// readFault, if set, may fail EndOffsets and ReadBack.
+	readFault func() error
+	produces  int
 }
 
 type fakeLog struct {
@@ -124,6 +126,11 @@ func (c *fakeCluster) PartitionCounts(_ context.Context, topics []string) (map[s
 }
 
 func (c *fakeCluster) EndOffsets(_ context.Context, ps []catchup.Partition) (map[catchup.Partition]int64, error) {
+	if c.readFault != nil {
+		if err := c.readFault(); err != nil {
+			return nil, err
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := map[catchup.Partition]int64{}
@@ -170,6 +177,11 @@ func (c *fakeCluster) Produce(ctx context.Context, p catchup.Partition, recs []c
 }
 
 func (c *fakeCluster) ReadBack(_ context.Context, p catchup.Partition, end int64) ([]catchup.Record, int64, error) {
+	if c.readFault != nil {
+		if err := c.readFault(); err != nil {
+			return nil, 0, err
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	l := c.logs[p]

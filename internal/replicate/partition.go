@@ -127,7 +127,7 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 		pc.pendGap = &checkpoint.Gap{From: pl.Gap.From, To: pl.Gap.To, At: e.o.Now()}
 	}
 	if e.o.Provenance {
-		if err := pc.reconcileStart(ctx, cp); err != nil {
+		if err := pc.retry(ctx, func() error { return pc.reconcileStart(ctx, cp) }); err != nil {
 			return err
 		}
 	}
@@ -387,8 +387,13 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 			// committed, and the next run reconciles.
 			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, ctx.Err())
 		case errors.Is(err, catchup.ErrUnknownOutcome) && e.o.Provenance && pc.targetEnd >= 0:
-			// Never retried blindly: find out what was appended first.
-			n, rerr := pc.reconcileProduce(ctx, recs)
+			// Never retried blindly: find out what was appended first,
+			// waiting out a target that is restarting.
+			var n int
+			rerr := pc.retry(ctx, func() (err error) {
+				n, err = pc.reconcileProduce(ctx, recs)
+				return err
+			})
 			if rerr != nil {
 				return errors.Join(err, rerr)
 			}
@@ -511,6 +516,21 @@ func (pc *partitionCopy) commit(force bool, cause error) error {
 	pc.pendRecords, pc.pendBytes, pc.pendGap = 0, 0, nil
 	pc.lastCommit = now
 	return nil
+}
+
+// retry calls fn until it succeeds, fails with an error that does not wrap
+// catchup.ErrRetriable, or has failed Retries+1 times in a row.
+func (pc *partitionCopy) retry(ctx context.Context, fn func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := fn()
+		if err == nil || !errors.Is(err, catchup.ErrRetriable) || attempt >= pc.e.o.Retries {
+			return err
+		}
+		pc.res.Retries++
+		if !sleep(ctx, backoff(pc.e.o.RetryBackoff, attempt+1)) {
+			return errors.Join(err, ctx.Err())
+		}
+	}
 }
 
 // backoff is the wait before retry n (from 1): base doubled each time, at most 5s.
