@@ -21,6 +21,13 @@ import (
 // at the high watermark returns promptly.
 const fetchMaxWait = 250 * time.Millisecond
 
+// fetchRequestMaxBytes is the request-level byte limit of a fetch (the Java
+// consumer's fetch.max.bytes). The partition limit bounds the response of
+// the one partition asked for; a request limit equal to it made kfake cut
+// the response at the request level, which leaves the aborted transactions
+// out, so that aborted records were read as committed.
+const fetchRequestMaxBytes = 50 << 20
+
 // Isolation levels of fetch and list-offsets requests.
 const (
 	readUncommitted int8 = 0
@@ -47,7 +54,7 @@ func (c *Cluster) fetchRaw(ctx context.Context, p catchup.Partition, from int64,
 		ReplicaID:      -1,
 		MaxWaitTime:    int32(fetchMaxWait / time.Millisecond),
 		MinBytes:       1,
-		MaxBytes:       maxBytes,
+		MaxBytes:       max(maxBytes, fetchRequestMaxBytes),
 		IsolationLevel: isolation,
 		SessionID:      0,
 		SessionEpoch:   -1, // no fetch session: every request names its partitions

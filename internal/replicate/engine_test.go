@@ -497,6 +497,33 @@ func TestGapFailsWithTheExactRangeOrIsSkipped(t *testing.T) {
 	}
 }
 
+func TestFailedNewPartitionKeepsNoCheckpoint(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 10})
+	r.src.logs[pA].start, r.src.logs[pA].recs = 4, r.src.logs[pA].recs[4:]
+	o := r.options("run")
+	o.Policy.StartOffsets = map[catchup.Partition]int64{pA: 2} // below the log start: a gap
+	rep := r.run(t, t.Context(), o)
+	if res := rep.Partitions[0]; res.Status != StatusFailed || res.Gap == nil {
+		t.Fatalf("status %s gap %v; want failed with a gap", res.Status, res.Gap)
+	}
+	if c, ok := r.checkpoints(t)[pA]; ok && c.Exists {
+		t.Errorf("checkpoint %+v written for a partition that failed before copying; want none", c)
+	}
+}
+
+func TestEmptyNewPartitionWithLatestStartKeepsItsPlace(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 0})
+	o := r.options("run")
+	o.Policy.Start = plan.Latest
+	o.Provenance = false
+	r.run(t, t.Context(), o)
+	r.src.logs[pA].recs = append(r.src.logs[pA].recs, catchup.Record{Offset: 0, Key: []byte{0}})
+	rep := r.run(t, t.Context(), o)
+	if res := rep.Partitions[0]; res.Copied != 1 {
+		t.Errorf("second run copied %d records; want the 1 produced after the first run started at latest", res.Copied)
+	}
+}
+
 func TestTimestampStartPolicy(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 10})
 	o := r.options("run")

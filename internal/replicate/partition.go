@@ -37,9 +37,10 @@ type partitionCopy struct {
 
 // batch is what the fetch loop hands to the produce loop.
 type batch struct {
-	recs []catchup.Record
-	next int64 // offset after the last offset this batch covers, at most the window end
-	err  error
+	recs    []catchup.Record
+	next    int64 // offset after the last offset this batch covers, at most the window end
+	err     error
+	retries int // fetches retried before this batch
 }
 
 // copyPartition leases m's partition, copies its window and commits.
@@ -64,6 +65,11 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		next: cp.Next, targetEnd: cp.TargetEnd,
 		committedNext: cp.Next, committedTargetEnd: cp.TargetEnd,
 		lastCommit: e.o.Now(),
+	}
+	if !cp.Exists {
+		// Commit the start even of an empty window: with start: latest, the
+		// next run must begin here, not at its own latest.
+		pc.committedNext = -1
 	}
 	defer func() {
 		if err := e.o.Store.Release(storeCtx, pc.lease); err != nil && !errors.Is(err, checkpoint.ErrFenced) {
@@ -282,6 +288,7 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 		<-done
 	}()
 	for b := range ch {
+		pc.res.Retries += b.retries
 		if b.err != nil {
 			var gap *catchup.GapError
 			if errors.As(b.err, &gap) && e.o.Policy.SkipGaps && gap.From == pc.next {
@@ -339,18 +346,18 @@ func (pc *partitionCopy) fetchLoop(ctx context.Context, from, to int64, ch chan<
 				}
 				continue
 			}
-			send(batch{err: err})
+			send(batch{err: err, retries: retries})
 			return
 		}
-		retries = 0
 		recs := f.Records
 		if n := len(recs); n > 0 && recs[n-1].Offset >= to {
 			recs = recs[:sort.Search(n, func(i int) bool { return recs[i].Offset >= to })]
 		}
 		next := min(f.Next, to)
-		if !send(batch{recs: recs, next: next}) {
+		if !send(batch{recs: recs, next: next, retries: retries}) {
 			return
 		}
+		retries = 0
 		off = next
 	}
 }
@@ -503,6 +510,11 @@ func (pc *partitionCopy) commit(force bool, cause error) error {
 	}
 	if pc.next == pc.committedNext && pc.targetEnd == pc.committedTargetEnd && pc.pendGap == nil &&
 		pc.pendRecords == 0 && cause == nil {
+		return nil
+	}
+	if pc.committedNext < 0 && pc.pendRecords == 0 && cause != nil {
+		// A partition that failed before its first commit keeps no
+		// checkpoint, so that the next run starts by the start policy again.
 		return nil
 	}
 	c := checkpoint.Commit{Next: pc.next, TargetEnd: pc.targetEnd, Records: pc.pendRecords, Bytes: pc.pendBytes, Gap: pc.pendGap}
