@@ -40,6 +40,10 @@ test-unit: deps ## only the hermetic suites (no real brokers)
 	$(GO) vet ./...
 	CATCHUP_REQUIRE_DYNAMODB=1 $(GO) test -race -count=1 $(HERMETIC)
 
+.PHONY: crashtest
+crashtest: deps ## SIGKILL the real binary 500 times per store at random moments, then compare target and source
+	CATCHUP_REQUIRE_DYNAMODB=1 CATCHUP_CRASH_KILLS=$${CATCHUP_CRASH_KILLS:-500} $(GO) test -count=1 -timeout 60m -run Crash -v ./internal/crashtest/
+
 .PHONY: test-kafka39
 test-kafka39: deps ## the real-Kafka suite against Apache Kafka 3.9
 	KAFKA_VERSION=3.9.2 test/kafka/it.sh

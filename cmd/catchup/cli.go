@@ -38,6 +38,7 @@ type app struct {
 
 	configPath string
 	pipeline   string
+	owner      string
 	verbose    bool
 	jsonOut    bool
 }
@@ -95,6 +96,8 @@ run resumes exactly where the last acknowledged write ended.`,
 	pf := root.PersistentFlags()
 	pf.StringVarP(&a.configPath, "config", "c", "pipelines.yaml", "pipeline configuration file")
 	pf.StringVarP(&a.pipeline, "pipeline", "p", "", "pipeline name (default: every pipeline, or the only one)")
+	pf.StringVar(&a.owner, "owner", os.Getenv("CATCHUP_OWNER"),
+		"lease owner id (env CATCHUP_OWNER; default host-pid-time); a restarted run with the same id takes its own leases back at once. Two live processes must never share one")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log every window and retry")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(a.runCmd(), a.planCmd(), a.statusCmd(), a.resetCmd(), a.verifyCmd(), a.initStoreCmd(), a.demoCmd())

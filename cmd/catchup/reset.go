@@ -62,6 +62,8 @@ leased by a live run, and asks for confirmation unless --yes is given.`,
 			for _, q := range parts {
 				fmt.Fprintf(a.out, "  %s -> %d\n", q, targets[q])
 			}
+			fmt.Fprintln(a.out, "note: a reset forgets where the target ended, so records of these partitions already in the\n"+
+				"target are copied again from the new position (after a recreated source topic, that is what you want)")
 			if !yes {
 				fmt.Fprint(a.out, "apply? [y/N] ")
 				line, _ := bufio.NewReader(a.in).ReadString('\n')

@@ -57,9 +57,9 @@ complete. Interrupt it at any moment: the next run resumes exactly.`,
 // runPipeline runs one pipeline and prints its report; ok is false when a
 // partition failed, was fenced or was left unfinished.
 func (a *app) runPipeline(ctx context.Context, f *config.File, pc *config.Pipeline) (ok bool, err error) {
-	log := a.logger().With("pipeline", pc.Name)
+	log := a.logger() // the engine names the pipeline in every line
 	prog := &progress{}
-	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Log: log, OnProgress: prog.add})
+	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Owner: a.owner, Log: log, OnProgress: prog.add})
 	if err != nil {
 		return false, err
 	}
@@ -147,7 +147,7 @@ func (a *app) showProgress(name string, total int64, p *progress, log *slog.Logg
 				if rate > 0 {
 					eta = time.Duration(float64(total-n) / rate * float64(time.Second)).Round(time.Second)
 				}
-				log.Info("progress", "records", n, "of", total, "bytes", b, "records_per_s", int64(rate), "eta", eta.String())
+				log.Info("progress", "pipeline", name, "records", n, "of", total, "bytes", b, "records_per_s", int64(rate), "eta", eta.String())
 			case <-done:
 				return
 			}
@@ -200,6 +200,7 @@ type partitionJSON struct {
 	Next       int64   `json:"next"`
 	Copied     int64   `json:"copied"`
 	Bytes      int64   `json:"bytes"`
+	Skipped    int64   `json:"skipped"`
 	Lag        int64   `json:"lag"`
 	Retries    int     `json:"retries"`
 	Reconciled int     `json:"reconciled"`
@@ -220,7 +221,7 @@ func reportJSON(rep *replicate.Report) reportJSONT {
 	out := reportJSONT{Pipeline: rep.Pipeline, DurationMS: rep.Duration.Milliseconds(), StoreRequests: rep.StoreRequests}
 	for _, r := range rep.Partitions {
 		pj := partitionJSON{Topic: r.Topic, Partition: r.Partition.Partition, From: r.From, To: r.To, Next: r.Next,
-			Copied: r.Copied, Bytes: r.Bytes, Lag: r.Lag(), Retries: r.Retries, Reconciled: r.Reconciled,
+			Copied: r.Copied, Bytes: r.Bytes, Skipped: r.Skipped, Lag: r.Lag(), Retries: r.Retries, Reconciled: r.Reconciled,
 			Status: string(r.Status), DurationMS: r.Duration.Milliseconds()}
 		if r.Gap != nil {
 			pj.Gap = []int64{r.Gap.From, r.Gap.To}

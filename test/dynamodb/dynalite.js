@@ -49,3 +49,15 @@ process.on('SIGINT', () => stop(0))
 process.stdin.on('end', () => stop(0))
 process.stdin.on('error', () => stop(0))
 process.stdin.resume()
+
+// dynalite rethrows the error of a request whose client went away mid-body
+// (req.on('error', throw)); a test that kills its client process must not
+// take the server down with it. Real DynamoDB shrugs such clients off too.
+process.on('uncaughtException', (err) => {
+  if (err && (err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.message === 'aborted')) {
+    console.error('dynalite: client went away: ' + err.message)
+    return
+  }
+  console.error(err)
+  process.exit(1)
+})
