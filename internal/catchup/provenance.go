@@ -38,40 +38,71 @@ func AppendProvenance(dst []byte, pv Provenance) []byte {
 
 // ParseProvenance decodes a provenance header value.
 func ParseProvenance(v []byte) (Provenance, error) {
-	var pv Provenance
-	parts := bytes.Split(v, []byte(":"))
-	if len(parts) != 5 || string(parts[0]) != "v1" {
-		return pv, fmt.Errorf("provenance header %q: want v1:<cluster>:<topic>:<partition>:<offset>", v)
+	cluster, topic, part, off, ok := splitProvenance(v)
+	if !ok {
+		return Provenance{}, fmt.Errorf("provenance header %q: want v1:<cluster>:<topic>:<partition>:<offset>", v)
 	}
-	p, err := strconv.ParseInt(string(parts[3]), 10, 32)
-	if err != nil {
-		return pv, fmt.Errorf("provenance header %q: partition: %w", v, err)
+	return Provenance{Cluster: string(cluster), Partition: Partition{Topic: string(topic), Partition: part}, Offset: off}, nil
+}
+
+// splitProvenance parses a header value without allocating.
+func splitProvenance(v []byte) (cluster, topic []byte, partition int32, offset int64, ok bool) {
+	if !bytes.HasPrefix(v, []byte("v1:")) {
+		return nil, nil, 0, 0, false
 	}
-	o, err := strconv.ParseInt(string(parts[4]), 10, 64)
-	if err != nil {
-		return pv, fmt.Errorf("provenance header %q: offset: %w", v, err)
+	var fields [4][]byte
+	rest := v[3:]
+	for i := range 3 {
+		j := bytes.IndexByte(rest, ':')
+		if j < 0 {
+			return nil, nil, 0, 0, false
+		}
+		fields[i], rest = rest[:j], rest[j+1:]
 	}
-	pv.Cluster, pv.Topic, pv.Partition.Partition, pv.Offset = string(parts[1]), string(parts[2]), int32(p), o
-	return pv, nil
+	fields[3] = rest
+	p, okP := parseDecimal(fields[2], 1<<31-1)
+	o, okO := parseDecimal(fields[3], 1<<63-1)
+	if !okP || !okO {
+		return nil, nil, 0, 0, false
+	}
+	return fields[0], fields[1], int32(p), o, true
+}
+
+// parseDecimal parses a non-negative decimal number of at most limit.
+func parseDecimal(b []byte, limit int64) (int64, bool) {
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	if n > uint64(limit) {
+		return 0, false
+	}
+	return int64(n), true
 }
 
 // SourceOffset returns the source offset that r was copied from, if r carries
 // a provenance header naming cluster and source partition p. With several
-// matching headers (a record copied around a loop) the last one wins.
+// matching headers (a record copied around a loop) the last one wins. It
+// does not allocate: verify calls it for every record of a target partition.
 func SourceOffset(r *Record, cluster string, p Partition) (int64, bool) {
-	off, ok := int64(0), false
+	off, found := int64(0), false
 	for i := range r.Headers {
 		h := &r.Headers[i]
 		if h.Key != ProvenanceHeader {
 			continue
 		}
-		pv, err := ParseProvenance(h.Value)
-		if err != nil || pv.Cluster != cluster || pv.Partition != p {
-			continue
+		c, t, part, o, ok := splitProvenance(h.Value)
+		if ok && string(c) == cluster && string(t) == p.Topic && part == p.Partition {
+			off, found = o, true
 		}
-		off, ok = pv.Offset, true
 	}
-	return off, ok
+	return off, found
 }
 
 // CopiedFrom reports whether r carries a provenance header naming cluster as
@@ -79,10 +110,9 @@ func SourceOffset(r *Record, cluster string, p Partition) (int64, bool) {
 func CopiedFrom(r *Record, cluster string) bool {
 	for i := range r.Headers {
 		h := &r.Headers[i]
-		if h.Key != ProvenanceHeader {
-			continue
-		}
-		if pv, err := ParseProvenance(h.Value); err == nil && pv.Cluster == cluster {
+		// "v1:" + cluster + ":" without allocating; cluster names hold no ':'.
+		if h.Key == ProvenanceHeader && len(h.Value) > len(cluster)+3 &&
+			string(h.Value[:3]) == "v1:" && string(h.Value[3:3+len(cluster)]) == cluster && h.Value[3+len(cluster)] == ':' {
 			return true
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -59,6 +60,15 @@ type Options struct {
 	// provenance names it as a source were copied from the target and are
 	// not copied back (active-active).
 	LoopCluster string
+	// CreateTopics creates missing target topics before copying, with the
+	// source topic's partition count and the configs copiedConfig lists
+	// that are set explicitly on it. It needs a Source that implements
+	// TopicDescriber and a Target that implements TopicCreator. A target
+	// topic with fewer partitions than needed is an error all the same.
+	CreateTopics bool
+	// ReplicationFactor of the topics CreateTopics creates; 0 or -1: the
+	// target broker's default.
+	ReplicationFactor int
 
 	Provenance     bool          // add the provenance header and reconcile with the target
 	CommitInterval time.Duration // longest time between commits of a partition while copying; default 5s
@@ -272,7 +282,7 @@ func (e *Engine) copyContext(ctx context.Context) (context.Context, context.Canc
 }
 
 // checkTarget verifies that every source topic exists on the target with at
-// least as many partitions.
+// least as many partitions, creating the missing ones with CreateTopics.
 func (e *Engine) checkTarget(ctx context.Context, marks []catchup.Offsets) error {
 	need := map[string]int32{} // target topic → partitions needed
 	from := map[string]string{}
@@ -293,11 +303,28 @@ func (e *Engine) checkTarget(ctx context.Context, marks []catchup.Offsets) error
 	if err != nil {
 		return fmt.Errorf("describe target topics: %w", err)
 	}
+	var missing []string
+	for _, t := range topics {
+		if _, ok := have[t]; !ok {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) > 0 && e.o.CreateTopics {
+		created, err := e.createTopics(ctx, missing, from)
+		if err != nil {
+			return err
+		}
+		if have == nil {
+			have = map[string]int{}
+		}
+		maps.Copy(have, created)
+	}
 	var errs []error
 	for _, t := range topics {
 		switch n, ok := have[t]; {
 		case !ok:
-			errs = append(errs, fmt.Errorf("topic %s does not exist on the target: create it with at least %d partitions", t, need[t]))
+			errs = append(errs, fmt.Errorf("topic %s does not exist on the target: create it with at least %d partitions, "+
+				"or set create_topics: true", t, need[t]))
 		case int32(n) < need[t]:
 			errs = append(errs, fmt.Errorf("topic %s has %d partitions on the target but the source has %d: add partitions to the target topic", t, n, need[t]))
 		}

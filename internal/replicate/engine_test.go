@@ -450,6 +450,9 @@ func TestDeadlineStopsBeforeItWithAConsistentCheckpoint(t *testing.T) {
 		}
 		cps := r.checkpoints(t)
 		for _, res := range rep.Partitions {
+			if res.Duration < 8*time.Second {
+				t.Errorf("%s: duration %v; want the 9s or so it copied", res.Partition, res.Duration)
+			}
 			if res.Status != StatusPartial || res.Err != nil || res.Copied == 0 {
 				t.Errorf("%s: status %s copied %d err %v; want partial progress without error", res.Partition, res.Status, res.Copied, res.Err)
 			}

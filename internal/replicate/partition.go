@@ -44,9 +44,9 @@ type batch struct {
 }
 
 // copyPartition leases m's partition, copies its window and commits.
-func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, pol plan.Policy) Result {
+func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, pol plan.Policy) (res Result) {
 	start := e.o.Now()
-	res := Result{Partition: m.Partition}
+	res.Partition = m.Partition
 	defer func() { res.Duration = e.o.Now().Sub(start) }()
 	storeCtx, cancel := e.storeContext(ctx)
 	defer cancel()
@@ -223,15 +223,24 @@ func (pc *partitionCopy) dropLooped(recs []catchup.Record) []catchup.Record {
 	if pc.e.o.LoopCluster == "" {
 		return recs
 	}
-	kept := recs[:0]
+	kept := -1 // records before kept are all kept, in place
 	for i := range recs {
-		if catchup.CopiedFrom(&recs[i], pc.e.o.LoopCluster) {
+		looped := catchup.CopiedFrom(&recs[i], pc.e.o.LoopCluster)
+		switch {
+		case looped && kept < 0:
+			kept = i
 			pc.res.LoopSkipped++
-			continue
+		case looped:
+			pc.res.LoopSkipped++
+		case kept >= 0:
+			recs[kept] = recs[i]
+			kept++
 		}
-		kept = append(kept, recs[i])
 	}
-	return kept
+	if kept < 0 {
+		return recs
+	}
+	return recs[:kept]
 }
 
 func (pc *partitionCopy) targetEndOffset(ctx context.Context) (int64, error) {
@@ -453,13 +462,22 @@ func (pc *partitionCopy) reconcileProduce(ctx context.Context, recs []catchup.Re
 // stamp adds the provenance header to every record.
 func (pc *partitionCopy) stamp(recs []catchup.Record) {
 	pv := catchup.Provenance{Cluster: pc.e.o.Cluster, Partition: pc.p}
-	// One buffer for all header values of the batch: one allocation, not one per record.
+	// One buffer for all header values and one for all header lists of the
+	// batch: two allocations, not two per record.
 	buf := make([]byte, 0, len(recs)*(len(pv.Cluster)+len(pc.p.Topic)+32))
+	n := 0
+	for i := range recs {
+		n += len(recs[i].Headers) + 1
+	}
+	hs := make([]catchup.Header, 0, n)
 	for i := range recs {
 		pv.Offset = recs[i].Offset
 		start := len(buf)
 		buf = catchup.AppendProvenance(buf, pv)
-		recs[i].Headers = append(recs[i].Headers, catchup.Header{Key: catchup.ProvenanceHeader, Value: buf[start:len(buf):len(buf)]})
+		first := len(hs)
+		hs = append(hs, recs[i].Headers...)
+		hs = append(hs, catchup.Header{Key: catchup.ProvenanceHeader, Value: buf[start:len(buf):len(buf)]})
+		recs[i].Headers = hs[first:len(hs):len(hs)]
 	}
 }
 

@@ -1,0 +1,153 @@
+package replicate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// TopicDescriber is a Source that can describe its topics; Options.CreateTopics
+// needs one. kafkago.Source implements it.
+type TopicDescriber interface {
+	// DescribeTopics returns, for each of topics that exists, its partition
+	// count and the configs set explicitly on the topic (not those it
+	// inherits from broker or built-in defaults). A missing topic is absent
+	// from the map.
+	DescribeTopics(ctx context.Context, topics []string) (map[string]TopicSpec, error)
+}
+
+// TopicCreator is a Target that can create topics; Options.CreateTopics needs
+// one. kafkago.Target implements it.
+type TopicCreator interface {
+	// CreateTopics creates each of specs. A topic that exists already (made
+	// meanwhile by another run) is not an error: the caller checks partition
+	// counts afterwards. It returns once the cluster accepted the creation,
+	// which may be before every broker knows the topic.
+	CreateTopics(ctx context.Context, specs []TopicSpec) error
+}
+
+// TopicSpec describes a topic: as the source has it (TopicDescriber) or as
+// the target should get it (TopicCreator).
+type TopicSpec struct {
+	Topic      string
+	Partitions int
+	// ReplicationFactor of a topic to create; -1 is the target broker's
+	// default (default.replication.factor). Unset by DescribeTopics.
+	ReplicationFactor int
+	// Configs are topic configs by name: those set explicitly on a source
+	// topic, or those to set on a topic to create.
+	Configs map[string]string
+}
+
+// copiedConfig reports whether create_topics copies topic config name from
+// the source when it is set explicitly there: the configs that decide what
+// the target keeps and accepts. Left out: message.timestamp.type (always
+// CreateTime, see targetConfigs), message.timestamp.difference.max.ms
+// (removed in Kafka 4.0, which refuses it; its successors before/after.max.ms
+// are copied), and configs about placement and local tuning.
+func copiedConfig(name string) bool {
+	switch name {
+	case "cleanup.policy", "retention.ms", "retention.bytes", "max.message.bytes",
+		"min.insync.replicas", "compression.type", "segment.bytes", "segment.ms",
+		"min.compaction.lag.ms", "max.compaction.lag.ms", "delete.retention.ms",
+		"min.cleanable.dirty.ratio", "message.timestamp.before.max.ms", "message.timestamp.after.max.ms":
+		return true
+	}
+	return false
+}
+
+// provenanceRoomBytes is what a created topic's max.message.bytes gets on top
+// of the source's: the provenance header (key, "v1:", cluster, topic of up to
+// 249 characters, partition, offset, varint lengths) makes every copied
+// record larger, so a record at the source's limit would be refused.
+const provenanceRoomBytes = 512
+
+// targetConfigs returns the configs of a target topic created for a source
+// topic with the explicit configs src.
+func (e *Engine) targetConfigs(src map[string]string) map[string]string {
+	out := map[string]string{
+		// Copies carry the source's timestamps (the append time of a
+		// LogAppendTime source topic among them); LogAppendTime on the
+		// target would replace them with the time of the copy.
+		"message.timestamp.type": "CreateTime",
+	}
+	for k, v := range src {
+		if copiedConfig(k) {
+			out[k] = v
+		}
+	}
+	if v, ok := out["max.message.bytes"]; ok && e.o.Provenance {
+		if n, err := strconv.ParseInt(v, 10, 32); err == nil && n > 0 {
+			out["max.message.bytes"] = strconv.FormatInt(n+provenanceRoomBytes, 10)
+		}
+	}
+	return out
+}
+
+// createTopics creates the target topics missing, each with the partition
+// count and copied configs of the source topic from[t] maps onto it, and
+// waits until the target's metadata lists them.
+func (e *Engine) createTopics(ctx context.Context, missing []string, from map[string]string) (map[string]int, error) {
+	describer, ok := e.o.Source.(TopicDescriber)
+	if !ok {
+		return nil, errors.New("create_topics: the source cannot describe its topics")
+	}
+	creator, ok := e.o.Target.(TopicCreator)
+	if !ok {
+		return nil, errors.New("create_topics: the target cannot create topics")
+	}
+	srcTopics := make([]string, 0, len(missing))
+	for _, t := range missing {
+		srcTopics = append(srcTopics, from[t])
+	}
+	described, err := describer.DescribeTopics(ctx, srcTopics)
+	if err != nil {
+		return nil, fmt.Errorf("describe source topics %v: %w", srcTopics, err)
+	}
+	rf := e.o.ReplicationFactor
+	if rf <= 0 {
+		rf = -1
+	}
+	specs := make([]TopicSpec, 0, len(missing))
+	for _, t := range missing {
+		src, ok := described[from[t]]
+		if !ok || src.Partitions <= 0 {
+			return nil, fmt.Errorf("create topic %s: source topic %s is not described by the source", t, from[t])
+		}
+		specs = append(specs, TopicSpec{Topic: t, Partitions: src.Partitions, ReplicationFactor: rf, Configs: e.targetConfigs(src.Configs)})
+	}
+	if err := creator.CreateTopics(ctx, specs); err != nil {
+		return nil, fmt.Errorf("create target topics: %w", err)
+	}
+	for _, s := range specs {
+		keys := slices.Sorted(maps.Keys(s.Configs))
+		e.o.Log.InfoContext(ctx, "topic created", "pipeline", e.o.Pipeline, "topic", s.Topic,
+			"source_topic", from[s.Topic], "partitions", s.Partitions, "replication_factor", s.ReplicationFactor, "configs", keys)
+	}
+	return e.awaitTopics(ctx, missing)
+}
+
+// awaitTopics polls the target's partition counts until every one of topics
+// is listed, for at most topicWait: a broker learns of a new topic from the
+// controller a moment after the creation was accepted.
+func (e *Engine) awaitTopics(ctx context.Context, topics []string) (map[string]int, error) {
+	const topicWait = 30 * time.Second
+	ctx, cancel := context.WithTimeout(ctx, topicWait)
+	defer cancel()
+	for attempt := 1; ; attempt++ {
+		have, err := e.o.Target.PartitionCounts(ctx, topics)
+		if err == nil && len(have) == len(topics) {
+			return have, nil
+		}
+		if !sleep(ctx, backoff(e.o.RetryBackoff, attempt)) {
+			if err == nil {
+				err = fmt.Errorf("created topics %v not all listed by the target after %v", topics, topicWait)
+			}
+			return nil, err
+		}
+	}
+}
