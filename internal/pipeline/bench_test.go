@@ -8,7 +8,7 @@ package pipeline_test
 // By default the clusters run inside the benchmark process, so that CPU,
 // heap and profiles include kfake's (which costs about as much as the
 // client). With CATCHUP_BENCH_KFAKE=process every cluster runs in a child
-// process (this test binary, in TestKfakeHelper), and the figures are
+// process (this test binary, in TestBenchKfakeHelper), and the figures are
 // catchup's own, as in KAFKA-GO-NOTES.md.
 //
 // Metrics: MB/s and records/s count keys and values of the source records
@@ -29,6 +29,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,11 +52,13 @@ const (
 	benchKeyBytes   = 16
 	// seedBatchBytes is the Java producer's default batch.size: the batches
 	// a source topic typically holds, which the fetch decodes one by one.
+	// They are not compressed, also as the Java producer's default (franz-go
+	// would compress them with snappy).
 	seedBatchBytes = 16 << 10
 	benchTimeout   = 10 * time.Minute
 
-	kfakeModeEnv   = "CATCHUP_BENCH_KFAKE"        // "process": clusters in child processes
-	kfakeHelperEnv = "CATCHUP_BENCH_KFAKE_HELPER" // set in a child: "<partitions>:<topic>"
+	benchKfakeModeEnv   = "CATCHUP_BENCH_KFAKE"        // "process": clusters in child processes
+	benchKfakeHelperEnv = "CATCHUP_BENCH_KFAKE_HELPER" // set in a child: "<partitions>:<topic>"
 )
 
 // BenchmarkCopy drains a backlog of 1 KiB records over 8 partitions.
@@ -80,28 +83,29 @@ func benchCopy(b *testing.B, valueBytes, totalBytes int) {
 			size += int64(rs[i].Size())
 		}
 	}
-	src := startCluster(b, benchPartitions, benchTopic)
+	src := benchStartCluster(ctx, b, benchPartitions, benchTopic)
 	defer src.Close()
-	seed(ctx, b, src, recs)
+	benchSeed(ctx, b, src, recs)
 	cfgFile := benchConfig(b, src, nil, b.TempDir())
 	p := &cfgFile.Pipelines[0]
 	b.Logf("backlog: %d records of %d-byte values, %.1f MB, %d partitions", n, valueBytes, float64(size)/1e6, benchPartitions)
 
 	b.Run("produce-only", func(b *testing.B) {
-		m := newMeter()
-		var dst *cluster
+		ctx := benchLabel(ctx, "produce-only")
+		m := newBenchMeter()
+		var dst *benchCluster
 		b.Cleanup(func() { dst.Close() }) // the last one; each iteration closes the one before
 		for b.Loop() {
 			b.StopTimer()
 			dst.Close()
-			dst = startCluster(b, benchPartitions, benchTopic)
-			tgt, err := kafkago.NewTarget(clusterConfig("target", dst), p.Producer, nil)
+			dst = benchStartCluster(ctx, b, benchPartitions, benchTopic)
+			tgt, err := kafkago.NewTarget(benchClusterConfig("target", dst), p.Producer, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			m.start(dst)
 			b.StartTimer()
-			err = eachPartition(func(part int) error {
+			err = benchEachPartition(func(part int) error {
 				tp := catchup.Partition{Topic: benchTopic, Partition: int32(part)}
 				acked, _, err := tgt.Produce(ctx, tp, recs[part])
 				if err == nil && acked != len(recs[part]) {
@@ -121,17 +125,18 @@ func benchCopy(b *testing.B, valueBytes, totalBytes int) {
 	})
 
 	b.Run("fetch-only", func(b *testing.B) {
-		s, err := kafkago.NewSource(p.Source, p.Isolation, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close()
-		m := newMeter()
+		ctx := benchLabel(ctx, "fetch-only")
+		m := newBenchMeter()
 		for b.Loop() {
 			m.start(src)
+			// A new Source in every iteration, as the copy has: connecting is timed in both.
+			s, err := kafkago.NewSource(p.Source, p.Isolation, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
 			var mu sync.Mutex
 			var got int64
-			err := eachPartition(func(part int) error {
+			err = benchEachPartition(func(part int) error {
 				tp := catchup.Partition{Topic: benchTopic, Partition: int32(part)}
 				var k int64
 				for off, end := int64(0), int64(len(recs[part])); off < end; {
@@ -151,6 +156,7 @@ func benchCopy(b *testing.B, valueBytes, totalBytes int) {
 				return nil
 			})
 			m.stop()
+			s.Close()
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -162,13 +168,14 @@ func benchCopy(b *testing.B, valueBytes, totalBytes int) {
 	})
 
 	b.Run("copy", func(b *testing.B) {
-		m := newMeter()
-		var dst *cluster
+		ctx := benchLabel(ctx, "copy")
+		m := newBenchMeter()
+		var dst *benchCluster
 		b.Cleanup(func() { dst.Close() }) // the last one; each iteration closes the one before
 		for b.Loop() {
 			b.StopTimer()
 			dst.Close()
-			dst = startCluster(b, benchPartitions, benchTopic)
+			dst = benchStartCluster(ctx, b, benchPartitions, benchTopic)
 			f := benchConfig(b, src, dst, b.TempDir())
 			m.start(src, dst)
 			b.StartTimer()
@@ -185,7 +192,7 @@ func benchCopy(b *testing.B, valueBytes, totalBytes int) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			checkReport(b, rep, n)
+			benchCheckReport(b, rep, n)
 			b.StartTimer()
 		}
 		m.report(b, n, size)
@@ -200,9 +207,9 @@ func benchCopy(b *testing.B, valueBytes, totalBytes int) {
 func BenchmarkCopyOneRecordWindow(b *testing.B) {
 	ctx, cancel := context.WithTimeout(b.Context(), benchTimeout)
 	defer cancel()
-	src := startCluster(b, 1, benchTopic)
+	src := benchStartCluster(ctx, b, 1, benchTopic)
 	defer src.Close()
-	dst := startCluster(b, 1, benchTopic)
+	dst := benchStartCluster(ctx, b, 1, benchTopic)
 	defer dst.Close()
 	f := benchConfig(b, src, dst, b.TempDir())
 	prod, err := kgo.NewClient(kgo.SeedBrokers(src.addrs...))
@@ -211,19 +218,19 @@ func BenchmarkCopyOneRecordWindow(b *testing.B) {
 	}
 	defer prod.Close()
 	value := make([]byte, 1024)
-	produceOne := func() {
+	produceOne := func(b *testing.B) { // untimed
 		b.StopTimer()
 		defer b.StartTimer()
 		if err := prod.ProduceSync(ctx, &kgo.Record{Topic: benchTopic, Value: value}).FirstErr(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	run := func(pl *pipeline.Pipeline) {
+	run := func(b *testing.B, pl *pipeline.Pipeline) {
 		rep, err := pl.Engine.Run(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
-		checkReport(b, rep, 1)
+		benchCheckReport(b, rep, 1)
 	}
 
 	b.Run("warm", func(b *testing.B) {
@@ -232,22 +239,22 @@ func BenchmarkCopyOneRecordWindow(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer pl.Close()
-		produceOne()
-		run(pl) // connect, and checkpoint the first record
+		produceOne(b)
+		run(b, pl) // connect, and checkpoint the first record
 		for b.Loop() {
-			produceOne()
-			run(pl)
+			produceOne(b)
+			run(b, pl)
 		}
 	})
 
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
-			produceOne()
+			produceOne(b)
 			pl, err := pipeline.Open(ctx, f, &f.Pipelines[0], pipeline.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			run(pl)
+			run(b, pl)
 			if err := pl.Close(); err != nil {
 				b.Fatal(err)
 			}
@@ -255,9 +262,25 @@ func BenchmarkCopyOneRecordWindow(b *testing.B) {
 	})
 }
 
-// checkReport fails b unless every partition of rep is done and n records
+// benchLabel labels the goroutine of a sub-benchmark, and those it starts,
+// with bench=op in CPU profiles (kfake's goroutines in this process get
+// bench=kfake), so that
+//
+//	go tool pprof -tags pipeline.test cpu.out
+//	go tool pprof -tagfocus bench=copy -top pipeline.test cpu.out
+//
+// split the CPU between kfake and the client side (catchup and kafka-go) of
+// each operation; seeding and the garbage collector's background workers
+// stay unlabelled.
+func benchLabel(ctx context.Context, op string) context.Context {
+	ctx = pprof.WithLabels(ctx, pprof.Labels("bench", op))
+	pprof.SetGoroutineLabels(ctx)
+	return ctx
+}
+
+// benchCheckReport fails b unless every partition of rep is done and n records
 // were copied in all.
-func checkReport(b *testing.B, rep *replicate.Report, n int64) {
+func benchCheckReport(b *testing.B, rep *replicate.Report, n int64) {
 	b.Helper()
 	copied, _, failed := rep.Totals()
 	for _, r := range rep.Partitions {
@@ -296,13 +319,14 @@ func benchRecords(perPartition, valueBytes int) [][]catchup.Record {
 	return recs
 }
 
-// seed writes recs to the source with franz-go in batches of at most
+// benchSeed writes recs to the source with franz-go in batches of at most
 // seedBatchBytes, and checks that every partition holds them all.
-func seed(ctx context.Context, b *testing.B, c *cluster, recs [][]catchup.Record) {
+func benchSeed(ctx context.Context, b *testing.B, c *benchCluster, recs [][]catchup.Record) {
 	b.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs...),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerBatchMaxBytes(seedBatchBytes),
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.ProducerLinger(0))
 	if err != nil {
 		b.Fatal(err)
@@ -331,7 +355,7 @@ func seed(ctx context.Context, b *testing.B, c *cluster, recs [][]catchup.Record
 	if first != nil {
 		b.Fatalf("seed the source: %v", first)
 	}
-	s, err := kafkago.NewSource(clusterConfig("source", c), "", nil)
+	s, err := kafkago.NewSource(benchClusterConfig("source", c), "", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -354,10 +378,10 @@ func seed(ctx context.Context, b *testing.B, c *cluster, recs [][]catchup.Record
 // benchConfig returns a configuration file with one pipeline from src to dst
 // with every default, and a file store in dir. A nil dst names an address
 // nothing listens on, for fetch-only.
-func benchConfig(b *testing.B, src, dst *cluster, dir string) *cfg.File {
+func benchConfig(b *testing.B, src, dst *benchCluster, dir string) *cfg.File {
 	b.Helper()
 	if dst == nil {
-		dst = &cluster{addrs: []string{"127.0.0.1:1"}}
+		dst = &benchCluster{addrs: []string{"127.0.0.1:1"}}
 	}
 	yaml := fmt.Sprintf(`store: file://%s
 pipelines:
@@ -373,13 +397,13 @@ pipelines:
 	return f
 }
 
-func clusterConfig(name string, c *cluster) cfg.Cluster {
+func benchClusterConfig(name string, c *benchCluster) cfg.Cluster {
 	return cfg.Cluster{Name: name, Brokers: c.addrs}
 }
 
-// eachPartition calls f for every partition, all at once, and returns the
+// benchEachPartition calls f for every partition, all at once, and returns the
 // first error.
-func eachPartition(f func(part int) error) error {
+func benchEachPartition(f func(part int) error) error {
 	errs := make([]error, benchPartitions)
 	var wg sync.WaitGroup
 	for p := range benchPartitions {
@@ -394,9 +418,9 @@ func eachPartition(f func(part int) error) error {
 	return nil
 }
 
-// cluster is a kfake cluster with one broker, in this process or in a child
+// benchCluster is a kfake cluster with one broker, in this process or in a child
 // process.
-type cluster struct {
+type benchCluster struct {
 	addrs []string
 	pid   int // of the child process; 0 in this process
 	close func()
@@ -404,26 +428,32 @@ type cluster struct {
 }
 
 // Close stops the cluster; it may be called more than once, and on nil.
-func (c *cluster) Close() {
+func (c *benchCluster) Close() {
 	if c != nil {
 		c.once.Do(c.close)
 	}
 }
 
-// startCluster starts a cluster with one topic of the given partitions,
+// benchStartCluster starts a cluster with one topic of the given partitions,
 // in a child process if CATCHUP_BENCH_KFAKE=process. The caller closes it:
 // a b.Cleanup here would keep every cluster of a loop alive to its end.
-func startCluster(b *testing.B, partitions int32, topic string) *cluster {
+func benchStartCluster(ctx context.Context, b *testing.B, partitions int32, topic string) *benchCluster {
 	b.Helper()
-	if os.Getenv(kfakeModeEnv) != "process" {
-		k, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topic))
+	if os.Getenv(benchKfakeModeEnv) != "process" {
+		// kfake's goroutines get their own profile label, not the caller's.
+		var k *kfake.Cluster
+		var err error
+		pprof.Do(context.Background(), pprof.Labels("bench", "kfake"), func(context.Context) {
+			k, err = kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topic))
+		})
+		pprof.SetGoroutineLabels(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
-		return &cluster{addrs: k.ListenAddrs(), close: k.Close}
+		return &benchCluster{addrs: k.ListenAddrs(), close: k.Close}
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKfakeHelper$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d:%s", kfakeHelperEnv, partitions, topic))
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchKfakeHelper$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d:%s", benchKfakeHelperEnv, partitions, topic))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -436,7 +466,7 @@ func startCluster(b *testing.B, partitions int32, topic string) *cluster {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	c := &cluster{pid: cmd.Process.Pid, close: func() {
+	c := &benchCluster{pid: cmd.Process.Pid, close: func() {
 		stdin.Close()
 		_ = cmd.Wait()
 	}}
@@ -449,18 +479,18 @@ func startCluster(b *testing.B, partitions int32, topic string) *cluster {
 	return c
 }
 
-// TestKfakeHelper is not a test: it is the child process that serves one
+// TestBenchKfakeHelper is not a test: it is the child process that serves one
 // kfake cluster to the benchmarks when CATCHUP_BENCH_KFAKE=process. It
 // prints the cluster's addresses and serves until its standard input closes.
-func TestKfakeHelper(t *testing.T) {
-	spec := os.Getenv(kfakeHelperEnv)
+func TestBenchKfakeHelper(t *testing.T) {
+	spec := os.Getenv(benchKfakeHelperEnv)
 	if spec == "" {
 		t.Skip("the benchmarks' kfake child process")
 	}
 	ps, topic, _ := strings.Cut(spec, ":")
 	partitions, err := strconv.Atoi(ps)
 	if err != nil {
-		t.Fatalf("%s=%q: %v", kfakeHelperEnv, spec, err)
+		t.Fatalf("%s=%q: %v", benchKfakeHelperEnv, spec, err)
 	}
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(partitions), topic))
 	if err != nil {
@@ -471,27 +501,27 @@ func TestKfakeHelper(t *testing.T) {
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // until the parent closes it
 }
 
-// meter measures the timed operations of a benchmark: peak heap, and CPU
+// benchMeter measures the timed operations of a benchmark: peak heap, and CPU
 // time of this process and of the clusters' child processes.
-type meter struct {
+type benchMeter struct {
 	peak       uint64
 	cpu, kfake time.Duration
 	kfakeOK    bool
 
-	clusters   []*cluster
+	clusters   []*benchCluster
 	cpu0, kf0  time.Duration
 	stopSample chan struct{}
 	sampled    chan uint64
 }
 
-func newMeter() *meter { return &meter{kfakeOK: true} }
+func newBenchMeter() *benchMeter { return &benchMeter{kfakeOK: true} }
 
 // start begins a measurement; the CPU time of the child processes of
 // clusters counts as kfake's.
-func (m *meter) start(clusters ...*cluster) {
+func (m *benchMeter) start(clusters ...*benchCluster) {
 	runtime.GC()
 	m.clusters = clusters
-	m.cpu0, _ = cpuTime("self")
+	m.cpu0, _ = benchCPUTime("self")
 	m.kf0, _ = m.kfakeTime()
 	m.stopSample, m.sampled = make(chan struct{}), make(chan uint64)
 	go func() {
@@ -512,10 +542,10 @@ func (m *meter) start(clusters ...*cluster) {
 	}()
 }
 
-func (m *meter) stop() {
+func (m *benchMeter) stop() {
 	close(m.stopSample)
 	m.peak = max(m.peak, <-m.sampled)
-	cpu, _ := cpuTime("self")
+	cpu, _ := benchCPUTime("self")
 	m.cpu += cpu - m.cpu0
 	kf, ok := m.kfakeTime()
 	m.kfake += kf - m.kf0
@@ -524,12 +554,12 @@ func (m *meter) stop() {
 
 // kfakeTime returns the CPU time of the clusters' child processes; ok is
 // false when a cluster runs in this process.
-func (m *meter) kfakeTime() (d time.Duration, ok bool) {
+func (m *benchMeter) kfakeTime() (d time.Duration, ok bool) {
 	for _, c := range m.clusters {
 		if c.pid == 0 {
 			return 0, false
 		}
-		t, ok := cpuTime(strconv.Itoa(c.pid))
+		t, ok := benchCPUTime(strconv.Itoa(c.pid))
 		if !ok {
 			return 0, false
 		}
@@ -540,7 +570,7 @@ func (m *meter) kfakeTime() (d time.Duration, ok bool) {
 
 // report reports the metrics of b's iterations, each of which moved n
 // records of size bytes.
-func (m *meter) report(b *testing.B, n, size int64) {
+func (m *benchMeter) report(b *testing.B, n, size int64) {
 	iters := int64(b.N)
 	secs := b.Elapsed().Seconds()
 	b.ReportMetric(float64(size*iters)/1e6/secs, "MB/s")
@@ -554,9 +584,9 @@ func (m *meter) report(b *testing.B, n, size int64) {
 	}
 }
 
-// cpuTime returns the user+sys CPU time of process pid ("self" for this
+// benchCPUTime returns the user+sys CPU time of process pid ("self" for this
 // one) from /proc; ok is false where there is no /proc.
-func cpuTime(pid string) (d time.Duration, ok bool) {
+func benchCPUTime(pid string) (d time.Duration, ok bool) {
 	data, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
 		return 0, false
