@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"slices"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/plan"
 )
@@ -17,12 +21,26 @@ import (
 const sampleBytes = 64 << 10
 
 func (a *app) planCmd() *cobra.Command {
-	return &cobra.Command{
+	var rate float64
+	cmd := &cobra.Command{
 		Use:   "plan",
-		Short: "Print the windows a run would copy now, without copying",
-		Args:  cobra.NoArgs,
+		Short: "Print the windows a run would copy now, most urgent first, without copying",
+		Long: `plan prints, for every partition of the selected pipelines, the window a run
+would copy now: its offsets, records, estimated bytes (from the sizes of the
+records at its start), how long until the source's retention may delete its
+first record (the record's timestamp plus the topic's retention.ms; "never"
+for retention.ms -1 and compacted topics; '*' where retention.bytes may delete
+sooner), and, with --rate, an estimated copy duration. Rows are ordered by
+that urgency, soonest deletion first, as the Lambda dispatcher orders work.
+
+catchup keeps no copy rate in its checkpoints, so the duration needs --rate:
+the records/s a previous run of the pipeline reported (run prints it last).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			if rate < 0 {
+				return usageError{fmt.Errorf("--rate %v: want records per second, above 0", rate)}
+			}
 			f, err := a.load()
 			if err != nil {
 				return err
@@ -32,50 +50,154 @@ func (a *app) planCmd() *cobra.Command {
 				return err
 			}
 			for _, pc := range ps {
-				p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Log: a.logger()})
-				if err != nil {
-					return fmt.Errorf("pipeline %s: %w", pc.Name, err)
-				}
-				windows, err := p.Engine.Plan(ctx)
-				if err == nil {
-					a.printPlan(pc.Name, windows, sampleSizes(ctx, p, windows))
-				}
-				p.Close()
-				if err != nil {
+				if err := a.planPipeline(ctx, f, pc, rate); err != nil {
 					return fmt.Errorf("pipeline %s: %w", pc.Name, err)
 				}
 			}
 			return nil
 		},
 	}
+	cmd.Flags().Float64Var(&rate, "rate", 0, "records per second to estimate copy durations at (the rate a previous run reported)")
+	return cmd
 }
 
-func (a *app) printPlan(name string, windows []plan.Planned, avg map[catchup.Partition]float64) {
-	fmt.Fprintf(a.out, "pipeline %s\n", name)
-	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOPIC\tPARTITION\tFROM\tTO\tRECORDS\tEST_BYTES\tNOTE")
-	var records, bytes int64
+func (a *app) planPipeline(ctx context.Context, f *config.File, pc *config.Pipeline, rate float64) error {
+	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Log: a.logger()})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	windows, err := p.Engine.Plan(ctx)
+	if err != nil {
+		return err
+	}
+	samples := sampleWindows(ctx, p, windows)
+	retention, rerr := topicRetention(ctx, p, windows)
+	del := make(map[catchup.Partition]plan.Deletion, len(windows))
 	for _, w := range windows {
+		if r, ok := retention[w.Topic]; ok {
+			del[w.Partition] = r.Deletes(samples[w.Partition].first)
+		}
+	}
+	pr := planReport{
+		name: pc.Name, windows: plan.ByUrgency(windows, del), del: del, samples: samples,
+		now: time.Now(), rate: rate, parallelism: pc.Parallelism, retentionErr: rerr,
+	}
+	pr.print(a.out)
+	return nil
+}
+
+// planReport is what plan prints for one pipeline.
+type planReport struct {
+	name         string
+	windows      []plan.Planned // in urgency order
+	del          map[catchup.Partition]plan.Deletion
+	samples      map[catchup.Partition]sample
+	now          time.Time
+	rate         float64 // records/s; 0 unknown
+	parallelism  int
+	retentionErr error // the topic configs could not be read
+}
+
+func (r *planReport) print(w io.Writer) {
+	fmt.Fprintf(w, "pipeline %s: most urgent first (soonest deletion by the source's retention)\n", r.name)
+	if r.retentionErr != nil {
+		fmt.Fprintf(w, "retention unknown: %v\n", r.retentionErr)
+	}
+	busy := 0
+	for _, pl := range r.windows {
+		if pl.Len() > 0 {
+			busy++
+		}
+	}
+	// Partitions are copied parallelism at a time: each gets its share of
+	// the pipeline's rate.
+	perPartition := r.rate / float64(max(1, min(r.parallelism, busy)))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tFROM\tTO\tRECORDS\tEST_BYTES\tDELETED_IN\tEST_DURATION\tNOTE")
+	var records, bytes int64
+	var longest time.Duration
+	bySize := false
+	for _, pl := range r.windows {
 		note := ""
 		switch {
-		case w.Err != nil:
-			note = w.Err.Error()
-		case w.Gap != nil:
-			note = fmt.Sprintf("gap [%d,%d) will be skipped", w.Gap.From, w.Gap.To)
+		case pl.Err != nil:
+			note = pl.Err.Error()
+		case pl.Gap != nil:
+			note = fmt.Sprintf("gap [%d,%d) will be skipped", pl.Gap.From, pl.Gap.To)
 		}
-		est := int64(float64(w.Len()) * avg[w.Partition])
-		records += w.Len()
+		est := int64(float64(pl.Len()) * r.samples[pl.Partition].avgBytes)
+		records += pl.Len()
 		bytes += est
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\n", w.Topic, w.Partition.Partition, w.From, w.To, w.Len(), humanBytes(est), note)
+		dur := "-"
+		if r.rate > 0 && pl.Len() > 0 {
+			d := time.Duration(float64(pl.Len()) / perPartition * float64(time.Second))
+			longest = max(longest, d)
+			dur = roundDuration(d)
+		}
+		deleted := "-"
+		if pl.Len() > 0 {
+			d := r.del[pl.Partition]
+			deleted = deletedIn(d, r.now)
+			bySize = bySize || d.BySize && !d.Never
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", pl.Topic, pl.Partition.Partition, pl.From, pl.To, pl.Len(),
+			humanBytes(est), deleted, dur, note)
 	}
 	tw.Flush()
-	fmt.Fprintf(a.out, "%d partitions, %d records, about %s\n", len(windows), records, humanBytes(bytes))
+	fmt.Fprintf(w, "%d partitions, %d records, about %s", len(r.windows), records, humanBytes(bytes))
+	if r.rate > 0 {
+		total := max(time.Duration(float64(records)/r.rate*float64(time.Second)), longest)
+		fmt.Fprintf(w, "; about %s at %.0f records/s", roundDuration(total), r.rate)
+	}
+	fmt.Fprintln(w)
+	if bySize {
+		fmt.Fprintln(w, "* retention.bytes also applies: the source may delete sooner than DELETED_IN")
+	}
+	if r.rate == 0 && records > 0 {
+		fmt.Fprintln(w, "EST_DURATION: catchup stores no copy rate; pass --rate with the records/s a previous run reported")
+	}
 }
 
-// sampleSizes estimates the average record size of each window by reading
-// its first records; RECORDS counts offsets, so it is an upper bound.
-func sampleSizes(ctx context.Context, p *pipeline.Pipeline, windows []plan.Planned) map[catchup.Partition]float64 {
-	out := make(map[catchup.Partition]float64, len(windows))
+// deletedIn says how long until d, from now.
+func deletedIn(d plan.Deletion, now time.Time) string {
+	mark := ""
+	if d.BySize {
+		mark = "*"
+	}
+	switch left := d.At.Sub(now); {
+	case d.Never:
+		return "never"
+	case d.At.IsZero():
+		return "unknown" + mark
+	case left <= 0:
+		// Kafka deletes whole segments: the record goes with its segment,
+		// at the next retention check after the segment rolls.
+		return "overdue by " + roundDuration(-left) + mark
+	default:
+		return roundDuration(left) + mark
+	}
+}
+
+// roundDuration prints d to the second below an hour, to the minute above.
+func roundDuration(d time.Duration) string {
+	if d >= time.Hour {
+		return d.Round(time.Minute).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// sample is what reading the start of a window tells.
+type sample struct {
+	avgBytes float64   // average record size
+	first    time.Time // timestamp of the first record, the oldest not copied
+}
+
+// sampleWindows reads the first records of each window: their average size
+// (RECORDS counts offsets, so the bytes are an upper bound) and the first
+// record's timestamp.
+func sampleWindows(ctx context.Context, p *pipeline.Pipeline, windows []plan.Planned) map[catchup.Partition]sample {
+	out := make(map[catchup.Partition]sample, len(windows))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
@@ -83,9 +205,7 @@ func sampleSizes(ctx context.Context, p *pipeline.Pipeline, windows []plan.Plann
 		if w.Len() == 0 || w.Err != nil {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			f, err := p.Source.Fetch(ctx, w.Partition, w.From, sampleBytes)
@@ -97,10 +217,33 @@ func sampleSizes(ctx context.Context, p *pipeline.Pipeline, windows []plan.Plann
 				n += f.Records[i].Size()
 			}
 			mu.Lock()
-			out[w.Partition] = float64(n) / float64(len(f.Records))
+			out[w.Partition] = sample{avgBytes: float64(n) / float64(len(f.Records)), first: f.Records[0].Timestamp}
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	return out
+}
+
+// topicRetention reads the retention of the topics of windows.
+func topicRetention(ctx context.Context, p *pipeline.Pipeline, windows []plan.Planned) (map[string]plan.Retention, error) {
+	var topics []string
+	for _, w := range windows {
+		topics = append(topics, w.Topic)
+	}
+	slices.Sort(topics)
+	topics = slices.Compact(topics)
+	configs, err := p.Source.Cluster().TopicConfigs(ctx, topics)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]plan.Retention, len(configs))
+	for t, c := range configs {
+		r, err := plan.TopicRetention(c.Values)
+		if err != nil {
+			return nil, fmt.Errorf("topic %s: %w", t, err)
+		}
+		out[t] = r
+	}
+	return out, nil
 }

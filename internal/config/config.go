@@ -34,6 +34,16 @@ type Pipeline struct {
 	// from the target cluster, so that two pipelines copying in opposite
 	// directions (active-active) never copy a record back (default true).
 	LoopPrevention *bool `yaml:"loop_prevention"`
+	// CreateTopics creates missing target topics before copying, with the
+	// source topic's partition count and those of its configs that decide
+	// what the target keeps and accepts (cleanup.policy, retention.ms,
+	// retention.bytes, max.message.bytes, min.insync.replicas, ...) that are
+	// set on the source topic itself. Default false: a missing target topic
+	// is an error. A target topic with fewer partitions is an error either way.
+	CreateTopics bool `yaml:"create_topics"`
+	// ReplicationFactor of the topics CreateTopics creates (default -1: the
+	// target brokers' default.replication.factor).
+	ReplicationFactor int `yaml:"replication_factor"`
 
 	// Start is where a partition without a checkpoint starts: "earliest"
 	// (default), "latest", or an RFC 3339 timestamp.
@@ -85,14 +95,21 @@ type TLS struct {
 }
 
 // SASL configures SASL authentication. The password is never inline: it
-// comes from the environment variable PasswordEnv or the file PasswordFile.
+// comes from exactly one of the environment variable PasswordEnv, the file
+// PasswordFile, or the AWS Secrets Manager secret PasswordSecretARN.
 type SASL struct {
 	// Mechanism is "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512" or "AWS_MSK_IAM".
 	Mechanism    string `yaml:"mechanism"`
 	Username     string `yaml:"username"`
 	PasswordEnv  string `yaml:"password_env"`
 	PasswordFile string `yaml:"password_file"`
-	Region       string `yaml:"region"` // AWS_MSK_IAM only; default from the AWS configuration
+	// PasswordSecretARN is the ARN of an AWS Secrets Manager secret whose
+	// SecretString is the password. The Lambda functions fetch it once per
+	// execution environment (File.ResolveSecrets); the CLI does not.
+	PasswordSecretARN string `yaml:"password_secret_arn"`
+	Region            string `yaml:"region"` // AWS_MSK_IAM only; default from the AWS configuration
+
+	fetched *Secret // the secret of PasswordSecretARN, set by File.ResolveSecrets
 }
 
 // Topics selects topics by regular expressions (Go RE2 syntax, anchored:

@@ -26,6 +26,8 @@ const (
 	defaultRetries        = 10
 	defaultRetryBackoff   = 100 * time.Millisecond
 	defaultTimeout        = 30 * time.Second
+	// defaultReplicationFactor asks the target for its default.replication.factor.
+	defaultReplicationFactor = -1
 )
 
 // SetDefaults fills every unset field with its default, as Parse does.
@@ -52,6 +54,7 @@ func (f *File) setDefaults(present func(path string) bool) {
 		if p.LoopPrevention == nil {
 			p.LoopPrevention = ptr(true)
 		}
+		setDefault(&p.ReplicationFactor, defaultReplicationFactor, at("replication_factor"))
 		setDefault(&p.Start, defaultStart, at("start"))
 		setDefault(&p.Isolation, defaultIsolation, at("isolation"))
 		setDefault(&p.OnGap, defaultOnGap, at("on_gap"))

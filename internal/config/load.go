@@ -37,6 +37,14 @@ func Load(path string) (*File, error) {
 // ignored, so that they can hold YAML anchors to reuse with aliases and
 // merge keys (<<: *defaults). On error the returned *File is nil.
 func Parse(data []byte, filename string) (*File, error) {
+	return ParseWithStore(data, filename, "")
+}
+
+// ParseWithStore is Parse with store as the default of the store key
+// instead of file://.catchup, for callers that are given their store
+// elsewhere (a Lambda function, its table): the defaults that depend on
+// the store, such as commit_interval, follow it.
+func ParseWithStore(data []byte, filename, store string) (*File, error) {
 	doc, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		return nil, syntaxError(filename, err)
@@ -55,7 +63,7 @@ func Parse(data []byte, filename string) (*File, error) {
 		failed:  map[string]bool{},
 		homes:   keyHomes(),
 	}
-	var f File
+	f := File{Store: store} // a store key in data overwrites it
 	if body != nil {
 		d.collectAnchors(body)
 		d.value(body, reflect.ValueOf(&f).Elem(), "")
@@ -348,7 +356,7 @@ func (d *decoder) structure(n ast.Node, v reflect.Value, path string) {
 		case t == reflect.TypeFor[SASL]() && strings.EqualFold(key, "password"):
 			d.addf(path, at, "inline %q is not allowed: passwords are never written in the config; "+
 				"set password_env to the name of an environment variable that holds it, "+
-				"or password_file to a file that holds it", key)
+				"password_file to a file that holds it, or password_secret_arn to an AWS Secrets Manager secret", key)
 		default:
 			d.addf(path, at, "%s", unknownKeyMsg(key, names, d.homes))
 		}

@@ -13,7 +13,7 @@ import (
 
 // ignoreCompiled leaves the compiled patterns out of comparisons; the
 // Topics.Match tests cover them.
-var ignoreCompiled = cmpopts.IgnoreUnexported(Topics{})
+var ignoreCompiled = cmpopts.IgnoreUnexported(Topics{}, SASL{})
 
 // problems returns the *Errors joined in err.
 func problems(t *testing.T, err error) []*Error {
@@ -84,6 +84,8 @@ func TestLoadSample(t *testing.T) {
 				Parallelism:    8,
 				FetchBytes:     1 << 20,
 				LeaseDuration:  20 * time.Minute,
+				// replication_factor, with its default (create_topics is false)
+				ReplicationFactor: -1,
 			},
 			{
 				Name:   "audit-backfill",
@@ -104,6 +106,8 @@ func TestLoadSample(t *testing.T) {
 				Parallelism:    8,
 				FetchBytes:     1 << 20,
 				LeaseDuration:  20 * time.Minute,
+				// replication_factor, with its default (create_topics is false)
+				ReplicationFactor: -1,
 			},
 		},
 	}
@@ -160,6 +164,8 @@ func TestParseDefaults(t *testing.T) {
 			Parallelism:    8,
 			FetchBytes:     1048576,
 			LeaseDuration:  20 * time.Minute,
+			// replication_factor, with its default (create_topics is false)
+			ReplicationFactor: -1,
 		}},
 	}
 	got, err := Parse([]byte(minimal), "minimal.yaml")
@@ -267,7 +273,8 @@ func TestParseUnknownKeys(t *testing.T) {
 				"[dst:9092]\n      sasl:\n        mechanism: PLAIN\n        username: u\n        password_env: P\n        password: hunter2\n", 1),
 			want: &Error{File: "t.yaml", Line: 12, Column: 9, Pipeline: "pipelines[0] (orders-dr)", Field: "target.sasl",
 				Msg: `inline "password" is not allowed: passwords are never written in the config; ` +
-					"set password_env to the name of an environment variable that holds it, or password_file to a file that holds it"},
+					"set password_env to the name of an environment variable that holds it, password_file to a file that holds it, " +
+					"or password_secret_arn to an AWS Secrets Manager secret"},
 		},
 	}
 	for _, tt := range tests {
@@ -464,6 +471,29 @@ func TestParseNoFollowOnErrors(t *testing.T) {
 			_, err := Parse([]byte(src), "t.yaml")
 			if diff := cmp.Diff([]*Error{tt.want}, problems(t, err)); diff != "" {
 				t.Errorf("Parse:\n%s\nmismatch (-want +got):\n%s", src, diff)
+			}
+		})
+	}
+}
+
+func TestParseWithStore(t *testing.T) {
+	const pipelines = "pipelines:\n  - name: p\n    source: {brokers: [\"s:9092\"]}\n    target: {brokers: [\"t:9092\"]}\n    topics: {include: [x]}\n"
+	tests := []struct {
+		name, src  string
+		wantStore  string
+		wantCommit time.Duration
+	}{
+		{"store absent takes the given one", pipelines, "dynamodb://table", 30 * time.Second},
+		{"store in the file wins", "store: file://dir\n" + pipelines, "file://dir", 5 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := ParseWithStore([]byte(tt.src), "t.yaml", "dynamodb://table")
+			if err != nil {
+				t.Fatalf("ParseWithStore: %v", err)
+			}
+			if f.Store != tt.wantStore || f.Pipelines[0].CommitInterval != tt.wantCommit {
+				t.Errorf("ParseWithStore: store %q, commit_interval %s; want %q, %s", f.Store, f.Pipelines[0].CommitInterval, tt.wantStore, tt.wantCommit)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -59,14 +60,23 @@ var (
 )
 
 // Password reads the password from the environment variable PasswordEnv
-// or the file PasswordFile, dropping one trailing newline from the file.
-// It is an error if neither is set, or if the variable is unset or the
-// file unreadable, or if the password is empty. Errors name the variable
-// or file, never the value.
+// or the file PasswordFile, dropping one trailing newline from the file, or
+// returns the secret of PasswordSecretARN that File.ResolveSecrets fetched.
+// It is an error if none or several are set, if the variable is unset, the
+// file unreadable or the secret not fetched, or if the password is empty.
+// Errors name the variable, file or secret, never the value.
 func (s *SASL) Password() (Secret, error) {
 	switch {
 	case s.PasswordEnv != "" && s.PasswordFile != "":
 		return Secret{}, errors.New("sasl password: both password_env and password_file are set")
+	case s.PasswordSecretARN != "" && (s.PasswordEnv != "" || s.PasswordFile != ""):
+		return Secret{}, errors.New("sasl password: password_secret_arn is set together with password_env or password_file")
+	case s.PasswordSecretARN != "":
+		if s.fetched == nil {
+			return Secret{}, fmt.Errorf("sasl password: secret %s has not been fetched: password_secret_arn is read by the "+
+				"AWS Lambda functions; elsewhere use password_env or password_file", s.PasswordSecretARN)
+		}
+		return *s.fetched, nil
 	case s.PasswordEnv != "":
 		v, ok := os.LookupEnv(s.PasswordEnv)
 		if !ok {
@@ -88,4 +98,40 @@ func (s *SASL) Password() (Secret, error) {
 		return NewSecret(v), nil
 	}
 	return Secret{}, fmt.Errorf("sasl password: mechanism %q has no password_env or password_file", s.Mechanism)
+}
+
+// SecretFetcher returns the value (SecretString) of the AWS Secrets Manager
+// secret arn. Its errors must name the ARN, never the value.
+type SecretFetcher func(ctx context.Context, arn string) (Secret, error)
+
+// ResolveSecrets fetches the password of every SASL block of f that names
+// password_secret_arn, each distinct ARN once, and keeps it for
+// SASL.Password. An empty secret is an error. It returns every failure at
+// once; the errors name the ARNs, never the values.
+func (f *File) ResolveSecrets(ctx context.Context, fetch SecretFetcher) error {
+	fetched := map[string]*Secret{}
+	var errs []error
+	for i := range f.Pipelines {
+		p := &f.Pipelines[i]
+		for _, s := range []*SASL{p.Source.SASL, p.Target.SASL} {
+			if s == nil || s.PasswordSecretARN == "" {
+				continue
+			}
+			sec, ok := fetched[s.PasswordSecretARN]
+			if !ok {
+				v, err := fetch(ctx, s.PasswordSecretARN)
+				switch {
+				case err != nil:
+					errs = append(errs, fmt.Errorf("pipeline %s: fetch secret %s: %w", p.Name, s.PasswordSecretARN, err))
+				case v.Reveal() == "":
+					errs = append(errs, fmt.Errorf("pipeline %s: secret %s is empty", p.Name, s.PasswordSecretARN))
+				default:
+					sec = &v
+				}
+				fetched[s.PasswordSecretARN] = sec
+			}
+			s.fetched = sec
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -2,7 +2,9 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -113,5 +115,52 @@ func TestSASLPassword(t *testing.T) {
 				t.Errorf("Password() = %q, %v; want %q", got.Reveal(), err, tt.want)
 			}
 		})
+	}
+}
+
+const testSecretARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:kafka-AbCdEf"
+
+func TestResolveSecrets(t *testing.T) {
+	const other = "arn:aws:secretsmanager:us-east-1:123456789012:secret:other-XyZ"
+	f := &File{Pipelines: []Pipeline{
+		{Name: "a", Source: Cluster{SASL: &SASL{Mechanism: "PLAIN", Username: "u", PasswordSecretARN: testSecretARN}},
+			Target: Cluster{SASL: &SASL{Mechanism: "PLAIN", Username: "u", PasswordSecretARN: testSecretARN}}},
+		{Name: "b", Source: Cluster{SASL: &SASL{Mechanism: "PLAIN", Username: "u", PasswordSecretARN: testSecretARN}},
+			Target: Cluster{SASL: &SASL{Mechanism: "PLAIN", Username: "u", PasswordEnv: "UNUSED"}}},
+	}}
+	if _, err := f.Pipelines[0].Source.SASL.Password(); err == nil || !strings.Contains(err.Error(), "has not been fetched") {
+		t.Errorf("Password() before ResolveSecrets = %v, want an error saying it was not fetched", err)
+	}
+	calls := map[string]int{}
+	fetch := func(_ context.Context, arn string) (Secret, error) {
+		calls[arn]++
+		return NewSecret(password), nil
+	}
+	if err := f.ResolveSecrets(t.Context(), fetch); err != nil {
+		t.Fatalf("ResolveSecrets: %v", err)
+	}
+	if calls[testSecretARN] != 1 || len(calls) != 1 {
+		t.Errorf("ResolveSecrets fetched %v, want %s once", calls, testSecretARN)
+	}
+	for _, s := range []*SASL{f.Pipelines[0].Source.SASL, f.Pipelines[0].Target.SASL, f.Pipelines[1].Source.SASL} {
+		if got, err := s.Password(); err != nil || got.Reveal() != password {
+			t.Errorf("Password() after ResolveSecrets = %v, %v; want the fetched secret", got, err)
+		}
+	}
+
+	// Failures name the ARN, all at once, never a value.
+	f = &File{Pipelines: []Pipeline{
+		{Name: "a", Source: Cluster{SASL: &SASL{PasswordSecretARN: testSecretARN}}, Target: Cluster{SASL: &SASL{PasswordSecretARN: other}}},
+	}}
+	err := f.ResolveSecrets(t.Context(), func(_ context.Context, arn string) (Secret, error) {
+		if arn == other {
+			return NewSecret(""), nil
+		}
+		return Secret{}, errors.New("AccessDeniedException")
+	})
+	for _, want := range []string{"fetch secret " + testSecretARN + ": AccessDeniedException", "secret " + other + " is empty"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ResolveSecrets error = %v, want it to contain %q", err, want)
+		}
 	}
 }

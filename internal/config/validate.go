@@ -128,6 +128,7 @@ func (p *Pipeline) check(c *checker, path string) {
 		c.addf(at("window.max_duration"), "%v is not shorter than lease_duration %v; a run that outlives its lease could copy alongside another run", p.Window.MaxDuration, p.LeaseDuration)
 	}
 	p.Producer.check(c, at("producer"))
+	p.checkTopicCreation(c, path)
 
 	c.enum(at("isolation"), p.Isolation, "read_committed", "read_uncommitted")
 	c.enum(at("on_gap"), p.OnGap, "fail", "skip")
@@ -191,11 +192,15 @@ func (s *SASL) check(c *checker, path string, tls bool) {
 		if s.Username == "" {
 			c.addf(at("username"), "required with mechanism %s", s.Mechanism)
 		}
-		switch {
-		case s.PasswordEnv == "" && s.PasswordFile == "":
-			c.addf(path, "mechanism %s needs a password: set password_env (an environment variable) or password_file", s.Mechanism)
-		case s.PasswordEnv != "" && s.PasswordFile != "":
-			c.addf(path, "set only one of password_env and password_file")
+		switch n := count(s.PasswordEnv, s.PasswordFile, s.PasswordSecretARN); {
+		case n == 0:
+			c.addf(path, "mechanism %s needs a password: set password_env (an environment variable) or password_file, "+
+				"or password_secret_arn (an AWS Secrets Manager secret, for the Lambda functions)", s.Mechanism)
+		case n > 1:
+			c.addf(path, "set only one of password_env, password_file and password_secret_arn")
+		}
+		if a := s.PasswordSecretARN; a != "" && (!strings.HasPrefix(a, "arn:") || !strings.Contains(a, ":secretsmanager:")) {
+			c.addf(at("password_secret_arn"), "%q is not a Secrets Manager secret ARN (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME)", a)
 		}
 		if err := checkFile(s.PasswordFile); err != nil {
 			c.addf(at("password_file"), "%v", err)
@@ -204,7 +209,8 @@ func (s *SASL) check(c *checker, path string, tls bool) {
 			c.addf(at("region"), "is used only with mechanism AWS_MSK_IAM")
 		}
 	case "AWS_MSK_IAM":
-		for _, f := range []struct{ key, value string }{{"username", s.Username}, {"password_env", s.PasswordEnv}, {"password_file", s.PasswordFile}} {
+		for _, f := range []struct{ key, value string }{{"username", s.Username}, {"password_env", s.PasswordEnv},
+			{"password_file", s.PasswordFile}, {"password_secret_arn", s.PasswordSecretARN}} {
 			if f.value != "" {
 				c.addf(at(f.key), "is not used with AWS_MSK_IAM, which signs requests with AWS credentials")
 			}
@@ -375,4 +381,15 @@ func (f *File) Pipeline(name string) (*Pipeline, error) {
 		return nil, fmt.Errorf("pipeline: the config has %d pipelines, name one of: %s", len(names), strings.Join(names, ", "))
 	}
 	return nil, fmt.Errorf("pipeline %q: no such pipeline; available: %s", name, strings.Join(names, ", "))
+}
+
+// count returns how many of values are not empty.
+func count(values ...string) int {
+	n := 0
+	for _, v := range values {
+		if v != "" {
+			n++
+		}
+	}
+	return n
 }

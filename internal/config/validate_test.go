@@ -115,7 +115,17 @@ func TestValidate(t *testing.T) {
 			"set password_env (an environment variable) or password_file"},
 		{"two passwords", func(f *File) {
 			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "SCRAM-SHA-512", Username: "u", PasswordEnv: "P", PasswordFile: existing}
-		}, p0, "source.sasl", "only one of password_env and password_file"},
+		}, p0, "source.sasl", "only one of password_env, password_file and password_secret_arn"},
+		{"password file and secret", func(f *File) {
+			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "SCRAM-SHA-512", Username: "u", PasswordFile: existing, PasswordSecretARN: testSecretARN}
+		}, p0, "source.sasl", "only one of password_env, password_file and password_secret_arn"},
+		{"secret not an ARN", func(f *File) {
+			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "SCRAM-SHA-512", Username: "u", PasswordSecretARN: "kafka-password"}
+		}, p0, "source.sasl.password_secret_arn", `"kafka-password" is not a Secrets Manager secret ARN`},
+		{"iam with secret", func(f *File) {
+			f.Pipelines[0].Target.TLS = &TLS{}
+			f.Pipelines[0].Target.SASL = &SASL{Mechanism: "AWS_MSK_IAM", PasswordSecretARN: testSecretARN}
+		}, p0, "target.sasl.password_secret_arn", "not used with AWS_MSK_IAM"},
 		{"missing password file", func(f *File) {
 			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "PLAIN", Username: "u", PasswordFile: missing}
 		}, p0, "source.sasl.password_file", missing},

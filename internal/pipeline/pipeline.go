@@ -33,6 +33,11 @@ type Options struct {
 	// Store, if set, is used instead of the store the file names (and is
 	// not closed by Close).
 	Store checkpoint.Store
+	// Source and Target, if set, are used instead of dialing the clusters
+	// (and are not closed by Close): a Lambda execution environment keeps
+	// its connections from one invocation to the next.
+	Source *kafkago.Source
+	Target *kafkago.Target
 	// Partitions, if set, restricts the run to them.
 	Partitions []catchup.Partition
 	Log        *slog.Logger
@@ -63,7 +68,8 @@ type Pipeline struct {
 	Target *kafkago.Target
 	Store  checkpoint.Store
 
-	ownStore bool
+	ownStore, ownClusters bool
+	job                   *Job
 }
 
 // Open connects pipeline p of file f.
@@ -72,20 +78,29 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 	if err != nil {
 		return nil, fmt.Errorf("pipeline %s: start: %w", p.Name, err)
 	}
-	pl := &Pipeline{Config: p, Store: o.Store}
+	pl := &Pipeline{Config: p, Store: o.Store, job: o.Job}
 	if pl.Store == nil {
 		if pl.Store, err = OpenStore(ctx, f); err != nil {
 			return nil, err
 		}
 		pl.ownStore = true
 	}
-	if pl.Source, err = kafkago.NewSource(p.Source, p.Isolation, nil); err != nil {
+	switch {
+	case o.Source != nil && o.Target != nil:
+		pl.Source, pl.Target = o.Source, o.Target
+	case o.Source != nil || o.Target != nil:
 		pl.Close()
-		return nil, fmt.Errorf("pipeline %s: source: %w", p.Name, err)
-	}
-	if pl.Target, err = kafkago.NewTarget(p.Target, p.Producer, nil); err != nil {
-		pl.Close()
-		return nil, fmt.Errorf("pipeline %s: target: %w", p.Name, err)
+		return nil, fmt.Errorf("pipeline %s: Options.Source and Options.Target go together", p.Name)
+	default:
+		pl.ownClusters = true
+		if pl.Source, err = kafkago.NewSource(p.Source, p.Isolation, nil); err != nil {
+			pl.Close()
+			return nil, fmt.Errorf("pipeline %s: source: %w", p.Name, err)
+		}
+		if pl.Target, err = kafkago.NewTarget(p.Target, p.Producer, nil); err != nil {
+			pl.Close()
+			return nil, fmt.Errorf("pipeline %s: target: %w", p.Name, err)
+		}
 	}
 	if o.Owner == "" {
 		o.Owner = DefaultOwner()
@@ -150,6 +165,9 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 		Log:            o.Log,
 		Now:            o.Now,
 		OnProgress:     o.OnProgress,
+		// create_topics
+		CreateTopics:      p.CreateTopics,
+		ReplicationFactor: p.ReplicationFactor,
 	})
 	if err != nil {
 		pl.Close()
@@ -158,12 +176,12 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 	return pl, nil
 }
 
-// Close closes the connections and, if Open opened it, the store.
+// Close closes the connections and the store that Open opened.
 func (p *Pipeline) Close() error {
-	if p.Source != nil {
+	if p.ownClusters && p.Source != nil {
 		p.Source.Close()
 	}
-	if p.Target != nil {
+	if p.ownClusters && p.Target != nil {
 		p.Target.Close()
 	}
 	if p.ownStore && p.Store != nil {

@@ -337,6 +337,23 @@ func TestCrashAfterProduceBeforeCommitResumesWithoutDuplicates(t *testing.T) {
 	}
 }
 
+func TestResumeWithASmallerWindowThanTheCrashedRun(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 20})
+	o := r.options("dies")
+	o.Store = &crashingStore{Store: r.store, commits: 1} // only the commit before the first produce
+	o.CommitInterval = time.Nanosecond
+	r.run(t, t.Context(), o)
+	if n := len(r.dst.logs[pA].recs); n == 0 {
+		t.Fatal("the crashed run wrote nothing; the test needs it to have written past its checkpoint")
+	}
+	r.clock.add(21 * time.Minute)
+	small := r.options("small")
+	small.Policy.MaxRecords = 1 // a window that ends below what the crashed run wrote
+	r.run(t, t.Context(), small)
+	r.run(t, t.Context(), r.options("rest"))
+	r.checkExactCopy(t)
+}
+
 func TestLeasedPartitionIsSkipped(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 5, pB: 5})
 	if _, _, err := r.store.Acquire(t.Context(), "p1", pB, "someone-else", time.Hour); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -25,6 +26,7 @@ type partitionCopy struct {
 	storeCtx context.Context
 
 	next      int64 // offset after the last acknowledged record (or covered marker)
+	stop      int64 // a bounded job's stop offset; math.MaxInt64 for a pipeline
 	targetEnd int64 // target end offset after the last acknowledged produce; -1 unknown
 
 	// What the next commit adds.
@@ -128,7 +130,10 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 	if pl.Err != nil {
 		return pl.Err
 	}
-	pc.next = pl.From
+	pc.next, pc.stop = pl.From, math.MaxInt64
+	if stop, ok := pol.StopOffsets[pc.p]; ok {
+		pc.stop = stop
+	}
 	if pl.Gap != nil {
 		pc.pendGap = &checkpoint.Gap{From: pl.Gap.From, To: pl.Gap.To, At: e.o.Now()}
 	}
@@ -187,8 +192,19 @@ func (pc *partitionCopy) reconcile(ctx context.Context, floor, end int64) error 
 	return nil
 }
 
-// lastWritten returns the highest source offset of pc.p found in the target
-// partition between floor and end, reading backwards one batch at a time.
+// lastWritten returns the highest source offset of pc.p that this partition's
+// copies wrote to the target partition between floor and end, reading
+// backwards one batch at a time.
+//
+// Since floor (the target end at the last commit, or after the last
+// acknowledged produce) the copies under this checkpoint namespace wrote
+// only source offsets from pc.next on, in order, and a bounded job only
+// below its stop offset. A copy of pc.p outside that range was written by
+// another writer of the same target partition: a backfill job and its
+// pipeline write there under two checkpoint namespaces, and a job resumed
+// after the pipeline copied later offsets must not take those for its own
+// and skip the rest of its range. (The window end is no bound: an earlier
+// run of the same namespace may have had a larger window.)
 func (pc *partitionCopy) lastWritten(ctx context.Context, floor, end int64) (int64, bool, error) {
 	tp := pc.targetPartition()
 	for end > floor {
@@ -200,7 +216,7 @@ func (pc *partitionCopy) lastWritten(ctx context.Context, floor, end int64) (int
 			if recs[i].Offset < floor || recs[i].Offset >= end {
 				continue
 			}
-			if off, ok := catchup.SourceOffset(&recs[i], pc.e.o.Cluster, pc.p); ok {
+			if off, ok := catchup.SourceOffset(&recs[i], pc.e.o.Cluster, pc.p); ok && off >= pc.next && off < pc.stop {
 				return off, true, nil
 			}
 		}
@@ -459,24 +475,37 @@ func (pc *partitionCopy) reconcileProduce(ctx context.Context, recs []catchup.Re
 	return n, nil
 }
 
-// stamp adds the provenance header to every record.
+// stamp adds the provenance header to every record: in place when the
+// record's header list has spare capacity (kafkago's Source leaves one slot
+// after each record's headers, which belongs to that record alone), else
+// in a copy.
 func (pc *partitionCopy) stamp(recs []catchup.Record) {
 	pv := catchup.Provenance{Cluster: pc.e.o.Cluster, Partition: pc.p}
-	// One buffer for all header values and one for all header lists of the
-	// batch: two allocations, not two per record.
+	// One buffer for all header values and one for the header lists that
+	// must be copied: two allocations per batch, not two per record.
 	buf := make([]byte, 0, len(recs)*(len(pv.Cluster)+len(pc.p.Topic)+32))
 	n := 0
 	for i := range recs {
-		n += len(recs[i].Headers) + 1
+		if h := recs[i].Headers; len(h) == cap(h) {
+			n += len(h) + 1
+		}
 	}
-	hs := make([]catchup.Header, 0, n)
+	var hs []catchup.Header
+	if n > 0 {
+		hs = make([]catchup.Header, 0, n)
+	}
 	for i := range recs {
 		pv.Offset = recs[i].Offset
 		start := len(buf)
 		buf = catchup.AppendProvenance(buf, pv)
+		h := catchup.Header{Key: catchup.ProvenanceHeader, Value: buf[start:len(buf):len(buf)]}
+		if rh := recs[i].Headers; len(rh) < cap(rh) {
+			recs[i].Headers = append(rh, h)[: len(rh)+1 : len(rh)+1]
+			continue
+		}
 		first := len(hs)
 		hs = append(hs, recs[i].Headers...)
-		hs = append(hs, catchup.Header{Key: catchup.ProvenanceHeader, Value: buf[start:len(buf):len(buf)]})
+		hs = append(hs, h)
 		recs[i].Headers = hs[first:len(hs):len(hs)]
 	}
 }

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func TestPlanOrdersByRetentionUrgency(t *testing.T) {
+	e := newXEnv(t, nil, `hot, cold, kept, sized, idle`, "")
+	for name, cfg := range map[string]map[string]string{
+		"hot":   {"retention.ms": "7200000"}, // 2h
+		"cold":  nil,                         // 7 days
+		"kept":  {"cleanup.policy": "compact"},
+		"sized": {"retention.ms": "10800000", "retention.bytes": "1000000000"},
+		"idle":  {"retention.ms": "60000"},
+	} {
+		for _, c := range []*kfake.Cluster{e.src, e.dst} {
+			if err := c.CreateTopic(name, 1, cfg); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	old := time.Now().Add(-time.Hour)
+	var recs []*kgo.Record
+	for _, topic := range []string{"hot", "cold", "kept", "sized"} {
+		for i := range 100 {
+			recs = append(recs, &kgo.Record{Topic: topic, Key: []byte{byte(i)}, Value: []byte("value"), Timestamp: old})
+		}
+	}
+	produce(t, e.src, recs)
+
+	stdout := mustX(t, exitOK, "plan", "-c", e.cfg, "--rate", "10")
+	var order []string
+	rows := map[string]string{}
+	for _, line := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(line); len(f) > 6 && f[1] == "0" {
+			order = append(order, f[0])
+			rows[f[0]] = line
+		}
+	}
+	if got, want := strings.Join(order, " "), "hot sized cold kept idle"; got != want {
+		t.Errorf("plan rows in order %q, want %q:\n%s", got, want, stdout)
+	}
+	// Deleted in about 1h (2h retention, records 1h old), 2h with '*' for
+	// retention.bytes, 6 days 23h, never; 4 partitions share 10 records/s,
+	// so 100 records take 40s each, 400 records 40s in all.
+	for topic, re := range map[string]string{
+		"hot":   `hot\s+0\s+0\s+100\s+100\s+\S+ \S+\s+(59m\d+s|1h0m0s)\s+40s\s*$`,
+		"sized": `sized\s+0\s+0\s+100\s+100\s+\S+ \S+\s+(1h59m0s|2h0m0s)\*\s+40s\s*$`,
+		"cold":  `cold\s+0\s+0\s+100\s+100\s+\S+ \S+\s+16[67]h\d+m0s\s+40s\s*$`,
+		"kept":  `kept\s+0\s+0\s+100\s+100\s+\S+ \S+\s+never\s+40s\s*$`,
+		"idle":  `idle\s+0\s+0\s+0\s+0\s+0 B\s+-\s+-\s*$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(rows[topic]) {
+			t.Errorf("plan row of %s = %q; want it to match %s", topic, rows[topic], re)
+		}
+	}
+	for _, want := range []string{"most urgent first", "5 partitions, 400 records", "about 40s at 10 records/s", "retention.bytes also applies"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, stdout)
+		}
+	}
+
+	// Without a rate, no duration, and a note on why.
+	stdout = mustX(t, exitOK, "plan", "-c", e.cfg)
+	if !strings.Contains(stdout, "catchup stores no copy rate; pass --rate") || strings.Contains(stdout, " 40s") {
+		t.Errorf("plan without --rate:\n%s", stdout)
+	}
+}

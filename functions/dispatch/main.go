@@ -1,0 +1,87 @@
+// Command dispatch is the catchup dispatcher Lambda function: on a
+// schedule, it surveys every pipeline and invokes the replicate function
+// asynchronously once per shard of the backlog. The handler is
+// fanout.Dispatcher; this file only wires it.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
+	"github.com/kafka-catchup/catchup/internal/fanout"
+	"github.com/kafka-catchup/catchup/internal/lambdaenv"
+	"github.com/kafka-catchup/catchup/internal/metrics"
+)
+
+func main() {
+	ctx := context.Background()
+	log := lambdaenv.Logger()
+	fail := func(msg string, err error) {
+		log.Error(msg, "error", err)
+		os.Exit(1)
+	}
+
+	// Configuration: YAML from the environment or SSM, secrets from Secrets
+	// Manager, and the shard limits.
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		fail("load AWS configuration", err)
+	}
+	file, err := lambdaenv.LoadConfig(ctx, os.Getenv, ssm.NewFromConfig(awsCfg), secretsmanager.NewFromConfig(awsCfg))
+	if err != nil {
+		fail("load catchup configuration", err)
+	}
+	loc, err := file.StoreLocation()
+	if err != nil {
+		fail("read store", err)
+	}
+	function := os.Getenv(lambdaenv.EnvReplicateFunction)
+	if function == "" {
+		fail("read settings", fmt.Errorf("%s is not set: name the replicate function", lambdaenv.EnvReplicateFunction))
+	}
+	setting := func(name string, def int64) int64 {
+		v, err := lambdaenv.Int(os.Getenv, name, def)
+		if err != nil {
+			fail("read settings", err)
+		}
+		return v
+	}
+	limits := fanout.Limits{
+		MaxShards:     int(setting(lambdaenv.EnvMaxShards, 20)),
+		MaxPartitions: int(setting(lambdaenv.EnvShardPartitions, 64)),
+		MaxBytes:      setting(lambdaenv.EnvShardBytes, 4<<30),
+	}
+	concurrency := int(setting(lambdaenv.EnvInvokeConcurrency, 8))
+
+	// Clients, kept for the life of the execution environment.
+	store := dynamostore.New(dynamodb.NewFromConfig(awsCfg), loc.Path)
+	invoker := fanout.LambdaInvoker{Client: awslambda.NewFromConfig(awsCfg), Function: function}
+	emitter := metrics.New(os.Stdout, lambdaenv.String(os.Getenv, lambdaenv.EnvNamespace, "catchup"), nil)
+
+	// Handler.
+	d, err := fanout.New(fanout.Options{
+		File:        file,
+		Store:       store,
+		Invoker:     invoker,
+		Limits:      limits,
+		Concurrency: concurrency,
+		Log:         log,
+		Metrics:     emitter,
+		Service:     lambdaenv.String(os.Getenv, lambdaenv.EnvService, "catchup"),
+	})
+	if err != nil {
+		fail("build handler", err)
+	}
+	log.Info("ready", slog.Int("pipelines", len(file.Pipelines)), slog.String("table", loc.Path), slog.String("replicate_function", function))
+	lambda.StartWithOptions(d.Handle, lambda.WithContext(ctx))
+}

@@ -1,0 +1,201 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
+	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore/dynamotest"
+	"github.com/kafka-catchup/catchup/internal/fanout"
+	"github.com/kafka-catchup/catchup/internal/lambdaenv"
+	"github.com/kafka-catchup/catchup/internal/metrics"
+	"github.com/kafka-catchup/catchup/internal/worker"
+)
+
+// TestScheduledDispatchFansOut runs a scheduled dispatch: the dispatch
+// bootstrap surveys two pipelines, whose source needs a SASL password kept
+// in Secrets Manager, splits the backlog into shards by bytes and invokes
+// the replicate function once per shard through the Lambda API; the
+// double of that API queues each payload on the Runtime API that four
+// replicate bootstraps poll, as Lambda runs concurrent invocations. The
+// target becomes an exact copy, no partition is in two shards, every
+// process fetched the secret once and printed it nowhere, and a second
+// dispatch with nothing to do invokes nothing.
+func TestScheduledDispatchFansOut(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	const (
+		password  = "kafka-Pa55word-e2e"
+		secretARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:source-kafka-AbCdEf"
+		param     = "/catchup/e2e/config"
+		perPart   = 300
+	)
+	topics := map[string]int32{"orders": 4, "payments": 3, "audit": 2}
+	var seeds []kfake.Opt
+	for name, n := range topics {
+		seeds = append(seeds, kfake.SeedTopics(n, name))
+	}
+	auth := scram.Auth{User: "replicator", Pass: password}.AsSha512Mechanism()
+	src := newCluster(t, []kgo.Opt{kgo.SASL(auth)}, append(seeds, kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "replicator", password))...)
+	dst := newCluster(t, nil, seeds...)
+	for name, n := range topics {
+		src.seed(ctx, t, name, n, perPart, func(i int) time.Time { return time.UnixMilli(1_700_000_000_000 + int64(i)) })
+	}
+
+	endpoint := dynamotest.Endpoint(t)
+	client := dynamotest.Client(t, endpoint)
+	table := dynamotest.Table(t, client)
+	workers := newRuntimeAPI(t, "catchup-replicate")
+	dispatcher := newRuntimeAPI(t, "catchup-dispatch")
+	aws := newAWSDouble(t, "catchup-replicate", workers, 30*time.Second)
+	aws.putSecret(secretARN, `{"username":"replicator","password":"`+password+`"}`) // the form of an MSK SCRAM secret
+	sasl := fmt.Sprintf(`{mechanism: SCRAM-SHA-512, username: replicator, password_secret_arn: %q}`, secretARN)
+	config := fmt.Sprintf(`pipelines:
+  - name: dr
+    source: {name: onprem, brokers: [%[1]s], sasl: %[3]s}
+    target: {name: dr, brokers: [%[2]s]}
+    topics: {include: ["orders", "payments"]}
+    commit_interval: 200ms
+    producer: {batch_records: 50}
+  - name: audit-dr
+    source: {name: onprem, brokers: [%[1]s], sasl: %[3]s}
+    target: {name: dr, brokers: [%[2]s]}
+    topics: {include: ["audit"]}
+`, src.addr(), dst.addr(), sasl)
+	aws.putParameter(param, config)
+
+	env := baseEnv(t, endpoint, table, aws)
+	var procs []*proc
+	for i := range 4 {
+		workerEnv := with(env, lambdaenv.EnvConfig, config)
+		procs = append(procs, start(t, "replicate", fmt.Sprintf("replicate-%d", i), workers, workerEnv))
+	}
+	dispatchEnv := with(env, lambdaenv.EnvConfigParameter, param) // the SSM path, here
+	for k, v := range map[string]string{
+		lambdaenv.EnvReplicateFunction: "catchup-replicate",
+		lambdaenv.EnvShardBytes:        "60000", // two partitions: 300 records of about 85 bytes each, as sampled
+		lambdaenv.EnvShardPartitions:   "3",
+		lambdaenv.EnvMaxShards:         "20",
+		lambdaenv.EnvInvokeConcurrency: "4",
+	} {
+		dispatchEnv[k] = v
+	}
+	procs = append(procs, start(t, "dispatch", "dispatch", dispatcher, dispatchEnv))
+
+	// The schedule's event.
+	inv := dispatcher.invoke([]byte(`{}`), time.Now().Add(30*time.Second)).wait(ctx, t)
+	if inv.failed {
+		t.Fatalf("dispatch failed: %s", inv.body)
+	}
+	var sum fanout.Summary
+	if err := json.Unmarshal(inv.body, &sum); err != nil {
+		t.Fatalf("dispatch response %s: %v", inv.body, err)
+	}
+	t.Logf("dispatch: %s", inv.body)
+	queued := aws.queued()
+	if sum.Shards < 3 || sum.Invoked != sum.Shards || len(queued) != sum.Shards {
+		t.Fatalf("dispatch: %d shards, %d invoked, %d Invoke calls; want at least 3 shards, all invoked", sum.Shards, sum.Invoked, len(queued))
+	}
+
+	// Every shard is copied by some worker; no partition is in two shards.
+	type key struct {
+		pipeline string
+		catchup.Partition
+	}
+	shardOf := map[key]int{}
+	for i, q := range queued {
+		q.wait(ctx, t)
+		var ev worker.Event
+		if err := json.Unmarshal(q.payload, &ev); err != nil {
+			t.Fatalf("shard %d payload %s: %v", i, q.payload, err)
+		}
+		if q.failed {
+			t.Errorf("shard %d (%s) failed: %s", i, q.payload, q.body)
+			continue
+		}
+		var ws worker.Summary
+		if err := json.Unmarshal(q.body, &ws); err != nil || !ws.Done || ws.Error != "" {
+			t.Errorf("shard %d (%s): summary %s (%v), want done", i, q.payload, q.body, err)
+		}
+		if len(ev.Partitions) == 0 || len(ev.Partitions) > 3 {
+			t.Errorf("shard %d has %d partitions, want 1 to 3", i, len(ev.Partitions))
+		}
+		for _, p := range ev.Partitions {
+			k := key{ev.Pipeline, catchup.Partition{Topic: p.Topic, Partition: p.Partition}}
+			if prev, ok := shardOf[k]; ok {
+				t.Errorf("%s %s is in shards %d and %d", k.pipeline, k.Partition, prev, i)
+			}
+			shardOf[k] = i
+		}
+	}
+	if len(shardOf) != 9 {
+		t.Errorf("the shards hold %d partitions, want 9: %v", len(shardOf), shardOf)
+	}
+	for name, n := range topics {
+		want, got := src.read(ctx, t, name, n), dst.read(ctx, t, name, n)
+		for p := range n {
+			checkCopy(t, fmt.Sprintf("%s/%d", name, p), want[p], got[p])
+		}
+	}
+	store := dynamostore.New(client, table)
+	for _, pipeline := range []string{"dr", "audit-dr"} {
+		cps, err := store.Load(ctx, pipeline)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cp := range cps {
+			if cp.Next != perPart || cp.Owner != "" {
+				t.Errorf("%s %s: checkpoint %d, owner %q; want %d, released", pipeline, cp.Partition, cp.Next, cp.Owner, perPart)
+			}
+		}
+	}
+
+	// A dispatch with nothing to do invokes nothing, quickly.
+	begin := time.Now()
+	idle := dispatcher.invoke([]byte(`{}`), time.Now().Add(30*time.Second)).wait(ctx, t)
+	took := time.Since(begin)
+	sum = fanout.Summary{}
+	if err := json.Unmarshal(idle.body, &sum); idle.failed || err != nil || sum.Shards != 0 || len(aws.queued()) != len(queued) {
+		t.Errorf("idle dispatch: %s (%v); want no shard and no Invoke call", idle.body, err)
+	}
+	t.Logf("idle dispatch of 2 pipelines, 9 partitions: %s from invoke to response (handler %d ms)", took.Round(time.Millisecond), sum.DurationMS)
+	if took > 2*time.Second {
+		t.Errorf("idle dispatch took %s, want well under 2s", took)
+	}
+
+	// Secrets: fetched once per process, printed nowhere; metrics valid.
+	if n := aws.count("secretsmanager.GetSecretValue"); n != len(procs) {
+		t.Errorf("GetSecretValue called %d times, want once per process (%d)", n, len(procs))
+	}
+	if n := aws.count("AmazonSSM.GetParameter"); n != 1 {
+		t.Errorf("GetParameter called %d times, want once (the dispatch process)", n)
+	}
+	docs := checkOutput(t, []string{password}, procs...)
+	var records, lag float64
+	for _, d := range docs {
+		records += d.Values[metrics.Records]
+		if _, ok := d.Values[metrics.LagBytes]; ok && d.Members[metrics.DimTopic] == nil {
+			lag += d.Values[metrics.LagRecords]
+		}
+	}
+	if records != 9*perPart || lag != 9*perPart {
+		t.Errorf("EMF: %v records copied and %v records of lag at the first dispatch; want %d of each", records, lag, 9*perPart)
+	}
+}
+
+// with returns a copy of env with key set to value.
+func with(env map[string]string, key, value string) map[string]string {
+	out := make(map[string]string, len(env)+1)
+	for k, v := range env {
+		out[k] = v
+	}
+	out[key] = value
+	return out
+}

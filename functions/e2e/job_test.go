@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
+	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore/dynamotest"
+	"github.com/kafka-catchup/catchup/internal/lambdaenv"
+	"github.com/kafka-catchup/catchup/internal/worker"
+)
+
+// TestBackfillJobEvent invokes the replicate bootstrap with a backfill job:
+// exactly the records whose timestamps fall in the job's range reach the
+// target, the job keeps its own checkpoints, and the pipeline's are not
+// touched. A malformed event is answered, not retried.
+func TestBackfillJobEvent(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	const perPart = 100
+	base := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	at := func(i int) time.Time { return base.Add(time.Duration(i) * time.Minute) }
+	src := newCluster(t, nil, kfake.SeedTopics(2, "clicks"))
+	dst := newCluster(t, nil, kfake.SeedTopics(2, "clicks"))
+	src.seed(ctx, t, "clicks", 2, perPart, at)
+
+	endpoint := dynamotest.Endpoint(t)
+	client := dynamotest.Client(t, endpoint)
+	table := dynamotest.Table(t, client)
+	rt := newRuntimeAPI(t, "catchup-replicate")
+	config := fmt.Sprintf(`pipelines:
+  - name: clicks
+    source: {brokers: [%s]}
+    target: {brokers: [%s]}
+    topics: {include: [clicks]}
+`, src.addr(), dst.addr())
+	p := start(t, "replicate", "replicate", rt, with(baseEnv(t, endpoint, table, nil), lambdaenv.EnvConfig, config))
+
+	from, to := at(20), at(60)
+	ev := fmt.Sprintf(`{"pipeline":"clicks","job":{"name":"incident-7","from":%q,"to":%q}}`, from.Format(time.RFC3339), to.Format(time.RFC3339))
+	inv := rt.invoke([]byte(ev), time.Now().Add(30*time.Second)).wait(ctx, t)
+	var sum worker.Summary
+	if err := json.Unmarshal(inv.body, &sum); inv.failed || err != nil || !sum.Done || sum.Namespace != "clicks.job.incident-7" || sum.Copied != 2*40 {
+		t.Fatalf("job invocation: %s (%v); want done in namespace clicks.job.incident-7 with 80 records copied", inv.body, err)
+	}
+	want := src.read(ctx, t, "clicks", 2)
+	got := dst.read(ctx, t, "clicks", 2)
+	for part := range int32(2) {
+		var inRange []*kgo.Record
+		for _, r := range want[part] {
+			if !r.Timestamp.Before(from) && r.Timestamp.Before(to) {
+				inRange = append(inRange, r)
+			}
+		}
+		checkCopy(t, fmt.Sprintf("clicks/%d", part), inRange, got[part])
+	}
+	store := dynamostore.New(client, table)
+	if cps, err := store.Load(ctx, "clicks"); err != nil || len(cps) != 0 {
+		t.Errorf("the pipeline's own checkpoints: %v, %v; want none", cps, err)
+	}
+	if cps, err := store.Load(ctx, "clicks.job.incident-7"); err != nil || len(cps) != 2 || cps[0].Next != 60 {
+		t.Errorf("the job's checkpoints: %+v, %v; want 2 at offset 60", cps, err)
+	}
+
+	// Bad events are answered with the reason, not failed (a retry would fail again).
+	for _, bad := range []string{
+		`{"pipeline":"clicks","jbo":{}}`,
+		`{"pipeline":"nope"}`,
+		`{"pipeline":"clicks","job":{"name":"x"}}`,
+		`{"pipeline":"clicks","partitions":[{"topic":"__consumer_offsets","partition":0}]}`,
+	} {
+		inv := rt.invoke([]byte(bad), time.Now().Add(10*time.Second)).wait(ctx, t)
+		var s worker.Summary
+		if err := json.Unmarshal(inv.body, &s); inv.failed || err != nil || s.Error == "" || s.Copied != 0 {
+			t.Errorf("event %s: answer %s (failed %v); want a summary with an error", bad, inv.body, inv.failed)
+		}
+	}
+	checkOutput(t, nil, p)
+}

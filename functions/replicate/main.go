@@ -1,0 +1,73 @@
+// Command replicate is the catchup worker Lambda function: each invocation
+// copies the windows of one pipeline, or of the partitions its event names,
+// until done or until a margin before its deadline. The handler is
+// worker.Handler; this file only wires it.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
+	"github.com/kafka-catchup/catchup/internal/lambdaenv"
+	"github.com/kafka-catchup/catchup/internal/metrics"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
+	"github.com/kafka-catchup/catchup/internal/worker"
+)
+
+func main() {
+	ctx := context.Background()
+	log := lambdaenv.Logger()
+	fail := func(msg string, err error) {
+		log.Error(msg, "error", err)
+		os.Exit(1)
+	}
+
+	// Configuration: YAML from the environment or SSM, secrets from Secrets Manager.
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		fail("load AWS configuration", err)
+	}
+	file, err := lambdaenv.LoadConfig(ctx, os.Getenv, ssm.NewFromConfig(awsCfg), secretsmanager.NewFromConfig(awsCfg))
+	if err != nil {
+		fail("load catchup configuration", err)
+	}
+	margin, err := lambdaenv.Duration(os.Getenv, lambdaenv.EnvMargin, 10*time.Second)
+	if err != nil {
+		fail("read settings", err)
+	}
+	loc, err := file.StoreLocation()
+	if err != nil {
+		fail("read store", err)
+	}
+
+	// Clients, kept for the life of the execution environment.
+	store := dynamostore.New(dynamodb.NewFromConfig(awsCfg), loc.Path)
+	emitter := metrics.New(os.Stdout, lambdaenv.String(os.Getenv, lambdaenv.EnvNamespace, "catchup"), nil)
+
+	// Handler.
+	h, err := worker.New(worker.Options{
+		File:       file,
+		Store:      store,
+		Owner:      lambdaenv.Owner(os.Getenv, pipeline.DefaultOwner()),
+		Margin:     margin,
+		Log:        log,
+		Metrics:    emitter,
+		Service:    lambdaenv.String(os.Getenv, lambdaenv.EnvService, "catchup"),
+		Concurrent: lambdacontext.MaxConcurrency() > 1,
+	})
+	if err != nil {
+		fail("build handler", err)
+	}
+	log.Info("ready", slog.Int("pipelines", len(file.Pipelines)), slog.String("table", loc.Path))
+	lambda.StartWithOptions(h.Handle, lambda.WithContext(ctx))
+}

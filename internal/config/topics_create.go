@@ -1,0 +1,15 @@
+package config
+
+import "math"
+
+// checkTopicCreation checks create_topics and replication_factor.
+func (p *Pipeline) checkTopicCreation(c *checker, path string) {
+	at := path + ".replication_factor"
+	switch rf := p.ReplicationFactor; {
+	case rf == -1:
+	case rf < 1 || rf > math.MaxInt16:
+		c.addf(at, "%d is not a replication factor: use -1 for the target brokers' default.replication.factor, or 1 to %d", rf, math.MaxInt16)
+	case !p.CreateTopics:
+		c.addf(at, "%d has no effect without create_topics: true (catchup creates no topics otherwise)", rf)
+	}
+}

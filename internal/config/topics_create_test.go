@@ -1,0 +1,47 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCreateTopicsConfig(t *testing.T) {
+	const head = `pipelines:
+  - name: p
+    source: {brokers: ["a:9092"]}
+    target: {brokers: ["b:9092"]}
+    topics: {include: [orders]}
+`
+	tests := []struct {
+		name   string
+		extra  string
+		create bool
+		rf     int
+		want   string // in the error; "" for none
+	}{
+		{"defaults", "", false, -1, ""},
+		{"create with the broker default", "    create_topics: true\n", true, -1, ""},
+		{"create with three replicas", "    create_topics: true\n    replication_factor: 3\n", true, 3, ""},
+		{"zero replicas", "    create_topics: true\n    replication_factor: 0\n", true, 0, "0 is not a replication factor"},
+		{"too many replicas", "    create_topics: true\n    replication_factor: 40000\n", true, 40000, "40000 is not a replication factor"},
+		{"replicas without create", "    replication_factor: 3\n", false, 3, "has no effect without create_topics: true"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Parse([]byte(head+tt.extra), "p.yaml")
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Parse: %v", err)
+			case tt.want != "":
+				if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "replication_factor") {
+					t.Fatalf("Parse err = %v; want one about replication_factor containing %q", err, tt.want)
+				}
+				return
+			}
+			p := f.Pipelines[0]
+			if p.CreateTopics != tt.create || p.ReplicationFactor != tt.rf {
+				t.Errorf("create_topics %v, replication_factor %d; want %v, %d", p.CreateTopics, p.ReplicationFactor, tt.create, tt.rf)
+			}
+		})
+	}
+}

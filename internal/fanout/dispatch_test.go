@@ -1,0 +1,177 @@
+package fanout
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
+	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/metrics"
+	"github.com/kafka-catchup/catchup/internal/metrics/emftest"
+	"github.com/kafka-catchup/catchup/internal/worker"
+)
+
+// recorder is an Invoker that records payloads and the most calls in flight.
+type recorder struct {
+	mu       sync.Mutex
+	payloads [][]byte
+	inFlight atomic.Int32
+	most     atomic.Int32
+	fail     bool
+}
+
+func (r *recorder) Invoke(_ context.Context, payload []byte) error {
+	n := r.inFlight.Add(1)
+	defer r.inFlight.Add(-1)
+	for m := r.most.Load(); n > m && !r.most.CompareAndSwap(m, n); m = r.most.Load() {
+	}
+	time.Sleep(5 * time.Millisecond) // let calls overlap
+	if r.fail {
+		return errors.New("TooManyRequestsException")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.payloads = append(r.payloads, payload)
+	return nil
+}
+
+// rig is a source with records in 12 partitions of topic t, an empty
+// target and a memory store.
+func rig(t *testing.T) (*config.File, *checkpoint.MemStore) {
+	t.Helper()
+	var addrs [2]string
+	for i := range addrs {
+		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(12, "t"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		addrs[i] = c.ListenAddrs()[0]
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs[0]), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var recs []*kgo.Record
+	for p := range int32(12) {
+		for i := range 10 * (p + 1) {
+			recs = append(recs, &kgo.Record{Topic: "t", Partition: p, Value: bytes.Repeat([]byte{'x'}, 100+int(i))})
+		}
+	}
+	if err := cl.ProduceSync(t.Context(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := config.Parse(fmt.Appendf(nil, "pipelines:\n  - name: p\n    source: {brokers: [%s]}\n    target: {brokers: [%s]}\n    topics: {include: [t]}\n",
+		addrs[0], addrs[1]), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, checkpoint.NewMemStore(nil)
+}
+
+func TestDispatch(t *testing.T) {
+	f, store := rig(t)
+	// Partition 0 is leased by a live worker, partition 1 by a dead one.
+	now := time.Now()
+	if _, _, err := store.Acquire(t.Context(), "p", catchup.Partition{Topic: "t", Partition: 0}, "live", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.Acquire(t.Context(), "p", catchup.Partition{Topic: "t", Partition: 1}, "dead", time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	inv := &recorder{}
+	var out bytes.Buffer
+	d, err := New(Options{File: f, Store: store, Invoker: inv, Concurrency: 2,
+		Limits:  Limits{MaxShards: 3, MaxPartitions: 3, MaxBytes: 1 << 30},
+		Metrics: metrics.New(&out, "catchup", nil), Service: "test", Now: func() time.Time { return now.Add(time.Second) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := d.Handle(t.Context(), json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	ps := sum.Pipelines[0]
+	if sum.Shards != 3 || sum.Invoked != 3 || ps.Lagging != 12 || ps.Leased != 1 || ps.Deferred != 2 {
+		t.Errorf("summary %+v, pipeline %+v; want 12 lagging, 1 leased, 3 shards of 3 partitions, 2 deferred", sum, ps)
+	}
+	if most := inv.most.Load(); most > 2 {
+		t.Errorf("%d Invoke calls in flight at once, want at most 2", most)
+	}
+	seen := map[catchup.Partition]bool{}
+	for _, p := range inv.payloads {
+		ev, err := worker.DecodeEvent(p)
+		if err != nil {
+			t.Fatalf("payload %s is not a worker event: %v", p, err)
+		}
+		for _, wp := range ev.Partitions {
+			part := catchup.Partition{Topic: wp.Topic, Partition: wp.Partition}
+			if seen[part] || part.Partition == 0 {
+				t.Errorf("%s sent twice, or while leased", part)
+			}
+			seen[part] = true
+		}
+	}
+	if !seen[catchup.Partition{Topic: "t", Partition: 11}] || seen[catchup.Partition{Topic: "t", Partition: 2}] {
+		t.Errorf("sent %v; want the largest backlogs (t/3 to t/11) first, t/1 and t/2 deferred", seen)
+	}
+	docs, err := emftest.Lines(out.Bytes())
+	if err != nil || len(docs) != 2 {
+		t.Fatalf("EMF: %d documents, %v; want a topic line and a pipeline line", len(docs), err)
+	}
+	if got := docs[1].Values[metrics.LagRecords]; got != 780 {
+		t.Errorf("LagRecords = %v, want 780 (10+20+...+120)", got)
+	}
+
+	inv.fail = true
+	if _, err := d.Handle(t.Context(), nil); err == nil || !strings.Contains(err.Error(), "TooManyRequestsException") {
+		t.Errorf("Handle with failing invokes = %v, want the Invoke error (Lambda retries the dispatch)", err)
+	}
+	if s, err := d.Handle(t.Context(), json.RawMessage(`{"pipelines":["nope"]}`)); err != nil || s.Error == "" {
+		t.Errorf("Handle of an unknown pipeline = %+v, %v; want a summary with an error", s, err)
+	}
+}
+
+type fakeLambda struct{ in *lambda.InvokeInput }
+
+func (f *fakeLambda) Invoke(_ context.Context, in *lambda.InvokeInput, _ ...func(*lambda.Options)) (*lambda.InvokeOutput, error) {
+	f.in = in
+	return &lambda.InvokeOutput{StatusCode: 202}, nil
+}
+
+func TestLambdaInvokerIsAsynchronous(t *testing.T) {
+	api := &fakeLambda{}
+	if err := (LambdaInvoker{Client: api, Function: "catchup-replicate"}).Invoke(t.Context(), []byte(`{"pipeline":"p"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if *api.in.FunctionName != "catchup-replicate" || api.in.InvocationType != types.InvocationTypeEvent || string(api.in.Payload) != `{"pipeline":"p"}` {
+		t.Errorf("Invoke input %+v, want an Event invocation of catchup-replicate", api.in)
+	}
+}
+
+func TestDecodeEvent(t *testing.T) {
+	for _, tt := range []struct {
+		payload string
+		want    int // pipelines named; -1 for an error
+	}{{``, 0}, {`{}`, 0}, {`{"pipelines":["a","b"]}`, 2}, {`{"pipeline":"a"}`, -1}, {`[]`, -1}} {
+		ev, err := DecodeEvent([]byte(tt.payload))
+		if got := len(ev.Pipelines); (err != nil) != (tt.want < 0) || (err == nil && got != tt.want) {
+			t.Errorf("DecodeEvent(%q) = %v, %v; want %d pipelines", tt.payload, ev, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,42 @@
+package metrics
+
+// Dimensions of catchup's metrics.
+const (
+	DimService  = "service"  // the deployment (the CloudFormation stack), for alarms across pipelines
+	DimPipeline = "pipeline" // the pipeline name (for a job: "<pipeline>.job.<name>")
+	DimTopic    = "topic"    // the source topic
+)
+
+// Metrics of a replicate invocation, per pipeline and topic.
+const (
+	Records          = "Records"          // records copied and acknowledged (Count)
+	BytesCopied      = "Bytes"            // their bytes (Bytes)
+	Windows          = "Windows"          // partitions whose window was worked on: done or partial (Count)
+	WindowsDone      = "WindowsDone"      // partitions copied to their window end (Count)
+	Gaps             = "Gaps"             // partitions with a gap, skipped or failing (Count)
+	FencedCommits    = "FencedCommits"    // partitions whose lease was lost while copying (Count)
+	Retries          = "Retries"          // fetches and produces retried (Count)
+	FailedPartitions = "FailedPartitions" // partitions that failed (Count)
+)
+
+// Metrics of a replicate invocation, per pipeline.
+const (
+	DynamoDBRequests = "DynamoDBRequests" // requests sent to the checkpoint table, retries included (Count)
+)
+
+// Metrics of a dispatch invocation, per pipeline and topic (LagRecords and
+// LagBytes) and per pipeline (all of them, and Gaps: partitions a gap blocks).
+const (
+	LagRecords         = "LagRecords"         // offsets left to copy (Count)
+	LagBytes           = "LagBytes"           // estimated bytes left to copy (Bytes)
+	Shards             = "Shards"             // replicate invocations sent (Count)
+	LeasedPartitions   = "LeasedPartitions"   // partitions skipped because a live lease holds them (Count)
+	DeferredPartitions = "DeferredPartitions" // partitions with lag left for the next dispatch: over the shard cap (Count)
+	BlockedPartitions  = "BlockedPartitions"  // partitions that cannot be copied until an operator acts (gap, recreated topic) (Count)
+)
+
+// Names lists every metric name above, for checks of the template.
+var Names = []string{
+	Records, BytesCopied, Windows, WindowsDone, Gaps, FencedCommits, Retries, FailedPartitions, LagRecords,
+	DynamoDBRequests, LagBytes, Shards, LeasedPartitions, DeferredPartitions, BlockedPartitions,
+}
