@@ -141,39 +141,30 @@ func (c *fakeCluster) EndOffsets(_ context.Context, ps []catchup.Partition) (map
 }
 
 func (c *fakeCluster) Produce(ctx context.Context, p catchup.Partition, recs []catchup.Record) (int, int64, error) {
-	acked := 0
-	for acked < len(recs) {
-		if err := ctx.Err(); err != nil { // as a real client, send nothing on a done context
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			return acked, c.end(p), fmt.Errorf("%w: %w", err, catchup.ErrRetriable)
-		}
-		n := min(c.perBatch, len(recs)-acked)
-		var appendFirst bool
-		var err error
-		if c.produceFault != nil { // called unlocked: a fault may sleep or touch the cluster
-			appendFirst, err = c.produceFault(p, recs[acked].Offset)
-		}
-		c.mu.Lock()
-		c.produces++
-		l := c.logs[p]
-		ackedEnd := c.end(p)
-		if err == nil || appendFirst {
-			l.batches = append(l.batches, c.end(p))
-			for _, r := range recs[acked : acked+n] {
-				r.Offset = c.end(p)
-				l.recs = append(l.recs, r)
-			}
-		}
-		c.mu.Unlock()
-		if err != nil {
-			return acked, ackedEnd, err
-		}
-		acked += n
+	if err := ctx.Err(); err != nil {
+		return 0, -1, fmt.Errorf("%w: %w", err, catchup.ErrRetriable)
+	}
+	n := min(c.perBatch, len(recs)) // one request
+	var appendFirst bool
+	var err error
+	if c.produceFault != nil { // called unlocked: a fault may sleep or touch the cluster
+		appendFirst, err = c.produceFault(p, recs[0].Offset)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return acked, c.end(p), nil
+	c.produces++
+	l := c.logs[p]
+	if err == nil || appendFirst {
+		l.batches = append(l.batches, c.end(p))
+		for _, r := range recs[:n] {
+			r.Offset = c.end(p)
+			l.recs = append(l.recs, r)
+		}
+	}
+	if err != nil {
+		return 0, -1, err
+	}
+	return n, c.end(p), nil
 }
 
 func (c *fakeCluster) ReadBack(_ context.Context, p catchup.Partition, end int64) ([]catchup.Record, int64, error) {

@@ -52,14 +52,15 @@ type Target interface {
 	// EndOffsets returns the high watermark of each of ps.
 	EndOffsets(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]int64, error)
 
-	// Produce appends recs to p, in order, in as many produce requests as the
-	// batch limits need, each sent only after the previous one was
-	// acknowledged. It preserves key, value (nil and empty apart), headers and
-	// timestamp. It returns acked, the number of leading records whose
-	// produce was acknowledged, and end, the target end offset after the last
-	// acknowledged request. An error wrapping catchup.ErrUnknownOutcome means
-	// the request after the acked ones may have been appended; one wrapping
-	// catchup.ErrRetriable means it was not. Produce never retries by itself.
+	// Produce appends the leading records of recs to p in ONE produce
+	// request, as many as the batch limits allow (at least one), preserving
+	// key, value (nil and empty apart), headers and timestamp. It returns
+	// acked, the number of records the acknowledged request held (0 on
+	// error), and end, the target end offset after it. One request per call
+	// lets the caller check its lease and its deadline before every request.
+	// An error wrapping catchup.ErrUnknownOutcome means the request may have
+	// been appended; one wrapping catchup.ErrRetriable means it was not.
+	// Produce never retries by itself.
 	Produce(ctx context.Context, p catchup.Partition, recs []catchup.Record) (acked int, end int64, err error)
 
 	// ReadBack returns the records of the record batch that holds offset

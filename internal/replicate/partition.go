@@ -21,9 +21,12 @@ type partitionCopy struct {
 	p     catchup.Partition
 	lease checkpoint.Lease
 	res   *Result
-	// storeCtx bounds store calls: it survives cancellation of the copy but
+	// lasting survives the cancellation of the copy but not the caller's
+	// deadline: store calls and the produce request in flight run under it,
+	// so that what was sent is acknowledged and committed (a produce cut
+	// off mid-flight could land after the next run's reconciliation).
 	// not the caller's deadline.
-	storeCtx context.Context
+	lasting context.Context
 
 	next      int64 // offset after the last acknowledged record (or covered marker)
 	stop      int64 // a bounded job's stop offset; math.MaxInt64 for a pipeline
@@ -50,8 +53,10 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 	start := e.o.Now()
 	res.Partition = m.Partition
 	defer func() { res.Duration = e.o.Now().Sub(start) }()
-	storeCtx, cancel := e.storeContext(ctx)
+	lasting, cancel := e.lastingContext(ctx)
 	defer cancel()
+	storeCtx, cancelAcquire := context.WithTimeout(lasting, storeCallTimeout)
+	defer cancelAcquire()
 
 	lease, cp, err := e.o.Store.Acquire(storeCtx, e.o.Pipeline, m.Partition, e.o.Owner, e.o.LeaseTTL)
 	switch {
@@ -63,7 +68,7 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		return res
 	}
 	pc := &partitionCopy{
-		e: e, p: m.Partition, lease: lease, res: &res, storeCtx: storeCtx,
+		e: e, p: m.Partition, lease: lease, res: &res, lasting: lasting,
 		next: cp.Next, targetEnd: cp.TargetEnd,
 		committedNext: cp.Next, committedTargetEnd: cp.TargetEnd,
 		lastCommit: e.o.Now(),
@@ -74,7 +79,9 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		pc.committedNext = -1
 	}
 	defer func() {
-		if err := e.o.Store.Release(storeCtx, pc.lease); err != nil && !errors.Is(err, checkpoint.ErrFenced) {
+		rctx, cancel := pc.storeCall()
+		defer cancel()
+		if err := e.o.Store.Release(rctx, pc.lease); err != nil && !errors.Is(err, checkpoint.ErrFenced) {
 			e.o.Log.WarnContext(ctx, "lease not released", "pipeline", e.o.Pipeline, "topic", m.Topic,
 				"partition", m.Partition.Partition, "error", err)
 		}
@@ -111,15 +118,22 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 	return res
 }
 
-// storeContext returns a context for store calls that is not cancelled with
-// ctx but keeps its deadline, so that a cancelled run still commits what was
-// acknowledged.
-func (e *Engine) storeContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	sctx := context.WithoutCancel(ctx)
+// storeCallTimeout bounds one store call (the SDK retries within it).
+const storeCallTimeout = 30 * time.Second
+
+// lastingContext returns a context that is not cancelled with ctx but keeps
+// its deadline.
+func (e *Engine) lastingContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	lctx := context.WithoutCancel(ctx)
 	if dl, ok := ctx.Deadline(); ok {
-		return context.WithDeadline(sctx, dl)
+		return context.WithDeadline(lctx, dl)
 	}
-	return context.WithTimeout(sctx, time.Minute)
+	return context.WithCancel(lctx)
+}
+
+// storeCall returns the context of one store call.
+func (pc *partitionCopy) storeCall() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(pc.lasting, storeCallTimeout)
 }
 
 // run plans the window, reconciles with the target and copies.
@@ -405,7 +419,9 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 		}
 		// One request's worth at a time, so that the lease is checked before
 		// every produce request, not once per fetched batch.
-		acked, end, err := e.o.Target.Produce(ctx, tp, recs[:min(len(recs), e.o.BatchRecords)])
+		// The request is not cut off when ctx ends (see lasting): ctx only
+		// stops the next one.
+		acked, end, err := e.o.Target.Produce(pc.lasting, tp, recs[:min(len(recs), e.o.BatchRecords)])
 		if acked > 0 {
 			pc.acked(recs[:acked], end)
 			recs = recs[acked:]
@@ -539,7 +555,9 @@ func (pc *partitionCopy) keepLease() error {
 	if e.o.Now().Before(pc.lease.Expires.Add(-e.o.LeaseTTL / 2)) {
 		return nil
 	}
-	l, err := e.o.Store.Renew(pc.storeCtx, pc.lease, e.o.LeaseTTL)
+	sctx, cancel := pc.storeCall()
+	defer cancel()
+	l, err := e.o.Store.Renew(sctx, pc.lease, e.o.LeaseTTL)
 	if err != nil {
 		return fmt.Errorf("renew lease of %s: %w", pc.p, err)
 	}
@@ -568,7 +586,9 @@ func (pc *partitionCopy) commit(force bool, cause error) error {
 	if cause != nil {
 		c.Error = cause.Error()
 	}
-	if err := e.o.Store.Commit(pc.storeCtx, pc.lease, c); err != nil {
+	sctx, cancel := pc.storeCall()
+	defer cancel()
+	if err := e.o.Store.Commit(sctx, pc.lease, c); err != nil {
 		return fmt.Errorf("commit %s at %d: %w", pc.p, pc.next, err)
 	}
 	pc.committedNext, pc.committedTargetEnd = pc.next, pc.targetEnd
