@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -388,6 +389,23 @@ func (h *harness) targetEnds(ctx context.Context) map[catchup.Partition]int64 {
 	return ends
 }
 
+// settledTargetEnds returns the target end offsets once a produce request
+// the killed child had already sent has landed: kfake may append it a moment
+// after the child died. The ends are read until two reads 50ms apart agree
+// (within two seconds).
+func (h *harness) settledTargetEnds(ctx context.Context) map[catchup.Partition]int64 {
+	ends := h.targetEnds(ctx)
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		again := h.targetEnds(ctx)
+		if maps.Equal(ends, again) {
+			break
+		}
+		ends = again
+	}
+	return ends
+}
+
 // killLoop starts a child, kills it after a random delay, and repeats until
 // o.kills children were killed. Between two children it appends records to
 // the source (plain ones, and sometimes a transaction that stays open while
@@ -462,7 +480,7 @@ func (h *harness) killLoop(ctx context.Context) {
 // the kill in one of the kill moments, and adds the records the run wrote
 // after its last commit to h.uncommitted.
 func (h *harness) classify(ctx context.Context, before map[catchup.Partition]int64, leases, commits int64) {
-	ends, cps := h.targetEnds(ctx), h.checkpoints(ctx)
+	ends, cps := h.settledTargetEnds(ctx), h.checkpoints(ctx)
 	l, c := storeCounts(cps)
 	var wrote int64
 	for p, end := range ends {
