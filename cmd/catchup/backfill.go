@@ -58,7 +58,7 @@ TIME is RFC 3339 (2026-11-01T00:00:00Z) or a date (2026-11-01, midnight UTC).`,
 			} else if !isJobName(job) {
 				return usageError{fmt.Errorf("--job %q may hold only letters, digits, '.', '_' and '-'", job)}
 			}
-			f, err := a.load()
+			f, err := a.load(cmd.Context())
 			if err != nil {
 				return err
 			}

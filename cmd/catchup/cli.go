@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
 
 // Exit codes.
@@ -104,11 +105,15 @@ run resumes exactly where the last acknowledged write ended.`,
 	return root
 }
 
-// load reads the configuration; its errors are usage errors.
-func (a *app) load() (*config.File, error) {
+// load reads the configuration, its errors being usage errors, and fetches
+// the passwords it keeps in AWS Secrets Manager.
+func (a *app) load(ctx context.Context) (*config.File, error) {
 	f, err := config.Load(a.configPath)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if err := pipeline.ResolveSecrets(ctx, f); err != nil {
+		return nil, err
 	}
 	return f, nil
 }

@@ -19,7 +19,7 @@ on-demand billing) or the local directory named by the configuration's
 store key. Running it again changes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := a.load()
+			f, err := a.load(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -41,7 +41,7 @@ the records/s a previous run of the pipeline reported (run prints it last).`,
 			if rate < 0 {
 				return usageError{fmt.Errorf("--rate %v: want records per second, above 0", rate)}
 			}
-			f, err := a.load()
+			f, err := a.load(cmd.Context())
 			if err != nil {
 				return err
 			}

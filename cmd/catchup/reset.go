@@ -31,7 +31,7 @@ leased by a live run, and asks for confirmation unless --yes is given.`,
 			if a.pipeline == "" || topic == "" || to == "" {
 				return usageError{errors.New("reset needs --pipeline, --topic and --to")}
 			}
-			f, err := a.load()
+			f, err := a.load(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -28,7 +28,7 @@ pipeline's window limits), and commits checkpoints as acknowledged writes
 complete. Interrupt it at any moment: the next run resumes exactly.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := a.load()
+			f, err := a.load(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -38,7 +38,7 @@ func (a *app) statusCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			f, err := a.load()
+			f, err := a.load(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -46,7 +46,7 @@ active member there: stop the consumers on the target first.`,
 			if group == "" {
 				return usageError{errors.New("translate needs --group")}
 			}
-			f, err := a.load()
+			f, err := a.load(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -27,7 +27,7 @@ with the target: record counts and a digest of key, value, headers and
 timestamp, matched through the provenance header. It exits 1 on any mismatch.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := a.load()
+			f, err := a.load(cmd.Context())
 			if err != nil {
 				return err
 			}

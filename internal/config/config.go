@@ -104,8 +104,9 @@ type SASL struct {
 	PasswordEnv  string `yaml:"password_env"`
 	PasswordFile string `yaml:"password_file"`
 	// PasswordSecretARN is the ARN of an AWS Secrets Manager secret whose
-	// SecretString is the password. The Lambda functions fetch it once per
-	// execution environment (File.ResolveSecrets); the CLI does not.
+	// SecretString is the password (or a JSON object with a "password"
+	// member, as Amazon MSK keeps SCRAM secrets). The Lambda functions fetch
+	// it once per execution environment, the CLI once per command.
 	PasswordSecretARN string `yaml:"password_secret_arn"`
 	Region            string `yaml:"region"` // AWS_MSK_IAM only; default from the AWS configuration
 

@@ -11,20 +11,17 @@ package lambdaenv
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
 
 // Environment variables of both functions.
@@ -70,9 +67,7 @@ type ParameterAPI interface {
 }
 
 // SecretsAPI is the Secrets Manager call LoadConfig needs; *secretsmanager.Client has it.
-type SecretsAPI interface {
-	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
-}
+type SecretsAPI = pipeline.SecretsAPI
 
 // LoadConfig reads the configuration named by getenv: CATCHUP_CONFIG
 // (inline YAML) or CATCHUP_CONFIG_PARAMETER (an SSM parameter, decrypted),
@@ -128,36 +123,10 @@ func LoadConfig(ctx context.Context, getenv func(string) string, params Paramete
 	case loc.Scheme != "dynamodb":
 		return nil, fmt.Errorf("%s: store %s: a Lambda function needs a dynamodb:// store (or %s)", source, f.Store, EnvTable)
 	}
-	if err := f.ResolveSecrets(ctx, fetchSecret(secrets)); err != nil {
+	if err := f.ResolveSecrets(ctx, pipeline.SecretsManager(secrets)); err != nil {
 		return nil, err
 	}
 	return f, nil
-}
-
-// fetchSecret returns the password in a Secrets Manager secret: its
-// SecretString, or the "password" member when that string is a JSON
-// object (the form Amazon MSK's SCRAM secrets take: {"username", "password"}).
-func fetchSecret(api SecretsAPI) config.SecretFetcher {
-	return func(ctx context.Context, arn string) (config.Secret, error) {
-		if api == nil {
-			return config.Secret{}, errors.New("no Secrets Manager client was given")
-		}
-		out, err := api.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
-		if err != nil {
-			return config.Secret{}, err
-		}
-		s := aws.ToString(out.SecretString)
-		if strings.HasPrefix(strings.TrimSpace(s), "{") {
-			var obj struct {
-				Password *string `json:"password"`
-			}
-			if json.Unmarshal([]byte(s), &obj) == nil && obj.Password != nil {
-				return config.NewSecret(*obj.Password), nil
-			}
-			return config.Secret{}, errors.New(`the secret is a JSON object without a "password" string`)
-		}
-		return config.NewSecret(s), nil
-	}
 }
 
 // Duration reads the duration variable name (Go syntax, "10s"), def if unset.
