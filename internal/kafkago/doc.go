@@ -7,11 +7,12 @@
 //
 //	dial.go      Dial, Cluster: kafka-go Transport and Client, TLS, SASL, error naming
 //	exchange.go  exchange: a request that rides the Transport but writes itself and reads its own response
-//	fetch.go     raw fetch, fetch response and record batch v2 parsing, aborted-transaction filter
+//	fetch.go     raw fetch; fetch response and record batch v2 decoding (kmsg), CRC, decompression, aborted-transaction filter
 //	offsets.go   metadata from a broker, ListOffsets with one request per leader
 //	source.go    Source: Partitions, ListOffsets, OffsetsForTime, Fetch
 //	target.go    Target: PartitionCounts, EndOffsets, Produce and its error classes, ReadBack
 //	errors.go    retriable marking of read errors and broker codes
+//	admin.go     topic configs and creation (create_topics), group offsets and members (translate)
 //
 // Why not kafka-go's Reader, Conn.ReadBatch or Client.Fetch: they return
 // transaction markers as messages or hide their offsets, do not filter
@@ -21,7 +22,11 @@
 // drops each batch's last offset delta, which Fetch needs to step past a
 // batch whose tail was compacted away. So Fetch sends kafka-go's
 // fetch.Request through the Transport (which routes it to the leader over a
-// pooled, authenticated connection) and parses the response itself.
+// pooled, authenticated connection) and decodes the response with franz-go's
+// kmsg, used as a codec library only: kmsg decodes the fetch response, the
+// batch headers and the records; catchup splits the batches, checks their
+// CRC, decompresses them with kafka-go's codecs and filters aborted
+// transactions.
 //
 // Produce errors fall in three classes (classifyProduce): not appended
 // (catchup.ErrRetriable), maybe appended (catchup.ErrUnknownOutcome), and

@@ -18,9 +18,9 @@ import (
 // and read its response (protocol.RawExchanger). That gives catchup what the
 // Transport does not:
 //
-//   - the raw body of a fetch response: kafka-go's decoder drops each record
-//     batch's last offset delta, which Next needs to step past a trailing
-//     compacted range or an empty batch;
+//   - the raw body of a fetch response, for kmsg to decode: kafka-go's
+//     decoder drops each record batch's last offset delta, which Next needs
+//     to step past a trailing compacted range or an empty batch;
 //   - a ListOffsets request per leader broker: kafka-go splits it into one
 //     request per partition;
 //   - a Metadata request that reaches a broker: kafka-go answers it from its
@@ -168,7 +168,9 @@ type rawResponse struct {
 
 func (r *rawResponse) ApiKey() protocol.ApiKey { return r.key }
 
-// readRaw reads one non-flexible response (header v0: the correlation id).
+// readRaw reads one non-flexible response (header v0: the correlation id)
+// into a buffer of its exact size. The records of a fetch share memory with
+// it until they are produced, so it is neither pooled nor reused.
 func readRaw(r io.Reader, key protocol.ApiKey, corr int32) (*rawResponse, error) {
 	var hdr [8]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {

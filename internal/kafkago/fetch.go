@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"slices"
 	"time"
 
 	"github.com/segmentio/kafka-go/compress"
 	"github.com/segmentio/kafka-go/protocol/fetch"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 )
@@ -82,190 +84,250 @@ func (c *Cluster) fetchRaw(ctx context.Context, p catchup.Partition, from int64,
 }
 
 // parseFetch finds p in a fetch response body of version v (4 to 11, the
-// versions kafka-go negotiates; all are non-flexible).
+// versions kafka-go negotiates; all are non-flexible), decoded by kmsg.
 func parseFetch(body []byte, v int16, p catchup.Partition) (fetched, error) {
-	r := &reader{b: body}
-	r.int32() // throttle time
-	if v >= 7 {
-		if code := r.int16(); code != 0 && r.err == nil {
-			return fetched{code: code}, nil
-		}
-		r.int32() // session id
+	res := kmsg.FetchResponse{Version: v}
+	err := res.ReadFrom(body) // RecordBatches share memory with body
+	if res.ErrorCode != 0 {
+		return fetched{code: res.ErrorCode}, nil // v7+: the whole request failed
 	}
-	for nt := r.arrayLen(); nt > 0 && r.err == nil; nt-- {
-		topic := r.string()
-		for np := r.arrayLen(); np > 0 && r.err == nil; np-- {
-			var f fetched
-			partition := r.int32()
-			f.code = r.int16()
-			f.hwm = r.int64()
-			f.lso = r.int64()
-			f.logStart = -1
+	if err != nil {
+		return fetched{}, fmt.Errorf("fetch response: %w", err)
+	}
+	for _, t := range res.Topics {
+		for _, rp := range t.Partitions {
+			if t.Topic != p.Topic || rp.Partition != p.Partition {
+				continue
+			}
+			f := fetched{code: rp.ErrorCode, hwm: rp.HighWatermark, lso: rp.LastStableOffset, logStart: -1, records: rp.RecordBatches}
 			if v >= 5 {
-				f.logStart = r.int64()
+				f.logStart = rp.LogStartOffset
 			}
-			for na := r.arrayLen(); na > 0 && r.err == nil; na-- {
-				f.aborted = append(f.aborted, abortedTxn{producerID: r.int64(), firstOffset: r.int64()})
+			for _, a := range rp.AbortedTransactions {
+				f.aborted = append(f.aborted, abortedTxn{producerID: a.ProducerID, firstOffset: a.FirstOffset})
 			}
-			if v >= 11 {
-				r.int32() // preferred read replica
-			}
-			f.records = r.bytes()
-			if r.err == nil && topic == p.Topic && partition == p.Partition {
-				return f, nil
-			}
+			return f, nil
 		}
-	}
-	if r.err != nil {
-		return fetched{}, fmt.Errorf("fetch response: %w", r.err)
 	}
 	return fetched{}, fmt.Errorf("fetch response lacks partition %s", p)
 }
 
-// Record batch v2 layout (Kafka's DefaultRecordBatch).
+// Record batch v2 layout (Kafka's DefaultRecordBatch). kmsg decodes the
+// batch header and the records; what is left here is what kmsg leaves to
+// its client (franz-go's kgo does the same): splitting the record set into
+// batches, refusing older message formats before decoding, and the CRC.
 const (
 	batchHeaderLen  = 61 // up to and including the record count
 	batchLogOverlap = 12 // base offset and length, which the length does not count
+	batchMagicAt    = 16 // the magic byte, at the same place in every message format
+	batchCRCFrom    = 21 // the CRC covers the batch from the attributes on
 	attrCompression = 0x07
 	attrLogAppend   = 0x08 // timestamp type: every record's timestamp is the batch's max
 	attrTxn         = 0x10
 	attrControl     = 0x20
-	controlAbort    = 0
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// batch is one record batch of format v2. kafka-go's decoder hides the last
-// offset delta, hence this parser.
-type batch struct {
-	base       int64
-	lastDelta  int32
-	attrs      int16
-	firstTS    int64
-	maxTS      int64
-	producerID int64
-	count      int32
-	payload    []byte // the records, compressed or not
-}
+// batch is one record batch of format v2, its header decoded by kmsg;
+// Records holds its records, compressed or not. kafka-go's decoder hides
+// the last offset delta, hence kmsg.
+type batch struct{ kmsg.RecordBatch }
 
-func (b *batch) last() int64         { return b.base + int64(b.lastDelta) }
-func (b *batch) control() bool       { return b.attrs&attrControl != 0 }
-func (b *batch) transactional() bool { return b.attrs&attrTxn != 0 }
+func (b *batch) last() int64         { return b.FirstOffset + int64(b.LastOffsetDelta) }
+func (b *batch) control() bool       { return b.Attributes&attrControl != 0 }
+func (b *batch) transactional() bool { return b.Attributes&attrTxn != 0 }
 
-// nextBatch splits the first complete batch off buf. It returns ok false
-// when buf holds no complete batch: the broker cuts the last batch of a
-// response at the byte limit.
-func nextBatch(buf []byte) (b batch, rest []byte, ok bool, err error) {
+// splitBatch splits the first complete batch, of any message format, off
+// buf. It returns ok false when buf holds no complete batch: the broker cuts
+// the last batch of a response at the byte limit.
+func splitBatch(buf []byte) (frame, rest []byte, ok bool, err error) {
 	if len(buf) < batchLogOverlap {
-		return b, nil, false, nil
+		return nil, nil, false, nil
 	}
-	b.base = int64(binary.BigEndian.Uint64(buf))
+	// Every message format starts with the base offset and the length.
 	n := int(int32(binary.BigEndian.Uint32(buf[8:])))
 	if n < batchHeaderLen-batchLogOverlap {
-		return b, nil, false, fmt.Errorf("record batch at offset %d: length %d too short", b.base, n)
+		return nil, nil, false, fmt.Errorf("record batch at offset %d: length %d too short", int64(binary.BigEndian.Uint64(buf)), n)
 	}
 	if len(buf) < batchLogOverlap+n {
-		return b, nil, false, nil
+		return nil, nil, false, nil
 	}
-	buf, rest = buf[:batchLogOverlap+n], buf[batchLogOverlap+n:]
-	if magic := int8(buf[16]); magic != 2 {
-		return b, nil, false, fmt.Errorf("record batch at offset %d: message format v%d: catchup reads format v2 (Kafka 0.11 and later) only", b.base, magic)
+	return buf[:batchLogOverlap+n], buf[batchLogOverlap+n:], true, nil
+}
+
+// nextBatch splits the first complete batch off buf and decodes its header,
+// checking its format and its CRC. ok is as for splitBatch.
+func nextBatch(buf []byte) (b batch, rest []byte, ok bool, err error) {
+	frame, rest, ok, err := splitBatch(buf)
+	if !ok || err != nil {
+		return b, rest, ok, err
 	}
-	if crc := binary.BigEndian.Uint32(buf[17:]); crc != crc32.Checksum(buf[21:], castagnoli) {
-		return b, nil, false, fmt.Errorf("record batch at offset %d: CRC mismatch: corrupt data", b.base)
+	if magic := int8(frame[batchMagicAt]); magic != 2 {
+		return b, nil, false, fmt.Errorf("record batch at offset %d: message format v%d: catchup reads format v2 (Kafka 0.11 and later) only",
+			int64(binary.BigEndian.Uint64(frame)), magic)
 	}
-	b.attrs = int16(binary.BigEndian.Uint16(buf[21:]))
-	b.lastDelta = int32(binary.BigEndian.Uint32(buf[23:]))
-	b.firstTS = int64(binary.BigEndian.Uint64(buf[27:]))
-	b.maxTS = int64(binary.BigEndian.Uint64(buf[35:]))
-	b.producerID = int64(binary.BigEndian.Uint64(buf[43:]))
-	b.count = int32(binary.BigEndian.Uint32(buf[57:]))
-	b.payload = buf[batchHeaderLen:]
+	if err := b.ReadFrom(frame); err != nil {
+		return b, nil, false, fmt.Errorf("record batch at offset %d: %w", b.FirstOffset, err)
+	}
+	if uint32(b.CRC) != crc32.Checksum(frame[batchCRCFrom:], castagnoli) {
+		return b, nil, false, fmt.Errorf("record batch at offset %d: CRC mismatch: corrupt data", b.FirstOffset)
+	}
 	return b, rest, true, nil
 }
 
-// records returns the batch's records, decompressed.
-func (b *batch) records() ([]byte, error) {
-	c := compress.Compression(b.attrs & attrCompression)
+// recordDecoder decodes the records of one fetch response. The records it
+// returns share memory with the response, with its decompression buffer
+// and with its header arena, and keep them alive until the caller drops
+// them: a recordDecoder serves one fetch, and never writes a byte it has
+// handed out.
+type recordDecoder struct {
+	capRecords int              // records the fetch may hold: the size of the record slice
+	left       int              // records left to decode, at most: sizes the header arena
+	maxHeaders int              // header slots the fetch may need, at most
+	ratio      int              // decompressed to compressed size, the largest seen, at least 4
+	inflated   []byte           // free space after the batches decompressed so far
+	headers    []catchup.Header // free space after the headers decoded so far
+	rec        kmsg.Record      // scratch: its Headers slice is reused
+}
+
+// newRecordDecoder sizes a decoder for the record set of one fetch response,
+// from the record counts in its batch headers (data batches only), bounded
+// by its size.
+func newRecordDecoder(records []byte) *recordDecoder {
+	n := 0
+	var b kmsg.RecordBatch
+	for buf := records; ; {
+		frame, rest, ok, err := splitBatch(buf)
+		if !ok || err != nil || frame[batchMagicAt] != 2 || b.ReadFrom(frame) != nil {
+			break // decode reports it
+		}
+		if b.Attributes&attrControl == 0 && b.NumRecords > 0 {
+			n += int(b.NumRecords)
+		}
+		buf = rest
+	}
+	n = min(n, len(records)) // a record takes a byte at least, compressed
+	return &recordDecoder{capRecords: n, left: n, maxHeaders: n + len(records)/2, ratio: 4}
+}
+
+// maxRatioGuess bounds the compression ratio a decoder plans for: a batch
+// of zeros must not make it reserve a gigabyte for the next one.
+const maxRatioGuess = 16
+
+// records returns the batch's records, decompressed into the decoder's
+// buffer (fetchLeft: bytes of the fetch's record set from this batch on):
+// one allocation per fetch while the guess of the compression ratio holds.
+func (d *recordDecoder) records(b *batch, fetchLeft int) ([]byte, error) {
+	c := compress.Compression(b.Attributes & attrCompression)
 	if c == compress.None {
-		return b.payload, nil
+		return b.Records, nil
 	}
 	codec := c.Codec()
 	if codec == nil {
-		return nil, fmt.Errorf("record batch at offset %d: unknown compression codec %d", b.base, c)
+		return nil, fmt.Errorf("record batch at offset %d: unknown compression codec %d", b.FirstOffset, c)
 	}
-	r := codec.NewReader(bytes.NewReader(b.payload))
+	if cap(d.inflated) < d.ratio*len(b.Records) {
+		// Room for the rest of the fetch: every batch left may be compressed.
+		d.inflated = make([]byte, 0, d.ratio*max(len(b.Records), fetchLeft))
+	}
+	r := codec.NewReader(bytes.NewReader(b.Records))
 	defer r.Close()
-	var out bytes.Buffer
-	out.Grow(4 * len(b.payload))
-	if _, err := out.ReadFrom(r); err != nil {
-		return nil, fmt.Errorf("record batch at offset %d: %s: %w", b.base, codec.Name(), err)
+	out := d.inflated
+	for {
+		if len(out) == cap(out) {
+			// Moves this batch's bytes only: the batches before keep
+			// the old buffer.
+			out = slices.Grow(out, max(cap(out), 4<<10))
+		}
+		n, err := r.Read(out[len(out):cap(out)])
+		out = out[:len(out)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("record batch at offset %d: %s: %w", b.FirstOffset, codec.Name(), err)
+		}
 	}
-	return out.Bytes(), nil
+	d.inflated = out[len(out):]
+	d.ratio = min(max(d.ratio, len(out)/max(len(b.Records), 1)+1), maxRatioGuess)
+	return out[:len(out):len(out)], nil
 }
 
-// appendRecords appends the batch's records at or above from to dst. Keys,
+// appendRecords appends the batch's records at or above from to dst
+// (fetchLeft: bytes of the fetch's record set from this batch on). Keys,
 // values and header values share memory with the response (or the
-// decompressed batch); nil stays nil and empty stays empty.
-func (b *batch) appendRecords(dst []catchup.Record, from int64) ([]catchup.Record, error) {
-	data, err := b.records()
+// decompressed batch); nil stays nil and empty stays empty. Each record's
+// headers are followed by a spare slot, for the provenance header.
+func (d *recordDecoder) appendRecords(dst []catchup.Record, b *batch, from int64, fetchLeft int) ([]catchup.Record, error) {
+	data, err := d.records(b, fetchLeft)
 	if err != nil {
 		return dst, err
 	}
-	r := &reader{b: data}
-	dst = slices.Grow(dst, int(min(b.count, int32(len(data)))))
-	for i := int32(0); i < b.count && r.err == nil; i++ {
-		n := r.varint()
-		rec := &reader{b: r.take(int(n))}
-		rec.int8() // attributes, unused
-		tsDelta := rec.varint()
-		offset := b.base + rec.varint()
-		key := rec.varbytes()
-		value := rec.varbytes()
-		var headers []catchup.Header
-		if nh := rec.varint(); nh > 0 && rec.err == nil {
-			headers = make([]catchup.Header, 0, min(nh, int64(len(rec.b))))
-			for ; nh > 0 && rec.err == nil; nh-- {
-				k := rec.varbytes()
-				headers = append(headers, catchup.Header{Key: string(k), Value: rec.varbytes()})
-			}
+	for range max(b.NumRecords, 0) {
+		// kmsg decodes one record from a slice that holds it exactly.
+		n, used := binary.Varint(data)
+		if used <= 0 || n < 0 || n > int64(len(data)-used) {
+			return dst, fmt.Errorf("record batch at offset %d: %w", b.FirstOffset, errShort)
 		}
-		if rec.err != nil {
-			r.err = rec.err
-			break
+		end := used + int(n)
+		// Unsafe: header keys share memory with data, which nobody
+		// writes to again.
+		if err := d.rec.UnsafeReadFrom(data[:end]); err != nil {
+			return dst, fmt.Errorf("record batch at offset %d: %w", b.FirstOffset, err)
 		}
+		data = data[end:]
+		offset := b.FirstOffset + int64(d.rec.OffsetDelta)
 		if offset < from {
 			continue
 		}
-		ts := b.firstTS + tsDelta
-		if b.attrs&attrLogAppend != 0 {
-			ts = b.maxTS
+		ts := b.FirstTimestamp + d.rec.TimestampDelta64
+		if b.Attributes&attrLogAppend != 0 {
+			ts = b.MaxTimestamp
 		}
-		dst = append(dst, catchup.Record{Offset: offset, Key: key, Value: value, Headers: headers, Timestamp: time.UnixMilli(ts)})
-	}
-	if r.err != nil {
-		return dst, fmt.Errorf("record batch at offset %d: %w", b.base, r.err)
+		if dst == nil {
+			dst = make([]catchup.Record, 0, max(d.capRecords, 1))
+		}
+		dst = append(dst, catchup.Record{Offset: offset, Key: d.rec.Key, Value: d.rec.Value,
+			Headers: d.copyHeaders(d.rec.Headers), Timestamp: time.UnixMilli(ts)})
+		d.left = max(d.left-1, 1)
 	}
 	return dst, nil
 }
 
-// controlType returns the type of a control batch's record: 0 abort, 1
-// commit.
-func (b *batch) controlType() (int16, error) {
-	data, err := b.records()
+// copyHeaders copies hs into the header arena, followed by one spare slot,
+// and returns them with that slot as capacity (nil for no headers). The
+// arena grows as if every record left had as many headers as this one.
+func (d *recordDecoder) copyHeaders(hs []kmsg.Header) []catchup.Header {
+	n := len(hs)
+	if n == 0 {
+		return nil
+	}
+	if cap(d.headers)-len(d.headers) < n+1 {
+		d.headers = make([]catchup.Header, 0, max(n+1, min((n+1)*d.left, d.maxHeaders)))
+	}
+	first := len(d.headers)
+	for _, h := range hs {
+		d.headers = append(d.headers, catchup.Header{Key: h.Key, Value: h.Value})
+	}
+	d.headers = d.headers[:len(d.headers)+1] // the spare slot
+	hdrs := d.headers[first : first+n : first+n+1]
+	d.headers = d.headers[len(d.headers):]
+	return hdrs
+}
+
+// controlType returns the type of a control batch's record.
+func (d *recordDecoder) controlType(b *batch, fetchLeft int) (kmsg.ControlRecordKeyType, error) {
+	data, err := d.records(b, fetchLeft)
 	if err != nil {
 		return 0, err
 	}
-	r := &reader{b: data}
-	rec := &reader{b: r.take(int(r.varint()))}
-	rec.int8()
-	rec.varint()
-	rec.varint()
-	key := rec.varbytes()
-	if r.err == nil && rec.err == nil && len(key) >= 4 {
-		return int16(binary.BigEndian.Uint16(key[2:])), nil
+	var key kmsg.ControlRecordKey
+	if n, used := binary.Varint(data); used > 0 && n >= 0 && n <= int64(len(data)-used) &&
+		d.rec.ReadFrom(data[:used+int(n)]) == nil && key.ReadFrom(d.rec.Key) == nil {
+		return key.Type, nil
 	}
-	return 0, fmt.Errorf("control batch at offset %d: malformed control record", b.base)
+	return 0, fmt.Errorf("control batch at offset %d: malformed control record", b.FirstOffset)
 }
 
 // decoded is what a fetch response holds for a copier.
@@ -283,12 +345,13 @@ type decoded struct {
 // seen yet.
 func decode(f fetched, from int64, isolation int8) (decoded, error) {
 	d := decoded{next: from}
-	aborted := slices.SortedFunc(slices.Values(f.aborted), func(a, b abortedTxn) int {
-		return cmp.Compare(a.firstOffset, b.firstOffset)
-	})
+	aborted := slices.Clone(f.aborted) // nil, without an allocation, for none
+	slices.SortFunc(aborted, func(a, b abortedTxn) int { return cmp.Compare(a.firstOffset, b.firstOffset) })
 	var open map[int64]bool // producers inside an aborted transaction
+	dec := newRecordDecoder(f.records)
 	buf := f.records
 	for {
+		left := len(buf)
 		b, rest, ok, err := nextBatch(buf)
 		if err != nil {
 			return d, err
@@ -300,7 +363,7 @@ func decode(f fetched, from int64, isolation int8) (decoded, error) {
 		d.batches++
 		d.next = max(d.next, b.last()+1)
 		skip := b.control()
-		if isolation == readCommitted && b.producerID >= 0 {
+		if isolation == readCommitted && b.ProducerID >= 0 {
 			for len(aborted) > 0 && aborted[0].firstOffset <= b.last() {
 				if open == nil {
 					open = make(map[int64]bool)
@@ -309,17 +372,17 @@ func decode(f fetched, from int64, isolation int8) (decoded, error) {
 				aborted = aborted[1:]
 			}
 			if b.control() {
-				if t, err := b.controlType(); err != nil {
+				if t, err := dec.controlType(&b, left); err != nil {
 					return d, err
-				} else if t == controlAbort {
-					delete(open, b.producerID)
+				} else if t == kmsg.ControlRecordKeyTypeAbort {
+					delete(open, b.ProducerID)
 				}
-			} else if b.transactional() && open[b.producerID] {
+			} else if b.transactional() && open[b.ProducerID] {
 				skip = true
 			}
 		}
 		if !skip {
-			if d.records, err = b.appendRecords(d.records, from); err != nil {
+			if d.records, err = dec.appendRecords(d.records, &b, from, left); err != nil {
 				return d, err
 			}
 		}
@@ -330,91 +393,4 @@ func decode(f fetched, from int64, isolation int8) (decoded, error) {
 	return d, nil
 }
 
-// reader decodes Kafka's primitive types; the first error sticks.
-type reader struct {
-	b   []byte
-	err error
-}
-
 var errShort = errors.New("truncated")
-
-func (r *reader) take(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if n < 0 || n > len(r.b) {
-		r.err = errShort
-		return nil
-	}
-	b := r.b[:n:n]
-	r.b = r.b[n:]
-	return b
-}
-
-func (r *reader) int8() int8 {
-	if b := r.take(1); b != nil {
-		return int8(b[0])
-	}
-	return 0
-}
-
-func (r *reader) int16() int16 {
-	if b := r.take(2); b != nil {
-		return int16(binary.BigEndian.Uint16(b))
-	}
-	return 0
-}
-
-func (r *reader) int32() int32 {
-	if b := r.take(4); b != nil {
-		return int32(binary.BigEndian.Uint32(b))
-	}
-	return 0
-}
-
-func (r *reader) int64() int64 {
-	if b := r.take(8); b != nil {
-		return int64(binary.BigEndian.Uint64(b))
-	}
-	return 0
-}
-
-func (r *reader) arrayLen() int { return int(r.int32()) } // -1 (null) reads as empty
-
-func (r *reader) string() string { return string(r.take(int(r.int16()))) }
-
-// bytes reads int32-prefixed nullable bytes.
-func (r *reader) bytes() []byte {
-	n := r.int32()
-	if n < 0 {
-		return nil
-	}
-	return r.take(int(n))
-}
-
-// varint reads a zigzag varint (Kafka's varint and varlong).
-func (r *reader) varint() int64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.err = errShort
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-// varbytes reads varint-prefixed nullable bytes: nil for length -1, an
-// empty non-nil slice for length 0.
-func (r *reader) varbytes() []byte {
-	n := r.varint()
-	switch {
-	case n < 0 || r.err != nil:
-		return nil
-	case n == 0:
-		return []byte{}
-	}
-	return r.take(int(n))
-}

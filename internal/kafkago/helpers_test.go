@@ -179,3 +179,17 @@ func fetchAll(ctx context.Context, t *testing.T, s *kafkago.Source, p catchup.Pa
 	}
 	return out
 }
+
+// produceAll produces recs with as many Produce calls (one request each) as
+// it takes, and returns the records acknowledged and the last end offset.
+func produceAll(ctx context.Context, tg *kafkago.Target, p catchup.Partition, recs []catchup.Record) (acked int, end int64, err error) {
+	end = -1
+	for acked < len(recs) {
+		n, e, err := tg.Produce(ctx, p, recs[acked:])
+		if err != nil {
+			return acked, end, err
+		}
+		acked, end = acked+n, e
+	}
+	return acked, end, nil
+}

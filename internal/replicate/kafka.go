@@ -31,7 +31,9 @@ type Source interface {
 	// equals from when there was nothing to read yet. If from is below the
 	// log start it returns a *catchup.GapError; if from is above the log end
 	// it returns an error wrapping catchup.ErrTopicRecreated. Transient errors
-	// (leader moved, connection lost) wrap catchup.ErrRetriable.
+	// (leader moved, connection lost) wrap catchup.ErrRetriable. The records
+	// belong to the caller, and so does any spare capacity of a record's
+	// Headers: the engine appends the provenance header there.
 	Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (Fetched, error)
 }
 
