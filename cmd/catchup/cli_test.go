@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -289,6 +291,12 @@ func TestOwnerTakesBackItsLease(t *testing.T) {
 	if !strings.Contains(stdout, "exact copy") {
 		t.Errorf("verify:\n%s", stdout)
 	}
+	// verify recorded its results in DynamoDB.
+	for p, r := range statusJSON(t, cfg) {
+		if v := r.Verification; v == nil || !v.OK || v.To != cliPerPart || v.Matched != cliPerPart {
+			t.Errorf("status --json after verify: partition %d last_verification %+v, want ok over [0, %d)", p, v, cliPerPart)
+		}
+	}
 }
 
 // statusJSON runs status --json and returns the rows of cliPipeline by partition.
@@ -528,7 +536,10 @@ func TestVerifyDetects(t *testing.T) {
 			if tt.missing+tt.duplicated+tt.differing == 0 {
 				want = exitOK
 			}
+			before := loadCheckpoints(t, e)
+			start := time.Now()
 			stdout, _ := mustCLI(t, want, "", "verify", "-c", cfg)
+			end := time.Now()
 			for p := range cliParts {
 				var m, d, f int
 				if p == 1 {
@@ -551,8 +562,87 @@ func TestVerifyDetects(t *testing.T) {
 			if want != exitOK && !strings.Contains(stdout, fmt.Sprintf("source offset %d", victim)) {
 				t.Errorf("verify does not name source offset %d as the first problem:\n%s", victim, stdout)
 			}
+
+			// verify recorded each partition's result, and nothing else.
+			after := loadCheckpoints(t, e)
+			if d := cmp.Diff(before, after, cmpopts.IgnoreFields(checkpoint.Checkpoint{}, "LastVerification"), cmpopts.EquateEmpty()); d != "" {
+				t.Errorf("verify changed the checkpoints beyond their verification (-before +after):\n%s", d)
+			}
+			rows := statusJSON(t, cfg)
+			stdout, _ = mustCLI(t, exitOK, "", "status", "-c", cfg)
+			if !regexp.MustCompile(`(?m)^TOPIC\s.*\sGAPS\s+VERIFIED\s+LAST_ERROR$`).MatchString(stdout) {
+				t.Errorf("status has no VERIFIED column:\n%s", stdout)
+			}
+			for p := range int32(cliParts) {
+				var m, d, f int64
+				if p == 1 {
+					m, d, f = int64(tt.missing), int64(tt.duplicated), int64(tt.differing)
+				}
+				wantV := checkpoint.Verification{From: 0, To: cliPerPart, Source: cliPerPart, Matched: cliPerPart - m - f, Missing: m, Duplicated: d, Differing: f}
+				stored := after[p].LastVerification
+				if stored == nil {
+					t.Errorf("verify stored no verification for partition %d", p)
+					continue
+				}
+				if stored.At.Before(start.Truncate(time.Millisecond)) || stored.At.After(end) {
+					t.Errorf("verification of partition %d at %s, want between %s and %s", p, stored.At, start, end)
+				}
+				switch wantFirst := fmt.Sprintf("source offset %d", victim); {
+				case m+d+f == 0 && stored.First != "":
+					t.Errorf("verification of partition %d, an exact copy, names a first problem: %q", p, stored.First)
+				case m+d+f != 0 && !strings.Contains(stored.First, wantFirst):
+					t.Errorf("verification of partition %d names first problem %q, want one naming %q", p, stored.First, wantFirst)
+				}
+				got := *stored
+				got.At, got.First = time.Time{}, ""
+				if diff := cmp.Diff(wantV, got); diff != "" {
+					t.Errorf("stored verification of partition %d mismatch (-want +got):\n%s", p, diff)
+				}
+
+				r := rows[p].Verification
+				if r == nil || r.OK != (m+d+f == 0) || r.From != 0 || r.To != cliPerPart || r.Source != cliPerPart ||
+					r.Matched != wantV.Matched || r.Missing != m || r.Duplicated != d || r.Differing != f || r.OutOfOrder != 0 ||
+					r.First != stored.First || !r.At.Equal(stored.At) {
+					t.Errorf("status --json: last_verification of partition %d = %+v, want %+v", p, r, stored)
+				}
+				const minute = `\d{4}-\d\d-\d\dT\d\d:\d\dZ`
+				cell := "ok " + minute
+				switch {
+				case m != 0:
+					cell = "MISMATCH " + minute + ": 1 missing"
+				case d != 0:
+					cell = "MISMATCH " + minute + ": 1 duplicated"
+				case f != 0:
+					cell = "MISMATCH " + minute + ": 1 differing"
+				}
+				// TOPIC PARTITION CHECKPOINT SOURCE_END LAG COPIED LEASE GAPS VERIFIED
+				row := fmt.Sprintf(`(?m)^%s\s+%d\s+%d\s+%d\s+0\s+%d\s+-\s+0\s+%s\s*$`, cliTopic, p, cliPerPart, cliPerPart, cliPerPart, cell)
+				if !regexp.MustCompile(row).MatchString(stdout) {
+					t.Errorf("status: no row for partition %d with VERIFIED matching %q:\n%s", p, cell, stdout)
+				}
+			}
 		})
 	}
+}
+
+// loadCheckpoints returns the checkpoints of cliPipeline in e's file store, by
+// partition number.
+func loadCheckpoints(t *testing.T, e *cliEnv) map[int32]checkpoint.Checkpoint {
+	t.Helper()
+	st, err := filestore.Open(filepath.Join(e.dir, "store"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cps, err := st.Load(t.Context(), cliPipeline)
+	if err != nil {
+		t.Fatalf("load checkpoints: %v", err)
+	}
+	out := map[int32]checkpoint.Checkpoint{}
+	for _, c := range cps {
+		out[c.Partition.Partition] = c
+	}
+	return out
 }
 
 // readAll returns every record of cliTopic on the cluster at addr, by partition.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -29,12 +30,30 @@ type statusRow struct {
 	Gaps         int       `json:"gaps"`
 	LastError    string    `json:"last_error,omitempty"`
 	Updated      time.Time `json:"updated,omitzero"`
+	// Verification is the result of the last catchup verify; null: never
+	// verified.
+	Verification *verificationJSON `json:"last_verification"`
+}
+
+// verificationJSON is a checkpoint.Verification in catchup status --json.
+type verificationJSON struct {
+	At         time.Time `json:"at"`
+	OK         bool      `json:"ok"`
+	From       int64     `json:"from"`
+	To         int64     `json:"to"`
+	Source     int64     `json:"source"`
+	Matched    int64     `json:"matched"`
+	Missing    int64     `json:"missing"`
+	Duplicated int64     `json:"duplicated"`
+	Differing  int64     `json:"differing"`
+	OutOfOrder int64     `json:"out_of_order"`
+	First      string    `json:"first_problem,omitempty"`
 }
 
 func (a *app) statusCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Print checkpoint, source end and lag per partition",
+		Short: "Print checkpoint, source end, lag and last verification per partition",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -106,6 +125,12 @@ func (a *app) status(ctx context.Context, f *config.File, pc *config.Pipeline) (
 			if c.Owner != "" && c.Expires.After(now) {
 				r.Owner, r.LeaseExpires = c.Owner, c.Expires
 			}
+			if v := c.LastVerification; v != nil {
+				r.Verification = &verificationJSON{
+					At: v.At, OK: v.OK(), From: v.From, To: v.To, Source: v.Source, Matched: v.Matched,
+					Missing: v.Missing, Duplicated: v.Duplicated, Differing: v.Differing, OutOfOrder: v.OutOfOrder, First: v.First,
+				}
+			}
 		}
 		rows = append(rows, r)
 	}
@@ -115,7 +140,7 @@ func (a *app) status(ctx context.Context, f *config.File, pc *config.Pipeline) (
 func printStatus(a *app, name string, rows []statusRow) {
 	fmt.Fprintf(a.out, "pipeline %s\n", name)
 	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCHECKPOINT\tSOURCE_END\tLAG\tCOPIED\tLEASE\tGAPS\tLAST_ERROR")
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCHECKPOINT\tSOURCE_END\tLAG\tCOPIED\tLEASE\tGAPS\tVERIFIED\tLAST_ERROR")
 	var lag int64
 	for _, r := range rows {
 		cp := "-"
@@ -127,8 +152,32 @@ func printStatus(a *app, name string, rows []statusRow) {
 			lease = r.Owner + " until " + r.LeaseExpires.Format(time.RFC3339)
 		}
 		lag += r.Lag
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%d\t%s\n", r.Topic, r.Partition, cp, r.SourceEnd, r.Lag, r.Records, lease, r.Gaps, r.LastError)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%d\t%s\t%s\n", r.Topic, r.Partition, cp, r.SourceEnd, r.Lag, r.Records, lease, r.Gaps,
+			verified(r.Verification), r.LastError)
 	}
 	tw.Flush()
 	fmt.Fprintf(a.out, "%d partitions, total lag %d records\n", len(rows), lag)
+}
+
+// verified is the VERIFIED cell: "-" if never verified, "ok" and the time
+// (UTC, to the minute) for an exact copy of the range, else "MISMATCH", the
+// time and the problem counts that are not zero.
+func verified(v *verificationJSON) string {
+	if v == nil {
+		return "-"
+	}
+	at := v.At.UTC().Format("2006-01-02T15:04Z")
+	if v.OK {
+		return "ok " + at
+	}
+	var problems []string
+	for _, c := range []struct {
+		n    int64
+		what string
+	}{{v.Missing, "missing"}, {v.Duplicated, "duplicated"}, {v.Differing, "differing"}, {v.OutOfOrder, "out of order"}} {
+		if c.n != 0 {
+			problems = append(problems, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	return "MISMATCH " + at + ": " + strings.Join(problems, ", ")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
@@ -24,7 +25,10 @@ func (a *app) verifyCmd() *cobra.Command {
 		Long: `verify compares, for every partition of the selected pipelines, the copied
 source range (from the source log start, or --from, to the checkpoint, or --to)
 with the target: record counts and a digest of key, value, headers and
-timestamp, matched through the provenance header. It exits 1 on any mismatch.`,
+timestamp, matched through the provenance header. It records each partition's
+result with its checkpoint (catchup status shows it) and exits 1 on any
+mismatch. Recording needs no lease: with DynamoDB, verify may run beside a
+run; with the file store it locks the pipeline, as run does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := a.load(cmd.Context())
@@ -37,11 +41,11 @@ timestamp, matched through the provenance header. It exits 1 on any mismatch.`,
 			}
 			ok := true
 			for _, pc := range ps {
-				res, err := a.verify(cmd.Context(), f, pc, from, to)
+				pok, err := a.verify(cmd.Context(), f, pc, from, to)
 				if err != nil {
 					return fmt.Errorf("pipeline %s: %w", pc.Name, err)
 				}
-				ok = printVerify(a, pc.Name, res) && ok
+				ok = pok && ok
 			}
 			if !ok {
 				return errNotDone
@@ -54,15 +58,38 @@ timestamp, matched through the provenance header. It exits 1 on any mismatch.`,
 	return cmd
 }
 
-func (a *app) verify(ctx context.Context, f *config.File, pc *config.Pipeline, from, to string) ([]verify.Result, error) {
+// verify compares pipeline pc's source with its target, prints the table,
+// then records every partition's result in the store. It reports whether
+// every partition matched.
+func (a *app) verify(ctx context.Context, f *config.File, pc *config.Pipeline, from, to string) (bool, error) {
 	if !pc.ProvenanceEnabled() {
-		return nil, usageError{fmt.Errorf("verify matches records through the provenance header, which pipeline %s turns off", pc.Name)}
+		return false, usageError{fmt.Errorf("verify matches records through the provenance header, which pipeline %s turns off", pc.Name)}
 	}
 	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Log: a.logger()})
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	defer p.Close()
+	res, err := compare(ctx, p, pc, from, to)
+	if err != nil {
+		return false, err
+	}
+	at := time.Now()
+	ok := printVerify(a, pc.Name, res)
+	for _, r := range res {
+		v := checkpoint.Verification{
+			At: at, From: r.From, To: r.To, Source: r.Source, Matched: r.Matched,
+			Missing: r.Missing, Duplicated: r.Duplicated, Differing: r.Differing, OutOfOrder: r.OutOfOrder, First: r.First,
+		}
+		if err := p.Store.RecordVerification(ctx, pc.Name, r.Partition, v); err != nil {
+			return ok, err
+		}
+	}
+	return ok, nil
+}
+
+// compare runs verify.Partition on every partition of pc's topics.
+func compare(ctx context.Context, p *pipeline.Pipeline, pc *config.Pipeline, from, to string) ([]verify.Result, error) {
 	dst, err := kafkago.NewSource(pc.Target, "read_uncommitted", nil)
 	if err != nil {
 		return nil, err

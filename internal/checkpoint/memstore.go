@@ -153,6 +153,22 @@ func (s *MemStore) Reset(ctx context.Context, pipeline string, p catchup.Partiti
 	return nil
 }
 
+// RecordVerification implements Store.
+func (s *MemStore) RecordVerification(ctx context.Context, pipeline string, p catchup.Partition, v Verification) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("record verification of %s %s: %w", pipeline, p, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cp := s.checkpoint(pipeline, p)
+	if cp == nil {
+		cp = &Checkpoint{Partition: p, TargetEnd: -1}
+		s.put(pipeline, cp)
+	}
+	cp.LastVerification = &v
+	return nil
+}
+
 // Close does nothing: a MemStore holds no resources and stays usable.
 func (s *MemStore) Close() error { return nil }
 
@@ -199,8 +215,12 @@ func fenced(cp Checkpoint, l Lease) error {
 	}
 }
 
-// clone returns cp with its own copy of Gaps.
+// clone returns cp with its own copies of Gaps and LastVerification.
 func clone(cp Checkpoint) Checkpoint {
 	cp.Gaps = slices.Clone(cp.Gaps)
+	if cp.LastVerification != nil {
+		v := *cp.LastVerification
+		cp.LastVerification = &v
+	}
 	return cp
 }

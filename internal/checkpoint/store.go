@@ -48,7 +48,31 @@ type Checkpoint struct {
 
 	LastError string    // last error recorded by a commit, "" after a clean one
 	Gaps      []Gap     // gaps skipped with on_gap: skip, oldest first
-	Updated   time.Time // time of the last write
+	Updated   time.Time // time of the last write, RecordVerification excepted
+
+	// LastVerification is the result RecordVerification stored last; nil if
+	// the partition was never verified. No other method changes it.
+	LastVerification *Verification
+}
+
+// Verification is what one `catchup verify` found for one partition: the
+// source range [From, To) compared with the target, record for record.
+type Verification struct {
+	At         time.Time // when the comparison ended
+	From, To   int64     // source offsets compared, [From, To)
+	Source     int64     // source records in [From, To)
+	Matched    int64     // found once in the target, equal
+	Missing    int64     // in the source, not in the target
+	Duplicated int64     // extra copies in the target
+	Differing  int64     // in the target with another key, value, headers or timestamp
+	OutOfOrder int64     // in the target after a record of a later source offset
+	First      string    // the first problem found; "" if none
+}
+
+// OK reports whether v found an exact copy: nothing missing, duplicated,
+// differing or out of order.
+func (v Verification) OK() bool {
+	return v.Missing == 0 && v.Duplicated == 0 && v.Differing == 0 && v.OutOfOrder == 0
 }
 
 // Gap is a range of source offsets [From, To) that were deleted before they
@@ -113,6 +137,15 @@ type Store interface {
 	// is fenced instead of overwriting the reset. It is the deliberate way to
 	// move a checkpoint after a gap or a recreated topic.
 	Reset(ctx context.Context, pipeline string, p catchup.Partition, next int64) error
+
+	// RecordVerification stores v as p's LastVerification, replacing the one
+	// before. It needs no lease and changes nothing else: Next, TargetEnd,
+	// the counters, the lease, the epoch and Updated stay as they are, so it
+	// may run while another run holds p, and that run's next Commit, Renew
+	// and Release succeed as if it had not happened. A partition without a
+	// checkpoint gets one that holds only v (Exists false, Next 0, TargetEnd
+	// -1, epoch 0, zero Updated), which Load returns.
+	RecordVerification(ctx context.Context, pipeline string, p catchup.Partition, v Verification) error
 
 	// Close releases the resources of the store (files, locks, connections).
 	Close() error

@@ -83,6 +83,11 @@ func subtests() []struct {
 		{"ResetUnknownPartition", testResetUnknownPartition},
 		{"ResetLeased", testResetLeased},
 		{"ResetAfterExpiry", testResetAfterExpiry},
+		{"RecordVerification", testRecordVerification},
+		{"RecordVerificationChangesNothingElse", testRecordVerificationChangesNothingElse},
+		{"RecordVerificationReplaces", testRecordVerificationReplaces},
+		{"RecordVerificationLeased", testRecordVerificationLeased},
+		{"RecordVerificationUnknownPartition", testRecordVerificationUnknownPartition},
 		{"LoadManyPartitions", testLoadManyPartitions},
 		{"PipelinesIndependent", testPipelinesIndependent},
 		{"Names", testNames},
@@ -410,6 +415,120 @@ func testResetAfterExpiry(t *testing.T, e *env) {
 	}
 }
 
+// verification returns a Verification at the clock's time that found every
+// kind of problem, so that a store that drops a field fails.
+func (e *env) verification() checkpoint.Verification {
+	return checkpoint.Verification{
+		At: e.clk.Now(), From: 3, To: 120, Source: 117, Matched: 110,
+		Missing: 2, Duplicated: 3, Differing: 4, OutOfOrder: 1,
+		First: "source offset 57: missing in the target",
+	}
+}
+
+func testRecordVerification(t *testing.T, e *env) {
+	p := catchup.Partition{Topic: "orders", Partition: 0}
+	l := e.acquire(p, "run-a")
+	e.commit(l, checkpoint.Commit{Next: 120, TargetEnd: 120, Records: 120, Bytes: 1200})
+	e.release(l)
+	e.clk.Advance(time.Minute)
+	v := e.verification()
+	e.recordVerification(p, v)
+	if d := cmp.Diff(&v, e.get(p).LastVerification); d != "" {
+		t.Errorf("LastVerification after RecordVerification mismatch (-want +got):\n%s", d)
+	}
+}
+
+func testRecordVerificationChangesNothingElse(t *testing.T, e *env) {
+	p := catchup.Partition{Topic: "orders", Partition: 0}
+	q := catchup.Partition{Topic: "orders", Partition: 1}
+	l := e.acquire(p, "run-a")
+	gap := checkpoint.Gap{From: 0, To: 3, At: e.clk.Now()}
+	e.commit(l, checkpoint.Commit{Next: 120, TargetEnd: 117, Records: 117, Bytes: 1170, Gap: &gap, Error: "produce: timeout"})
+	e.reset(q, 40)
+	before := e.load(e.pipeline)
+	e.clk.Advance(time.Minute) // a store that wrote Updated would show it
+	v := e.verification()
+	e.recordVerification(p, v)
+	after := e.load(e.pipeline)
+	if d := cmp.Diff(before, after, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(checkpoint.Checkpoint{}, "LastVerification")); d != "" {
+		t.Errorf("RecordVerification changed more than the verification (-before +after):\n%s", d)
+	}
+	if d := cmp.Diff(&v, after[p].LastVerification); d != "" {
+		t.Errorf("LastVerification of %s mismatch (-want +got):\n%s", p, d)
+	}
+	if got := after[q].LastVerification; got != nil {
+		t.Errorf("LastVerification of %s, never verified = %+v, want nil", q, got)
+	}
+}
+
+func testRecordVerificationReplaces(t *testing.T, e *env) {
+	p := catchup.Partition{Topic: "orders", Partition: 0}
+	e.reset(p, 120)
+	e.recordVerification(p, e.verification())
+	e.clk.Advance(time.Hour)
+	v2 := checkpoint.Verification{At: e.clk.Now(), From: 0, To: 120, Source: 120, Matched: 120} // clean: no First
+	e.recordVerification(p, v2)
+	if d := cmp.Diff(&v2, e.get(p).LastVerification); d != "" {
+		t.Errorf("LastVerification after a second RecordVerification mismatch (-want +got):\n%s", d)
+	}
+}
+
+// testRecordVerificationLeased records verifications on a partition another
+// run holds: the holder is not fenced and keeps its lease, and the
+// verification survives every other method.
+func testRecordVerificationLeased(t *testing.T, e *env) {
+	p := catchup.Partition{Topic: "orders", Partition: 0}
+	l := e.acquire(p, "run-a")
+	e.commit(l, checkpoint.Commit{Next: 100, TargetEnd: 100, Records: 100, Bytes: 1000})
+	e.clk.Advance(time.Minute)
+	v := e.verification()
+	e.recordVerification(p, v)
+	want := checkpoint.Checkpoint{
+		Partition: p, Exists: true, Next: 100, TargetEnd: 100, Records: 100, Bytes: 1000, Commits: 1,
+		Owner: "run-a", Epoch: 1, Expires: l.Expires, LastVerification: &v,
+	}
+	e.check(p, want)
+
+	e.unchanged(func() {
+		_, _, err := e.s.Acquire(t.Context(), e.pipeline, p, "run-b", TTL)
+		wantErr(t, "Acquire by another owner after RecordVerification", err, checkpoint.ErrLeased)
+	})
+	e.commit(l, checkpoint.Commit{Next: 150, TargetEnd: 150, Records: 50, Bytes: 500})
+	l, err := e.s.Renew(t.Context(), l, TTL)
+	if err != nil {
+		t.Fatalf("Renew after RecordVerification by another: %v", err)
+	}
+	want.Next, want.TargetEnd, want.Records, want.Bytes, want.Commits, want.Expires = 150, 150, 150, 1500, 2, l.Expires
+	e.check(p, want)
+
+	e.release(l)
+	e.reset(p, 10)
+	want.Owner, want.Next, want.TargetEnd = "", 10, -1
+	e.check(p, want)
+	l2 := e.acquire(p, "run-b")
+	want.Owner, want.Epoch, want.Expires = "run-b", 2, l2.Expires
+	e.check(p, want)
+}
+
+func testRecordVerificationUnknownPartition(t *testing.T, e *env) {
+	p := catchup.Partition{Topic: "orders", Partition: 5}
+	v := checkpoint.Verification{At: e.clk.Now(), From: 7, To: 7}
+	e.recordVerification(p, v)
+	want := checkpoint.Checkpoint{Partition: p, TargetEnd: -1, LastVerification: &v}
+	e.checkUpdated(p, want)
+
+	e.clk.Advance(time.Minute)
+	l, got, err := e.s.Acquire(t.Context(), e.pipeline, p, "run-a", TTL)
+	if err != nil {
+		t.Fatalf("Acquire after RecordVerification on a new partition: %v", err)
+	}
+	want.Owner, want.Epoch, want.Expires = "run-a", 1, e.clk.Now().Add(TTL)
+	if d := diff(want, got); d != "" {
+		t.Errorf("Acquire after RecordVerification checkpoint mismatch (-want +got):\n%s", d)
+	}
+	e.commit(l, checkpoint.Commit{Next: 10, TargetEnd: 10, Records: 3, Bytes: 30})
+}
+
 func testLoadManyPartitions(t *testing.T, e *env) {
 	other := e.pipeline + "-other"
 	if _, _, err := e.s.Acquire(t.Context(), other, catchup.Partition{Topic: "orders", Partition: 0}, "run-x", TTL); err != nil {
@@ -521,6 +640,12 @@ func testLargeOffsets(t *testing.T, e *env) {
 	if got := e.get(q).Next; got != big {
 		t.Errorf("Reset(%s, %d) then Load: next %d", q, int64(big), got)
 	}
+
+	v := checkpoint.Verification{At: e.clk.Now(), From: 0, To: big, Source: big, Matched: big - 3, Missing: 1, Duplicated: big, Differing: 1, OutOfOrder: 1}
+	e.recordVerification(q, v)
+	if d := cmp.Diff(&v, e.get(q).LastVerification); d != "" {
+		t.Errorf("LastVerification with large counts mismatch (-want +got):\n%s", d)
+	}
 }
 
 func testLoadReturnsCopies(t *testing.T, e *env) {
@@ -536,6 +661,14 @@ func testLoadReturnsCopies(t *testing.T, e *env) {
 	cps[0].Gaps = append(cps[0].Gaps, checkpoint.Gap{From: 1, To: 2})
 	if d := cmp.Diff([]checkpoint.Gap{gap}, e.get(p).Gaps); d != "" {
 		t.Errorf("gaps changed by writing to a loaded checkpoint (-want +got):\n%s", d)
+	}
+
+	v := e.verification()
+	e.recordVerification(p, v)
+	loaded := e.get(p)
+	loaded.LastVerification.Missing, loaded.LastVerification.First = 999, "changed"
+	if d := cmp.Diff(&v, e.get(p).LastVerification); d != "" {
+		t.Errorf("verification changed by writing to a loaded checkpoint (-want +got):\n%s", d)
 	}
 }
 
@@ -641,6 +774,13 @@ func (e *env) resetIn(pipeline string, p catchup.Partition, next int64) {
 	e.t.Helper()
 	if err := e.s.Reset(e.t.Context(), pipeline, p, next); err != nil {
 		e.t.Fatalf("Reset(%s, %s, %d): %v", pipeline, p, next, err)
+	}
+}
+
+func (e *env) recordVerification(p catchup.Partition, v checkpoint.Verification) {
+	e.t.Helper()
+	if err := e.s.RecordVerification(e.t.Context(), e.pipeline, p, v); err != nil {
+		e.t.Fatalf("RecordVerification(%s, %s): %v", e.pipeline, p, err)
 	}
 }
 

@@ -21,6 +21,9 @@
 //	gaps          L     skipped gaps, oldest first: maps {from N, to N, at N (unix ms)}
 //	updated       N     time of the last write, unix milliseconds
 //	last_op       S     random id of the last Commit or Release (retry idempotency)
+//	verification  M     last verify result, absent until one: {at N (unix ms), from N, to N,
+//	                    source N, matched N, missing N, duplicated N, differing N,
+//	                    out_of_order N, first S (absent when empty)}
 //
 // Kafka topic names are [a-zA-Z0-9._-]{1,249}, so '#' cannot occur in one;
 // it sorts below every character a topic may hold, and the partition number
@@ -34,14 +37,21 @@
 //
 // # Conditions
 //
-// Every write is one UpdateItem with a ConditionExpression; nothing needs
-// transactions or TTL (dynalite has neither). Acquire succeeds if the lease is
-// free (attribute_not_exists(owner): Release and Reset remove the owner, no
-// write stores an empty one), expired (lease_expires < now) or already the
-// caller's, and adds 1 to the epoch. Commit, Renew and Release require owner = me AND epoch = mine;
-// Commit also requires that next does not move backwards. Reset requires that
-// no live lease is held, and removes an expired owner so that the zombie's
+// Every write of a lease or a checkpoint is one UpdateItem with a
+// ConditionExpression; nothing needs transactions or TTL (dynalite has
+// neither). Acquire succeeds if the lease is free (attribute_not_exists(owner):
+// Release and Reset remove the owner, no write stores an empty one), expired
+// (lease_expires < now) or already the caller's, and adds 1 to the epoch.
+// Commit, Renew and Release require owner = me AND epoch = mine; Commit also
+// requires that next does not move backwards. Reset requires that no live
+// lease is held, and removes an expired owner so that the zombie's
 // later Commit is fenced instead of overwriting the reset.
+//
+// RecordVerification is an UpdateItem without a condition that sets only
+// verification: it needs no lease, and a run holding the partition keeps its
+// lease and epoch, its commits and the verification being serialised by
+// DynamoDB like any two writes. An item it creates has no next, exists,
+// owner or epoch, so it reads as a partition never copied.
 //
 // When a Commit's condition fails, the store tells ErrFenced from ErrRegress
 // from the item as it was: it asks for it with
@@ -57,10 +67,11 @@
 // throttling, 5xx and connection errors are retried with jittered exponential
 // backoff until the attempts or the caller's context deadline run out. A
 // retried request may be one whose first attempt was applied but whose
-// response was lost. Acquire, Renew and Reset are harmless to repeat; Commit
-// is not (it adds to the counters), so every Commit carries a random id in
-// last_op and its condition refuses an item that already holds that id: a
-// repeat fails the condition, and the store reports the commit as done.
+// response was lost. Acquire, Renew, Reset and RecordVerification are
+// harmless to repeat; Commit is not (it adds to the counters), so every
+// Commit carries a random id in last_op and its condition refuses an item
+// that already holds that id: a repeat fails the condition, and the store
+// reports the commit as done.
 // Release uses the same id to recognise its own repeat.
 //
 // A Commit that runs out of context returns the context error. Its outcome is
@@ -71,6 +82,7 @@
 // # Cost
 //
 // Load is one Query per 1 MB page, consistent. Every other method is one
-// UpdateItem, plus one GetItem after a failed Commit or Release condition.
+// UpdateItem (RecordVerification included), plus one GetItem after a failed
+// Commit or Release condition.
 // Requests counts every HTTP attempt the store makes, retries included.
 package dynamostore

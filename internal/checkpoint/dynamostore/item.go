@@ -30,10 +30,22 @@ const (
 	attrGaps         = "gaps"
 	attrUpdated      = "updated"
 	attrLastOp       = "last_op"
+	attrVerification = "verification"
 
 	gapFrom = "from"
 	gapTo   = "to"
 	gapAt   = "at"
+
+	verAt         = "at"
+	verFrom       = "from"
+	verTo         = "to"
+	verSource     = "source"
+	verMatched    = "matched"
+	verMissing    = "missing"
+	verDuplicated = "duplicated"
+	verDiffering  = "differing"
+	verOutOfOrder = "out_of_order"
+	verFirst      = "first"
 )
 
 // exprNames maps "#name" to name for every attribute, so that expressions
@@ -43,7 +55,7 @@ var exprNames = func() map[string]string {
 	for _, a := range []string{
 		attrPipeline, attrPartition, attrNext, attrExists, attrTargetEnd, attrOwner,
 		attrEpoch, attrLeaseExpires, attrRecords, attrBytes, attrCommits, attrLastError,
-		attrGaps, attrUpdated, attrLastOp,
+		attrGaps, attrUpdated, attrLastOp, attrVerification,
 	} {
 		m["#"+a] = a
 	}
@@ -218,6 +230,54 @@ func getGaps(item map[string]types.AttributeValue) ([]checkpoint.Gap, error) {
 	return gaps, nil
 }
 
+// verificationValue is the verification map. An empty First is left out:
+// no write stores an empty string.
+func verificationValue(v checkpoint.Verification) types.AttributeValue {
+	m := map[string]types.AttributeValue{
+		verAt:         millis(v.At),
+		verFrom:       num(v.From),
+		verTo:         num(v.To),
+		verSource:     num(v.Source),
+		verMatched:    num(v.Matched),
+		verMissing:    num(v.Missing),
+		verDuplicated: num(v.Duplicated),
+		verDiffering:  num(v.Differing),
+		verOutOfOrder: num(v.OutOfOrder),
+	}
+	if v.First != "" {
+		m[verFirst] = str(v.First)
+	}
+	return &types.AttributeValueMemberM{Value: m}
+}
+
+// getVerification reads the verification map; nil if the item has none.
+func getVerification(item map[string]types.AttributeValue) (*checkpoint.Verification, error) {
+	av, ok := item[attrVerification]
+	if !ok {
+		return nil, nil
+	}
+	m, ok := av.(*types.AttributeValueMemberM)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s is %T, not a map", errItem, attrVerification, av)
+	}
+	var v checkpoint.Verification
+	var errs [10]error
+	v.At, errs[0] = getTime(m.Value, verAt)
+	v.From, errs[1] = getNum(m.Value, verFrom, 0)
+	v.To, errs[2] = getNum(m.Value, verTo, 0)
+	v.Source, errs[3] = getNum(m.Value, verSource, 0)
+	v.Matched, errs[4] = getNum(m.Value, verMatched, 0)
+	v.Missing, errs[5] = getNum(m.Value, verMissing, 0)
+	v.Duplicated, errs[6] = getNum(m.Value, verDuplicated, 0)
+	v.Differing, errs[7] = getNum(m.Value, verDiffering, 0)
+	v.OutOfOrder, errs[8] = getNum(m.Value, verOutOfOrder, 0)
+	v.First, errs[9] = getStr(m.Value, verFirst)
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, fmt.Errorf("%s: %w", attrVerification, err)
+	}
+	return &v, nil
+}
+
 // decode turns a stored item into a Checkpoint.
 func decode(item map[string]types.AttributeValue) (checkpoint.Checkpoint, error) {
 	var c checkpoint.Checkpoint
@@ -228,7 +288,7 @@ func decode(item map[string]types.AttributeValue) (checkpoint.Checkpoint, error)
 	if c.Partition, err = parseSortKey(sk); err != nil {
 		return c, fmt.Errorf("%w: %w", errItem, err)
 	}
-	var errs [12]error
+	var errs [13]error
 	c.Exists, errs[0] = getBool(item, attrExists)
 	c.Next, errs[1] = getNum(item, attrNext, 0)
 	c.TargetEnd, errs[2] = getNum(item, attrTargetEnd, -1)
@@ -241,6 +301,7 @@ func decode(item map[string]types.AttributeValue) (checkpoint.Checkpoint, error)
 	c.LastError, errs[9] = getStr(item, attrLastError)
 	c.Gaps, errs[10] = getGaps(item)
 	c.Updated, errs[11] = getTime(item, attrUpdated)
+	c.LastVerification, errs[12] = getVerification(item)
 	if err := errors.Join(errs[:]...); err != nil {
 		return c, fmt.Errorf("item %s: %w", sk, err)
 	}

@@ -1,12 +1,18 @@
 package dynamostore
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
 )
 
 func TestSortKey(t *testing.T) {
@@ -69,5 +75,44 @@ func TestNames(t *testing.T) {
 	want := map[string]string{"#next": "next", "#owner": "owner"}
 	if len(got) != len(want) || got["#next"] != "next" || got["#owner"] != "owner" {
 		t.Errorf("names = %v, want %v", got, want)
+	}
+}
+
+func TestVerificationItem(t *testing.T) {
+	at := time.Date(2026, 11, 29, 18, 0, 0, 123e6, time.UTC)
+	for _, v := range []checkpoint.Verification{
+		{At: at, From: 3, To: 120, Source: 117, Matched: 110, Missing: 2, Duplicated: 3, Differing: 4, OutOfOrder: 1, First: "source offset 57: missing"},
+		{At: at, From: 0, To: math.MaxInt64, Source: math.MaxInt64, Matched: math.MaxInt64}, // clean: first is left out
+	} {
+		item := map[string]types.AttributeValue{
+			attrPartition:    str("orders#0000000000"),
+			attrVerification: verificationValue(v),
+		}
+		if _, ok := item[attrVerification].(*types.AttributeValueMemberM).Value[verFirst]; ok != (v.First != "") {
+			t.Errorf("verificationValue(%+v) has first: %v, want %v", v, ok, v.First != "")
+		}
+		cp, err := decode(item)
+		if err != nil {
+			t.Fatalf("decode of an item with verification %+v: %v", v, err)
+		}
+		if d := cmp.Diff(&v, cp.LastVerification); d != "" {
+			t.Errorf("verification round trip mismatch (-want +got):\n%s", d)
+		}
+	}
+
+	cp, err := decode(map[string]types.AttributeValue{attrPartition: str("orders#0000000000")})
+	if err != nil || cp.LastVerification != nil {
+		t.Errorf("decode of an item without verification = %+v, %v; want no verification", cp.LastVerification, err)
+	}
+	for name, bad := range map[string]types.AttributeValue{
+		"not a map":     str("ok"),
+		"bad count":     &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{verMissing: str("1")}},
+		"bad first":     &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{verFirst: num(1)}},
+		"bad timestamp": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{verAt: &types.AttributeValueMemberN{Value: "1.5"}}},
+	} {
+		item := map[string]types.AttributeValue{attrPartition: str("orders#0000000000"), attrVerification: bad}
+		if _, err := decode(item); !errors.Is(err, errItem) || !strings.Contains(err.Error(), attrVerification) {
+			t.Errorf("decode of a verification that is %s = %v, want an error wrapping %q naming %s", name, err, errItem, attrVerification)
+		}
 	}
 }

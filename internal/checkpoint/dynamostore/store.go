@@ -21,7 +21,8 @@ var _ checkpoint.Store = (*Store)(nil)
 
 // Store is a checkpoint.Store over one DynamoDB table (see CreateTable for
 // its schema). It is safe for concurrent use by goroutines and by processes:
-// every write is a conditional UpdateItem, so DynamoDB serialises them.
+// every write is one UpdateItem (conditional but for RecordVerification's),
+// so DynamoDB serialises them.
 type Store struct {
 	client   *dynamodb.Client
 	table    string
@@ -370,6 +371,33 @@ func (s *Store) Reset(ctx context.Context, pipeline string, p catchup.Partition,
 	if isConditionFailed(err) {
 		return fail(checkpoint.ErrLeased)
 	}
+	if err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// RecordVerification stores v in p's verification attribute with one
+// UpdateItem that sets nothing else and has no condition, so it neither
+// needs nor disturbs a lease: a run committing p at the same time is
+// serialised with it by DynamoDB and keeps its lease and epoch. An absent
+// item is created with the key and v only.
+func (s *Store) RecordVerification(ctx context.Context, pipeline string, p catchup.Partition, v checkpoint.Verification) error {
+	fail := func(err error) error {
+		return fmt.Errorf("record verification of %s %s: %w", pipeline, p, err)
+	}
+	sk, err := sortKey(p)
+	if err != nil {
+		return fail(err)
+	}
+	update := "SET #verification = :verification"
+	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 s.tableName(),
+		Key:                       key(pipeline, sk),
+		UpdateExpression:          aws.String(update),
+		ExpressionAttributeNames:  names(update),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":verification": verificationValue(v)},
+	}, s.options)
 	if err != nil {
 		return fail(err)
 	}

@@ -3,11 +3,16 @@ package dynamostore_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
@@ -123,4 +128,55 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("Load after Reset (-want +got):\n%s", diff)
 	}
 	t.Logf("requests: %d", s.Requests())
+}
+
+// TestRecordVerificationItem checks that RecordVerification is one request
+// that writes the verification attribute and nothing else, on a new item and
+// on one a run holds.
+func TestRecordVerificationItem(t *testing.T) {
+	ctx := t.Context()
+	clk := newClock()
+	client := dynamotest.Client(t, dynamotest.Endpoint(t))
+	table := dynamotest.Table(t, client)
+	s := dynamostore.New(client, table, dynamostore.WithNow(clk.Now))
+	attrs := func(p string) []string {
+		t.Helper()
+		out, err := client.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName:      aws.String(table),
+			Key:            map[string]types.AttributeValue{"pipeline": &types.AttributeValueMemberS{Value: "pipe"}, "partition": &types.AttributeValueMemberS{Value: p}},
+			ConsistentRead: aws.Bool(true),
+		})
+		if err != nil {
+			t.Fatalf("GetItem(%s): %v", p, err)
+		}
+		return slices.Sorted(maps.Keys(out.Item))
+	}
+	v := checkpoint.Verification{At: clk.Now(), From: 0, To: 10, Source: 10, Matched: 10}
+
+	before := s.Requests()
+	if err := s.RecordVerification(ctx, "pipe", catchup.Partition{Topic: "orders", Partition: 1}, v); err != nil {
+		t.Fatalf("RecordVerification of a new partition: %v", err)
+	}
+	if got := s.Requests() - before; got != 1 {
+		t.Errorf("RecordVerification made %d requests, want 1", got)
+	}
+	if got, want := attrs("orders#0000000001"), []string{"partition", "pipeline", "verification"}; !slices.Equal(got, want) {
+		t.Errorf("item created by RecordVerification has attributes %v, want %v", got, want)
+	}
+
+	p := catchup.Partition{Topic: "orders", Partition: 0}
+	l, _, err := s.Acquire(ctx, "pipe", p, "run-a", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, l, checkpoint.Commit{Next: 10, TargetEnd: 10}); err != nil {
+		t.Fatal(err)
+	}
+	held := attrs("orders#0000000000")
+	if err := s.RecordVerification(ctx, "pipe", p, v); err != nil {
+		t.Fatalf("RecordVerification of a leased partition: %v", err)
+	}
+	if got, want := attrs("orders#0000000000"), slices.Sorted(slices.Values(append(held, "verification"))); !slices.Equal(got, want) {
+		t.Errorf("RecordVerification of a leased item: attributes %v, want %v", got, want)
+	}
 }

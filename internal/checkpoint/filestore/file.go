@@ -15,6 +15,8 @@ import (
 )
 
 // version is the file format this package writes, and the only one it reads.
+// Fields added later are optional (a file without them is still version 1):
+// verification.
 const version = 1
 
 // file is the content of <dir>/<pipeline>.json.
@@ -40,12 +42,28 @@ type fileCheckpoint struct {
 	LastError string    `json:"last_error,omitempty"`
 	Gaps      []fileGap `json:"gaps,omitempty"`
 	Updated   time.Time `json:"updated,omitzero"`
+
+	Verification *fileVerification `json:"verification,omitempty"` // absent if never verified
 }
 
 type fileGap struct {
 	From int64     `json:"from"`
 	To   int64     `json:"to"`
 	At   time.Time `json:"at"`
+}
+
+// fileVerification is a checkpoint.Verification as the file spells it.
+type fileVerification struct {
+	At         time.Time `json:"at"`
+	From       int64     `json:"from"`
+	To         int64     `json:"to"`
+	Source     int64     `json:"source"`
+	Matched    int64     `json:"matched"`
+	Missing    int64     `json:"missing"`
+	Duplicated int64     `json:"duplicated"`
+	Differing  int64     `json:"differing"`
+	OutOfOrder int64     `json:"out_of_order"`
+	First      string    `json:"first,omitempty"`
 }
 
 // encode returns the file content for the checkpoints of pipeline.
@@ -60,6 +78,13 @@ func encode(pipeline string, cps map[catchup.Partition]checkpoint.Checkpoint) ([
 		}
 		for _, g := range cp.Gaps {
 			fc.Gaps = append(fc.Gaps, fileGap{From: g.From, To: g.To, At: utc(g.At)})
+		}
+		if v := cp.LastVerification; v != nil {
+			fc.Verification = &fileVerification{
+				At: utc(v.At), From: v.From, To: v.To, Source: v.Source, Matched: v.Matched,
+				Missing: v.Missing, Duplicated: v.Duplicated, Differing: v.Differing, OutOfOrder: v.OutOfOrder,
+				First: v.First,
+			}
 		}
 		f.Checkpoints = append(f.Checkpoints, fc)
 	}
@@ -117,6 +142,13 @@ func decode(path, pipeline string, data []byte) (map[catchup.Partition]checkpoin
 		}
 		for _, g := range fc.Gaps {
 			cp.Gaps = append(cp.Gaps, checkpoint.Gap{From: g.From, To: g.To, At: g.At})
+		}
+		if v := fc.Verification; v != nil {
+			cp.LastVerification = &checkpoint.Verification{
+				At: v.At, From: v.From, To: v.To, Source: v.Source, Matched: v.Matched,
+				Missing: v.Missing, Duplicated: v.Duplicated, Differing: v.Differing, OutOfOrder: v.OutOfOrder,
+				First: v.First,
+			}
 		}
 		cps[p] = cp
 	}

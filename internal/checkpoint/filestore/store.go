@@ -204,6 +204,25 @@ func (s *Store) Reset(ctx context.Context, pipeline string, p catchup.Partition,
 	return nil
 }
 
+// RecordVerification implements checkpoint.Store. The verification is on
+// disk when it returns nil.
+func (s *Store) RecordVerification(ctx context.Context, pipeline string, p catchup.Partition, v checkpoint.Verification) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("record verification of %s %s: %w", pipeline, p, err)
+	}
+	_, err := s.update(pipeline, p, func(cp *checkpoint.Checkpoint, found bool, _ time.Time) error {
+		if !found {
+			*cp = checkpoint.Checkpoint{Partition: p, TargetEnd: -1}
+		}
+		cp.LastVerification = &v
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record verification of %s %s: %w", pipeline, p, err)
+	}
+	return nil
+}
+
 // Close unlocks every pipeline the Store holds. Leases still held are left in
 // the files; the next Store to read them treats them as expired. Methods
 // called after Close return an error wrapping ErrClosed; Close itself may be
@@ -343,8 +362,12 @@ func held(cp checkpoint.Checkpoint, found bool, l checkpoint.Lease) error {
 	}
 }
 
-// clone returns cp with its own copy of Gaps.
+// clone returns cp with its own copies of Gaps and LastVerification.
 func clone(cp checkpoint.Checkpoint) checkpoint.Checkpoint {
 	cp.Gaps = slices.Clone(cp.Gaps)
+	if cp.LastVerification != nil {
+		v := *cp.LastVerification
+		cp.LastVerification = &v
+	}
 	return cp
 }

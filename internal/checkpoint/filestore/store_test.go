@@ -202,6 +202,10 @@ func TestReopen(t *testing.T) {
 	if err := s1.Reset(t.Context(), "pl", q, 1<<62); err != nil {
 		t.Fatal(err)
 	}
+	v := checkpoint.Verification{At: clk, From: 0, To: 100, Source: 100, Matched: 99, Missing: 1, First: "source offset 7: missing in the target"}
+	if err := s1.RecordVerification(t.Context(), "pl", p, v); err != nil {
+		t.Fatal(err)
+	}
 	before, err := s1.Load(t.Context(), "pl")
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +237,121 @@ func TestFileFormat(t *testing.T) {
 	if err := s.Reset(t.Context(), "pl", catchup.Partition{Topic: "audit", Partition: 1}, 7); err != nil {
 		t.Fatal(err)
 	}
+	before := readFile(t, filepath.Join(dir, "pl.json"))
+	if d := cmp.Diff(unverified, before); d != "" {
+		t.Errorf("pl.json mismatch (-want +got):\n%s", d)
+	}
+
+	verified := []struct {
+		p catchup.Partition
+		v checkpoint.Verification
+	}{
+		{catchup.Partition{Topic: "audit", Partition: 1}, checkpoint.Verification{At: clk.Add(time.Hour), From: 0, To: 7, Source: 7, Matched: 7}},
+		{p, checkpoint.Verification{
+			At: clk.Add(2 * time.Hour), From: 2, To: 42, Source: 40, Matched: 37, Missing: 1, Duplicated: 2, Differing: 1, OutOfOrder: 1,
+			First: "source offset 9: missing in the target",
+		}},
+	}
+	for _, pv := range verified {
+		if err := s.RecordVerification(t.Context(), "pl", pv.p, pv.v); err != nil {
+			t.Fatal(err)
+		}
+	}
 	const want = `{
+  "version": 1,
+  "pipeline": "pl",
+  "checkpoints": [
+    {
+      "topic": "audit",
+      "partition": 1,
+      "exists": true,
+      "next": 7,
+      "target_end": -1,
+      "records": 0,
+      "bytes": 0,
+      "commits": 0,
+      "epoch": 0,
+      "updated": "2026-03-01T12:00:00Z",
+      "verification": {
+        "at": "2026-03-01T13:00:00Z",
+        "from": 0,
+        "to": 7,
+        "source": 7,
+        "matched": 7,
+        "missing": 0,
+        "duplicated": 0,
+        "differing": 0,
+        "out_of_order": 0
+      }
+    },
+    {
+      "topic": "orders",
+      "partition": 0,
+      "exists": true,
+      "next": 42,
+      "target_end": 40,
+      "records": 40,
+      "bytes": 4000,
+      "commits": 1,
+      "owner": "run-a",
+      "epoch": 1,
+      "expires": "2026-03-01T12:01:00Z",
+      "gaps": [
+        {
+          "from": 0,
+          "to": 2,
+          "at": "2026-03-01T12:00:00Z"
+        }
+      ],
+      "updated": "2026-03-01T12:00:00Z",
+      "verification": {
+        "at": "2026-03-01T14:00:00Z",
+        "from": 2,
+        "to": 42,
+        "source": 40,
+        "matched": 37,
+        "missing": 1,
+        "duplicated": 2,
+        "differing": 1,
+        "out_of_order": 1,
+        "first": "source offset 9: missing in the target"
+      }
+    }
+  ]
+}
+`
+	if d := cmp.Diff(want, readFile(t, filepath.Join(dir, "pl.json"))); d != "" {
+		t.Errorf("pl.json after RecordVerification mismatch (-want +got):\n%s", d)
+	}
+
+	// The same texts, written by hand, read back: the one with verifications
+	// and the one from before verifications were recorded.
+	for _, tc := range []struct {
+		name, text string
+		verified   bool
+	}{{"verified", want, true}, {"unverified", unverified, false}} {
+		dir2 := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir2, "pl.json"), []byte(tc.text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cps, err := open(t, dir2, nil).Load(t.Context(), "pl")
+		if err != nil || len(cps) != 2 || cps[1].Next != 42 || len(cps[1].Gaps) != 1 {
+			t.Fatalf("Load of the hand-written %s file = %+v, %v; want audit/1 and orders/0 at 42 with a gap", tc.name, cps, err)
+		}
+		for i, pv := range verified {
+			var wantV *checkpoint.Verification
+			if tc.verified {
+				wantV = &pv.v
+			}
+			if d := cmp.Diff(wantV, cps[i].LastVerification); d != "" {
+				t.Errorf("Load of the hand-written %s file: %s verification mismatch (-want +got):\n%s", tc.name, cps[i].Partition, d)
+			}
+		}
+	}
+}
+
+// unverified is a file written before verifications were recorded.
+const unverified = `{
   "version": 1,
   "pipeline": "pl",
   "checkpoints": [
@@ -273,23 +391,14 @@ func TestFileFormat(t *testing.T) {
   ]
 }
 `
-	got, err := os.ReadFile(filepath.Join(dir, "pl.json"))
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(want, string(got)); d != "" {
-		t.Errorf("pl.json mismatch (-want +got):\n%s", d)
-	}
-
-	// The same text, written by hand, reads back.
-	dir2 := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir2, "pl.json"), []byte(want), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cps, err := open(t, dir2, nil).Load(t.Context(), "pl")
-	if err != nil || len(cps) != 2 || cps[1].Next != 42 || len(cps[1].Gaps) != 1 {
-		t.Errorf("Load of the hand-written file = %+v, %v; want audit/1 and orders/0 at 42 with a gap", cps, err)
-	}
+	return string(b)
 }
 
 func TestCorruptFile(t *testing.T) {
@@ -365,6 +474,9 @@ func TestClosed(t *testing.T) {
 	if _, err := s.Load(t.Context(), "pl"); !errors.Is(err, filestore.ErrClosed) {
 		t.Errorf("Load after Close = %v, want an error wrapping %q", err, filestore.ErrClosed)
 	}
+	if err := s.RecordVerification(t.Context(), "pl", catchup.Partition{Topic: "orders"}, checkpoint.Verification{}); !errors.Is(err, filestore.ErrClosed) {
+		t.Errorf("RecordVerification after Close = %v, want an error wrapping %q", err, filestore.ErrClosed)
+	}
 }
 
 // TestFailedWrite checks that a change whose file write fails is not kept.
@@ -383,9 +495,12 @@ func TestFailedWrite(t *testing.T) {
 	if err := s.Reset(t.Context(), "pl", catchup.Partition{Topic: "orders", Partition: 1}, 5); err == nil {
 		t.Errorf("Reset into a removed directory = nil error, want an error")
 	}
+	if err := s.RecordVerification(t.Context(), "pl", p, checkpoint.Verification{To: 10, Source: 10, Matched: 10}); err == nil {
+		t.Errorf("RecordVerification into a removed directory = nil error, want an error")
+	}
 	cps, err := s.Load(t.Context(), "pl")
-	if err != nil || len(cps) != 1 || cps[0].Next != 10 || cps[0].Commits != 1 {
-		t.Errorf("Load after failed writes = %+v, %v; want only %s at 10 after 1 commit", cps, err, p)
+	if err != nil || len(cps) != 1 || cps[0].Next != 10 || cps[0].Commits != 1 || cps[0].LastVerification != nil {
+		t.Errorf("Load after failed writes = %+v, %v; want only %s at 10 after 1 commit, never verified", cps, err, p)
 	}
 }
 
