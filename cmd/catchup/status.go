@@ -9,8 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kafka-catchup/catchup/internal/catchup"
-	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
@@ -92,22 +90,11 @@ func (a *app) status(ctx context.Context, f *config.File, pc *config.Pipeline) (
 		return nil, err
 	}
 	defer p.Close()
-	parts, err := p.Source.Partitions(ctx, pc.Topics.Match)
+	sv, err := p.Engine.Survey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	marks, err := p.Source.ListOffsets(ctx, parts)
-	if err != nil {
-		return nil, err
-	}
-	stored, err := p.Store.Load(ctx, pc.Name)
-	if err != nil {
-		return nil, err
-	}
-	cps := map[catchup.Partition]checkpoint.Checkpoint{}
-	for _, c := range stored {
-		cps[c.Partition] = c
-	}
+	marks, cps := sv.Offsets, sv.Checkpoints
 	now := time.Now()
 	rows := make([]statusRow, 0, len(marks))
 	for _, m := range marks {

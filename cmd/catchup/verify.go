@@ -95,20 +95,17 @@ func compare(ctx context.Context, p *pipeline.Pipeline, pc *config.Pipeline, fro
 		return nil, err
 	}
 	defer dst.Close()
-	parts, err := p.Source.Partitions(ctx, pc.Topics.Match)
+	sv, err := p.Engine.Survey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	marks, err := p.Source.ListOffsets(ctx, parts)
-	if err != nil {
-		return nil, err
-	}
-	stored, err := p.Store.Load(ctx, pc.Name)
-	if err != nil {
-		return nil, err
+	marks := sv.Offsets
+	parts := make([]catchup.Partition, len(marks))
+	for i, m := range marks {
+		parts[i] = m.Partition
 	}
 	next := map[catchup.Partition]int64{}
-	for _, c := range stored {
+	for _, c := range sv.Checkpoints {
 		if c.Exists {
 			next[c.Partition] = c.Next
 		}
