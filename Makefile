@@ -57,11 +57,15 @@ $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION):
 .PHONY: lint
 lint: $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) ## golangci-lint (vet, staticcheck, errcheck, revive, gocritic, depguard), shellcheck
 	$(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) run ./...
-	if command -v shellcheck >/dev/null; then shellcheck -x test/kafka/*.sh .ci/run; else echo "shellcheck not installed: skipped"; fi
+	if command -v shellcheck >/dev/null; then shellcheck -x -P SCRIPTDIR test/kafka/*.sh bench/*.sh .ci/run; else echo "shellcheck not installed: skipped"; fi
+
+.PHONY: bench-go
+bench-go: ## Go benchmarks: copy between kfake clusters next to produce-only and fetch-only
+	$(GO) test -run XXX -bench . -benchtime 3x -count 3 ./internal/pipeline/
 
 .PHONY: bench
-bench: ## Go benchmarks: copy between kfake clusters next to produce-only and fetch-only
-	$(GO) test -run XXX -bench . -benchtime 3x -count 3 ./internal/pipeline/
+bench: deps ## real brokers: ceiling, catchup, MirrorMaker 2 and 1, kcat side by side -> docs/benchmarks.md (bench/run.sh --help)
+	bench/run.sh
 
 .PHONY: clean
 clean: ## remove built binaries

@@ -1,0 +1,343 @@
+// Command kafkactl is the benchmark harness's small Kafka admin and stopwatch:
+//
+//	kafkactl recreate -brokers B -topic T -partitions N
+//	    delete T if it exists, wait until it is gone, create it with N
+//	    partitions (replication factor 1), wait until every partition has a leader
+//	kafkactl count -brokers B -topic T
+//	    print the number of records in T (sum of end minus log start offsets)
+//	kafkactl produce -brokers B -topic T
+//	    append one record (1 KiB value) to partition 0 of T, acks all
+//	kafkactl wait -brokers B -topic T -want N [-pid PID] [-since MS] [-timeout D] [-stall D]
+//	    poll T's end offsets every 100ms until they sum to at least N, and
+//	    print JSON: first_s (first record seen) and full_s (N reached), in
+//	    seconds since -since (Unix ms; default: now), the records seen then,
+//	    and, with -pid, that process's CPU seconds (user+sys) at both moments
+//	    and its peak RSS (VmHWM) when N was reached. Fails if PID exits first, or if
+//	    the count does not grow for -stall (default 2m).
+//
+// It uses kafka-go's admin client and catchup's own kafkago adapter.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/kafka-catchup/catchup/bench/internal/procstat"
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	cfg "github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/kafkago"
+)
+
+func main() { os.Exit(mainErr()) }
+
+func mainErr() int {
+	if len(os.Args) < 2 {
+		return usage()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	brokers := fs.String("brokers", "", "bootstrap broker host:port")
+	topic := fs.String("topic", "", "topic")
+	partitions := fs.Int("partitions", 8, "partitions (recreate)")
+	want := fs.Int64("want", 0, "records to wait for (wait)")
+	pid := fs.Int("pid", 0, "process to measure when the target is full (wait)")
+	since := fs.Int64("since", 0, "start of the measurement, Unix ms (wait; default now)")
+	timeout := fs.Duration("timeout", 2*time.Hour, "give up after this long")
+	stall := fs.Duration("stall", 2*time.Minute, "wait: give up when the count has not grown for this long")
+	if err := fs.Parse(os.Args[2:]); err != nil {
+		return 2
+	}
+	if *brokers == "" || *topic == "" {
+		return usage()
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	var err error
+	switch os.Args[1] {
+	case "recreate":
+		err = recreate(ctx, *brokers, *topic, *partitions)
+	case "count":
+		var n int64
+		if n, err = count(ctx, *brokers, *topic); err == nil {
+			fmt.Println(n)
+		}
+	case "produce":
+		err = produceOne(ctx, *brokers, *topic)
+	case "wait":
+		start := time.Now()
+		if *since > 0 {
+			start = time.UnixMilli(*since)
+		}
+		var r *waitResult
+		if r, err = wait(ctx, *brokers, *topic, *want, *pid, start, *stall); err == nil {
+			err = json.NewEncoder(os.Stdout).Encode(r)
+		}
+	default:
+		return usage()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "kafkactl %s: %v\n", os.Args[1], err)
+		return 1
+	}
+	return 0
+}
+
+func usage() int {
+	fmt.Fprintln(os.Stderr, "usage: kafkactl recreate|count|produce|wait -brokers B -topic T [-partitions N] [-want N -pid PID -since MS]")
+	return 2
+}
+
+func recreate(ctx context.Context, brokers, topic string, partitions int) error {
+	cl := &kafka.Client{Addr: kafka.TCP(brokers), Timeout: 30 * time.Second}
+	exists, err := topicPartitions(ctx, cl, topic)
+	if err != nil {
+		return err
+	}
+	if exists >= 0 {
+		resp, err := cl.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: []string{topic}})
+		if err != nil {
+			return fmt.Errorf("delete %s: %w", topic, err)
+		}
+		if err := resp.Errors[topic]; err != nil && !errors.Is(err, kafka.UnknownTopicOrPartition) {
+			return fmt.Errorf("delete %s: %w", topic, err)
+		}
+		for {
+			n, err := topicPartitions(ctx, cl, topic)
+			if err != nil {
+				return err
+			}
+			if n < 0 {
+				break
+			}
+			if err := sleep(ctx, 100*time.Millisecond); err != nil {
+				return fmt.Errorf("waiting for %s to be deleted: %w", topic, err)
+			}
+		}
+	}
+	// Right after a delete the broker may still be removing the old log
+	// (TOPIC_ALREADY_EXISTS, "marked for deletion"): retry for a while.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
+			Topic: topic, NumPartitions: partitions, ReplicationFactor: 1,
+		}}})
+		if err == nil {
+			err = resp.Errors[topic]
+		}
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("create %s: %w", topic, err)
+		}
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return fmt.Errorf("create %s: %w", topic, err)
+		}
+	}
+	for {
+		n, err := topicPartitions(ctx, cl, topic)
+		if err != nil {
+			return err
+		}
+		if n == partitions {
+			break
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return fmt.Errorf("waiting for %s to have %d partitions with leaders: %w", topic, partitions, err)
+		}
+	}
+	// The metadata names a leader a moment before that broker serves the
+	// partition (NOT_LEADER_OR_FOLLOWER): wait until it answers ListOffsets.
+	for {
+		_, err := count(ctx, brokers, topic)
+		if err == nil {
+			return nil
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return fmt.Errorf("waiting for %s to be served: %w", topic, err)
+		}
+	}
+}
+
+// topicPartitions returns the number of partitions of topic that have a
+// leader, or -1 if the topic does not exist.
+func topicPartitions(ctx context.Context, cl *kafka.Client, topic string) (int, error) {
+	md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	if err != nil {
+		return 0, fmt.Errorf("metadata: %w", err)
+	}
+	for _, t := range md.Topics {
+		if t.Name != topic {
+			continue
+		}
+		if t.Error != nil {
+			if errors.Is(t.Error, kafka.UnknownTopicOrPartition) {
+				return -1, nil
+			}
+			return 0, fmt.Errorf("metadata of %s: %w", topic, t.Error)
+		}
+		n := 0
+		for _, p := range t.Partitions {
+			if p.Error == nil && p.Leader.ID >= 0 && p.Leader.Host != "" {
+				n++
+			}
+		}
+		return n, nil
+	}
+	return -1, nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+type counter struct {
+	src *kafkago.Source
+	ps  []catchup.Partition
+}
+
+func newCounter(ctx context.Context, brokers, topic string) (*counter, error) {
+	src, err := kafkago.NewSource(cfg.Cluster{Name: "bench", Brokers: []string{brokers}}, "read_uncommitted", nil)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := src.Partitions(ctx, func(t string) bool { return t == topic })
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	if len(ps) == 0 {
+		src.Close()
+		return nil, fmt.Errorf("no topic %s", topic)
+	}
+	return &counter{src: src, ps: ps}, nil
+}
+
+func (c *counter) count(ctx context.Context) (int64, error) {
+	marks, err := c.src.ListOffsets(ctx, c.ps)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, m := range marks {
+		n += m.HighWatermark - m.LogStart
+	}
+	return n, nil
+}
+
+func count(ctx context.Context, brokers, topic string) (int64, error) {
+	c, err := newCounter(ctx, brokers, topic)
+	if err != nil {
+		return 0, err
+	}
+	defer c.src.Close()
+	return c.count(ctx)
+}
+
+type waitResult struct {
+	FirstS       float64 `json:"first_s"`
+	FirstRecords int64   `json:"first_records"` // records seen at first_s
+	FullS        float64 `json:"full_s"`
+	Records      int64   `json:"records"`
+	CPUS         float64 `json:"cpu_s,omitempty"`
+	FirstCPUS    float64 `json:"first_cpu_s,omitempty"` // PID's CPU seconds at first_s
+	RSSKB        int64   `json:"rss_kb,omitempty"`
+}
+
+func wait(ctx context.Context, brokers, topic string, want int64, pid int, start time.Time, stall time.Duration) (*waitResult, error) {
+	c, err := newCounter(ctx, brokers, topic)
+	if err != nil {
+		return nil, err
+	}
+	defer c.src.Close()
+	r := &waitResult{FirstS: -1}
+	p := strconv.Itoa(pid)
+	var failing time.Time // since when every poll failed
+	last, grown := int64(-1), time.Now()
+	for {
+		n, err := c.count(ctx)
+		if err != nil {
+			// A broker busy with a leader change or a slow request is no
+			// reason to give up the measurement; 30 s of errors are.
+			if failing.IsZero() {
+				failing = time.Now()
+			}
+			if time.Since(failing) > 30*time.Second {
+				return nil, err
+			}
+			if err := sleep(ctx, 100*time.Millisecond); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		failing = time.Time{}
+		if n != last {
+			last, grown = n, time.Now()
+		} else if time.Since(grown) > stall {
+			return nil, fmt.Errorf("%d of %d records in %s, and no more for %s", n, want, topic, stall)
+		}
+		now := time.Since(start).Seconds()
+		if n > 0 && r.FirstS < 0 {
+			r.FirstS, r.FirstRecords = now, n
+			if pid > 0 {
+				cpu, _ := procstat.CPU(p)
+				r.FirstCPUS = cpu.Seconds()
+			}
+		}
+		if n >= want {
+			r.FullS, r.Records = now, n
+			if pid > 0 {
+				cpu, ok := procstat.CPU(p)
+				if !ok || !procstat.Alive(p) {
+					return nil, fmt.Errorf("process %d is gone", pid)
+				}
+				r.CPUS, r.RSSKB = cpu.Seconds(), procstat.PeakRSSKB(p)
+			}
+			return r, nil
+		}
+		if pid > 0 {
+			if !procstat.Alive(p) {
+				return nil, fmt.Errorf("process %d exited with %d of %d records in %s", pid, n, want, topic)
+			}
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return nil, fmt.Errorf("%d of %d records in %s: %w", n, want, topic, err)
+		}
+	}
+}
+
+func produceOne(ctx context.Context, brokers, topic string) error {
+	tgt, err := kafkago.NewTarget(cfg.Cluster{Name: "bench", Brokers: []string{brokers}}, cfg.Producer{Acks: "all"}, nil)
+	if err != nil {
+		return err
+	}
+	defer tgt.Close()
+	value := make([]byte, 1024)
+	for i := range value {
+		value[i] = 'A' + byte(i%26)
+	}
+	rec := catchup.Record{Key: []byte("window"), Value: value, Timestamp: time.Now()}
+	acked, _, err := tgt.Produce(ctx, catchup.Partition{Topic: topic, Partition: 0}, []catchup.Record{rec})
+	if err == nil && acked != 1 {
+		err = errors.New("the record was not acknowledged")
+	}
+	return err
+}

@@ -1,0 +1,964 @@
+// Command report turns the results folder of bench/run.sh into
+// docs/benchmarks.md:
+//
+//	report -in bench/out/<run> -o docs/benchmarks.md
+//
+// It reads meta.env (machine, versions, settings, timings) and one folder
+// per step under steps/ (step.env, the tools' own outputs, /usr/bin/time
+// lines, the target poller's wait.json), and writes the tables, the ratios
+// against the issue's targets, the profile and the exact commands.
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	in := flag.String("in", "", "results folder of bench/run.sh (required)")
+	out := flag.String("o", "", "report file (default stdout)")
+	flag.Parse()
+	if *in == "" || flag.NArg() != 0 {
+		fmt.Fprintln(os.Stderr, "usage: report -in DIR [-o FILE]")
+		os.Exit(2)
+	}
+	r, err := load(*in)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "report:", err)
+		os.Exit(1)
+	}
+	var w io.Writer = os.Stdout
+	var f *os.File
+	if *out != "" {
+		if f, err = os.Create(*out); err != nil {
+			fmt.Fprintln(os.Stderr, "report:", err)
+			os.Exit(1)
+		}
+		w = f
+	}
+	bw := bufio.NewWriter(w)
+	r.write(bw)
+	err = bw.Flush()
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "report:", err)
+		os.Exit(1)
+	}
+}
+
+// ---------------------------------------------------------------- reading
+
+// step is one measured step of the run, its figures normalised.
+type step struct {
+	dir, shape, tool string
+	env              map[string]string
+	ok               bool
+	status           string
+
+	records    int64   // records moved (the backlog)
+	valueBytes int64   // per record
+	wall       float64 // seconds, process start to done (or to target full)
+	rate       float64 // records/s; from the tool itself where it says so
+	rateSelf   bool    // rate is the tool's own figure, not records/wall
+	cpu        float64 // CPU seconds of the replicator process(es)
+	rssKB      int64   // peak RSS, KiB; -1 unknown or not meaningful
+	first      float64 // seconds to the first record in the target; -1 unknown
+	// after start-up: from the first record in the target to the last
+	steadyRate float64 // records/s; NaN unknown
+	steadyCPU  float64 // CPU seconds; NaN unknown
+	steadyMB   float64 // MB copied in that time
+	brokerCPU  float64 // CPU seconds of both brokers during the step
+	storeReqs  int64   // catchup with DynamoDB
+	engineMS   int64   // catchup: the engine's own duration
+	note       string
+}
+
+type results struct {
+	dir   string
+	meta  map[string]string
+	steps []*step
+}
+
+func load(dir string) (*results, error) {
+	meta, err := readEnv(filepath.Join(dir, "meta.env"))
+	if err != nil {
+		return nil, err
+	}
+	r := &results{dir: dir, meta: meta}
+	dirs, err := filepath.Glob(filepath.Join(dir, "steps", "*"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		s, err := readStep(d)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d, err)
+		}
+		r.steps = append(r.steps, s)
+	}
+	return r, nil
+}
+
+// dedupe collapses runs of identical lines into one with a count.
+func dedupe(text string) string {
+	lines := strings.Split(text, "\n")
+	var out []string
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && lines[j] == lines[i] {
+			j++
+		}
+		if j-i > 1 {
+			out = append(out, fmt.Sprintf("%s  # %d times", lines[i], j-i))
+		} else {
+			out = append(out, lines[i])
+		}
+		i = j
+	}
+	return strings.Join(out, "\n")
+}
+
+func readEnv(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			m[k] = v
+		}
+	}
+	return m, nil
+}
+
+// timeLine is one `/usr/bin/time -f '%e %U %S %M'` output.
+type timeLine struct {
+	wall, cpu float64
+	rssKB     int64
+	ok        bool
+}
+
+func readTime(path string) timeLine {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return timeLine{}
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	f := strings.Fields(lines[len(lines)-1]) // a failed command adds a line before
+	if len(f) != 4 {
+		return timeLine{}
+	}
+	wall, _ := strconv.ParseFloat(f[0], 64)
+	user, _ := strconv.ParseFloat(f[1], 64)
+	sys, _ := strconv.ParseFloat(f[2], 64)
+	rss, _ := strconv.ParseInt(f[3], 10, 64)
+	return timeLine{wall: wall, cpu: user + sys, rssKB: rss, ok: true}
+}
+
+func readJSON(path string, v any) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	return json.Unmarshal(data, v) == nil
+}
+
+type waitJSON struct {
+	FirstS       float64 `json:"first_s"`
+	FirstRecords int64   `json:"first_records"`
+	FullS        float64 `json:"full_s"`
+	Records      int64   `json:"records"`
+	CPUS         float64 `json:"cpu_s"`
+	FirstCPUS    float64 `json:"first_cpu_s"`
+	RSSKB        int64   `json:"rss_kb"`
+}
+
+type selfJSON struct { // bench/cmd/ceiling and bench/cmd/profile
+	Records int64   `json:"records"`
+	Bytes   int64   `json:"bytes"`
+	WallS   float64 `json:"wall_s"`
+	CPUS    float64 `json:"cpu_s"`
+	RSSKB   int64   `json:"rss_kb"`
+}
+
+type catchupJSON struct {
+	DurationMS    int64 `json:"duration_ms"`
+	StoreRequests int64 `json:"store_requests"`
+	Partitions    []struct {
+		Copied int64  `json:"copied"`
+		Status string `json:"status"`
+	} `json:"partitions"`
+}
+
+var (
+	perfProduceRE = regexp.MustCompile(`(\d+) records sent, ([\d.]+) records/sec`)
+)
+
+func num(m map[string]string, k string) float64 {
+	v, err := strconv.ParseFloat(m[k], 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
+}
+
+func readStep(dir string) (*step, error) {
+	env, err := readEnv(filepath.Join(dir, "step.env"))
+	if err != nil {
+		return nil, err
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	s := &step{dir: dir, shape: env["shape"], tool: env["tool"], env: env, status: env["status"],
+		rssKB: -1, first: -1, steadyRate: math.NaN(), steadyCPU: math.NaN()}
+	s.ok = s.status == "ok"
+	s.records = int64(num(env, "records"))
+	s.valueBytes = int64(num(env, "value_bytes"))
+	s.brokerCPU = num(env, "src_cpu_after") - num(env, "src_cpu_before") + num(env, "dst_cpu_after") - num(env, "dst_cpu_before")
+	p := func(name string) string { return filepath.Join(dir, name) }
+	var w waitJSON
+	if readJSON(p("wait.json"), &w) && w.FullS > 0 {
+		s.first = w.FirstS
+		if w.FullS > w.FirstS && w.FirstS >= 0 {
+			n := float64(s.records - w.FirstRecords)
+			s.steadyRate = n / (w.FullS - w.FirstS)
+			s.steadyMB = n * float64(s.valueBytes) / 1e6
+			if w.CPUS > 0 && w.FirstCPUS > 0 {
+				s.steadyCPU = w.CPUS - w.FirstCPUS
+			}
+		}
+	}
+	switch {
+	case s.tool == "seed" || strings.HasPrefix(s.tool, "seed-x"):
+		t := readTime(p("seed.time"))
+		s.wall, s.cpu, s.rssKB = t.wall, t.cpu, t.rssKB
+		if m := lastMatch(p("seed.out"), perfProduceRE); m != nil {
+			s.rate, s.rateSelf = atof(m[2]), true
+		}
+	case s.tool == "fetch-only" || s.tool == "produce-only":
+		var j selfJSON
+		if readJSON(p("ceiling.out"), &j) {
+			s.wall, s.cpu, s.rssKB = j.WallS, j.CPUS, j.RSSKB
+			s.rate = float64(j.Records) / j.WallS
+			if s.tool == "produce-only" {
+				s.rssKB = -1
+				s.note = "timed part only; the process holds the whole backlog in memory, so its RSS says nothing"
+			} else {
+				s.note = "timed part only (no JVM, start-up is milliseconds)"
+			}
+		}
+	case s.tool == "producer-perf":
+		t := readTime(p("perf.time"))
+		s.wall, s.cpu, s.rssKB = t.wall, t.cpu, t.rssKB
+		if m := lastMatch(p("perf.out"), perfProduceRE); m != nil {
+			s.rate, s.rateSelf = atof(m[2]), true
+		}
+		s.note = "rate as the tool reports it (JVM start excluded); CPU and RSS of the whole JVM"
+	case s.tool == "consumer-perf":
+		t := readTime(p("perf.time"))
+		s.wall, s.cpu, s.rssKB = t.wall, t.cpu, t.rssKB
+		if f := lastCSV(p("perf.out")); len(f) >= 6 {
+			s.rate, s.rateSelf = atof(f[5]), true
+		}
+		s.note = "rate as the tool reports it (nMsg.sec: group join included, JVM start excluded)"
+	case s.tool == "catchup" || s.tool == "catchup-dynamodb" || strings.HasPrefix(s.tool, "catchup-x"):
+		t := readTime(p("catchup.time"))
+		s.wall, s.cpu, s.rssKB = t.wall, t.cpu, t.rssKB
+		var j catchupJSON
+		if readJSON(p("catchup.out"), &j) {
+			s.storeReqs, s.engineMS = j.StoreRequests, j.DurationMS
+		}
+		if s.wall > 0 {
+			s.rate = float64(s.records) / s.wall
+		}
+	case s.tool == "profile":
+		var j selfJSON
+		if readJSON(p("profile.out"), &j) {
+			s.wall, s.cpu, s.rssKB = j.WallS, j.CPUS, j.RSSKB
+			s.rate = float64(s.records) / j.WallS
+		}
+		s.note = "catchup's engine in bench/cmd/profile with the CPU profiler on"
+	case s.tool == "mm2" || s.tool == "mm1":
+		if w.FullS > 0 {
+			s.wall, s.cpu, s.rssKB = w.FullS, w.CPUS, w.RSSKB
+			s.rate = float64(s.records) / w.FullS
+		}
+	case s.tool == "kcat":
+		c, pr := readTime(p("consumer.time")), readTime(p("producer.time"))
+		if c.ok && pr.ok {
+			s.wall = max(c.wall, pr.wall)
+			s.cpu = c.cpu + pr.cpu
+			s.rssKB = c.rssKB + pr.rssKB
+			s.rate = float64(s.records) / s.wall
+		}
+		s.note = "both kcat processes: CPU summed, RSS the sum of their peaks"
+	}
+	return s, nil
+}
+
+func atof(s string) float64 {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
+}
+
+func lastMatch(path string, re *regexp.Regexp) []string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	all := re.FindAllStringSubmatch(string(data), -1)
+	if len(all) == 0 {
+		return nil
+	}
+	return all[len(all)-1]
+}
+
+func lastCSV(path string) []string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		f := strings.Split(lines[i], ",")
+		if len(f) >= 6 {
+			if _, err := strconv.ParseFloat(strings.TrimSpace(f[5]), 64); err == nil {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------- figures
+
+func (s *step) mb() float64 { return float64(s.records*s.valueBytes) / 1e6 }
+
+func (s *step) mbps() float64 {
+	return s.rate * float64(s.valueBytes) / 1e6
+}
+
+func (s *step) mbPerCPU() float64 {
+	if s.cpu <= 0 {
+		return math.NaN()
+	}
+	return s.mb() / s.cpu
+}
+
+func (r *results) find(shape, tool string) *step {
+	for _, s := range r.steps {
+		if s.shape == shape && s.tool == tool {
+			return s
+		}
+	}
+	return nil
+}
+
+func (r *results) shapes() []string {
+	var out []string
+	for _, s := range r.steps {
+		if s.shape != "window" && !slices.Contains(out, s.shape) {
+			out = append(out, s.shape)
+		}
+	}
+	return out
+}
+
+// ---------------------------------------------------------------- writing
+
+var toolNames = map[string]string{
+	"fetch-only":       "ceiling: fetch-only (kafkago.Source)",
+	"produce-only":     "ceiling: produce-only (kafkago.Target)",
+	"producer-perf":    "Kafka ProducerPerformance (reference)",
+	"consumer-perf":    "Kafka ConsumerPerformance (reference)",
+	"catchup":          "**catchup run**, file store",
+	"catchup-dynamodb": "**catchup run**, DynamoDB store",
+	"mm2":              "MirrorMaker 2 (dedicated)",
+	"mm1":              "MirrorMaker 1",
+	"kcat":             "kcat -C \\| kcat -P",
+	"profile":          "catchup engine + CPU profiler",
+}
+
+func toolName(t string) string {
+	if n, ok := toolNames[t]; ok {
+		return n
+	}
+	if x, ok := strings.CutPrefix(t, "catchup-x"); ok {
+		return "**catchup run**, file store, " + x + "× backlog"
+	}
+	return t
+}
+
+func f0(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func f1(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func f2(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func thousands(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	s := strconv.FormatInt(int64(math.Round(v)), 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func mib(kb int64) string {
+	if kb < 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f", float64(kb)/1024)
+}
+
+func (r *results) write(w *bufio.Writer) {
+	m := r.meta
+	fmt.Fprintf(w, "# Benchmarks\n\n")
+	fmt.Fprintf(w, "Generated by `make bench` (`bench/run.sh`, report by `bench/cmd/report`) from the run of %s to %s; do not edit by hand: run it again.\n\n",
+		m["started"], cmp.Or(m["finished"], "(unfinished)"))
+	fmt.Fprintf(w, "catchup drains a backlog from one real Apache Kafka broker to another, next to what else could do it, ")
+	fmt.Fprintf(w, "one tool after the other on the same data, each into a freshly deleted and recreated target topic of %s partitions. ", m["partitions"])
+	fmt.Fprintf(w, "MB are 10^6 bytes of record values (keys are null, no headers), as written by Kafka's ProducerPerformance; ")
+	fmt.Fprintf(w, "records/s and MB/s are the backlog divided by the wall time from the start of the process to the end of the copy ")
+	fmt.Fprintf(w, "(for the MirrorMakers, which never stop, until the target's end offsets reached the backlog, polled every 100 ms); ")
+	fmt.Fprintf(w, "CPU-s are user+sys of the replicator process (from /usr/bin/time, or /proc/PID/stat when the target was full), ")
+	fmt.Fprintf(w, "peak RSS is its VmHWM / max RSS. Broker CPU-s is what both brokers spent during the step. ")
+	fmt.Fprintf(w, "Before the measurements of each record shape, a warm-up (not reported) reads the backlog and writes it to the target once, ")
+	fmt.Fprintf(w, "so that the brokers' JIT-compiled fetch and produce paths are warm for everyone. ")
+	fmt.Fprintf(w, "Each figure is one run on a machine shared with other jobs: expect ±20%% from one run to the next (the load is in the last column).\n\n")
+
+	if f := m["failed"]; f != "" {
+		fmt.Fprintf(w, "**Failed steps in this run: %s.** Their rows are marked.\n\n", f)
+	}
+
+	r.writeMachine(w)
+	for _, shape := range r.shapes() {
+		r.writeShape(w, shape)
+	}
+	r.writeTargets(w)
+	r.writeWindow(w)
+	r.writeProfile(w)
+	r.writeTimeline(w)
+	r.writeCommands(w)
+}
+
+func (r *results) writeMachine(w *bufio.Writer) {
+	m := r.meta
+	fmt.Fprintf(w, "## Machine and versions\n\n")
+	fmt.Fprintf(w, "| | |\n|---|---|\n")
+	row := func(k, v string) { fmt.Fprintf(w, "| %s | %s |\n", k, v) }
+	row("CPU", fmt.Sprintf("%s cores, %s", m["cores"], m["cpu_model"]))
+	row("memory", m["mem_gib"]+" GiB")
+	row("kernel", m["kernel"])
+	row("load (1 min) at start / end", m["load_start"]+" / "+m["load_end"]+" — the machine is shared with other jobs; the load before each step is in the tables")
+	row("catchup", "commit "+m["commit"]+", "+m["go"])
+	row("brokers", fmt.Sprintf("Apache Kafka %s, single-node KRaft (test/kafka/start.sh), %s, loopback", m["kafka_version"], m["broker_heap"]))
+	row("Java", m["java"])
+	row("MirrorMaker 2", fmt.Sprintf("org.apache.kafka:connect-mirror %s (the newest on Maven Central; bench/pom.xml), %s %s", m["mm2_version"], m["heap_mm2"], m["jvm_perf"]))
+	row("MirrorMaker 1", fmt.Sprintf("kafka.tools.MirrorMaker of Kafka %s, %s", m["mm1_version"], m["heap_mm1"]))
+	row("Kafka perf tools", fmt.Sprintf("Kafka %s, %s", m["kafka_version"], m["heap_perf"]))
+	row("kcat", cmp.Or(m["kcat"], "–"))
+	row("settings", fmt.Sprintf("BENCH_GB=%s BENCH_SMALL_GB=%s BENCH_SCALES=%q", m["bench_gb"], m["bench_small_gb"], m["bench_scales"]))
+	row("whole run", fmt.Sprintf("%s s (build and fetch %s s, brokers up %s s)", m["total_s"], m["build_fetch_s"], m["brokers_up_s"]))
+	fmt.Fprintln(w)
+}
+
+func (r *results) writeShape(w *bufio.Writer, shape string) {
+	seed := r.find(shape, "seed")
+	var title string
+	switch shape {
+	case "1k":
+		title = "1 KiB values"
+	case "100b":
+		title = "100-byte values"
+	default:
+		title = shape
+	}
+	fmt.Fprintf(w, "## %s", title)
+	if seed != nil {
+		fmt.Fprintf(w, ": %s records, %s MB, %s partitions", thousands(float64(seed.records)), f0(seed.mb()), r.meta["partitions"])
+	}
+	fmt.Fprintf(w, "\n\n")
+	if seed != nil {
+		fmt.Fprintf(w, "Seeded with ProducerPerformance (acks=all) at %s records/s in %s s.\n\n", thousands(seed.rate), f0(seed.wall))
+	}
+	fmt.Fprintf(w, "| tool | records/s | MB/s | CPU-s | MB per CPU-s | peak RSS MiB | wall s | first record s | records/s after it | broker CPU-s | cores busy | load |\n")
+	fmt.Fprintf(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	var notes []string
+	for _, s := range r.steps {
+		if s.shape != shape || s.tool == "seed" || s.tool == "warmup" || strings.HasPrefix(s.tool, "seed-x") {
+			continue
+		}
+		name := toolName(s.tool)
+		if !s.ok {
+			fmt.Fprintf(w, "| %s | %s | | | | | | | | | | %s |\n", name, s.status, s.env["load_before"])
+			continue
+		}
+		rate := thousands(s.rate)
+		if s.rateSelf {
+			rate += "¹"
+		}
+		first := "–"
+		if s.first >= 0 {
+			first = f1(s.first)
+		}
+		records := ""
+		if strings.HasPrefix(s.tool, "catchup-x") {
+			records = fmt.Sprintf(" (%s records)", thousands(float64(s.records)))
+		}
+		busy := "–"
+		if s.first >= 0 { // a replicator: the step is its run, so the brokers' CPU is the run's
+			busy = "≈" + f1((s.cpu+s.brokerCPU)/s.wall)
+		}
+		fmt.Fprintf(w, "| %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			name, records, rate, f1(s.mbps()), f1(s.cpu), f1(s.mbPerCPU()), mib(s.rssKB), f1(s.wall), first,
+			thousands(s.steadyRate), f1(s.brokerCPU), busy, s.env["load_before"])
+		if s.note != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s", toolName(s.tool), s.note))
+		}
+		if s.tool == "catchup-dynamodb" && s.storeReqs > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %d DynamoDB requests for %s MB, %s per GB (catchup's `--json` report, store_requests)",
+				toolName(s.tool), s.storeReqs, f0(s.mb()), f0(float64(s.storeReqs)/(s.mb()/1000))))
+		}
+		if s.engineMS > 0 && strings.HasPrefix(s.tool, "catchup") {
+			notes = append(notes, fmt.Sprintf("%s: the engine ran %.1f s of the %.1f s wall time (the rest is process start, connecting and planning)",
+				toolName(s.tool), float64(s.engineMS)/1000, s.wall))
+		}
+	}
+	fmt.Fprintf(w, "\n¹ the tool's own rate. ")
+	fmt.Fprintf(w, "first record s: from the process start to the first record in the target (polled every 100 ms), the start-up cost; ")
+	fmt.Fprintf(w, "records/s after it: the rest of the backlog over the rest of the time; ")
+	fmt.Fprintf(w, "cores busy: the replicator's and both brokers' CPU-s over the wall time (the machine has %s).\n\n", r.meta["cores"])
+	for _, n := range notes {
+		fmt.Fprintf(w, "- %s\n", n)
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+	}
+	r.writeRatios(w, shape)
+}
+
+// ratio returns a / b, NaN if either is missing.
+func ratio(a, b float64) float64 {
+	if b == 0 || math.IsNaN(a) || math.IsNaN(b) {
+		return math.NaN()
+	}
+	return a / b
+}
+
+func (r *results) okStep(shape, tool string) *step {
+	s := r.find(shape, tool)
+	if s == nil || !s.ok || s.rate <= 0 {
+		return nil
+	}
+	return s
+}
+
+func (r *results) ceiling(shape string) (rate float64, which string) {
+	f, p := r.okStep(shape, "fetch-only"), r.okStep(shape, "produce-only")
+	switch {
+	case f != nil && p != nil:
+		if f.rate < p.rate {
+			return f.rate, "fetch-only"
+		}
+		return p.rate, "produce-only"
+	case f != nil:
+		return f.rate, "fetch-only"
+	case p != nil:
+		return p.rate, "produce-only"
+	}
+	return math.NaN(), ""
+}
+
+// sharedCeiling is the rate of a copy whose fetch and produce each run at
+// their ceiling but take turns on the same cores: 1/(1/fetch + 1/produce).
+// On a machine where the brokers and the replicator share few cores (as
+// here: 2), this, not min(), is what a copy can reach.
+func (r *results) sharedCeiling(shape string) float64 {
+	f, p := r.okStep(shape, "fetch-only"), r.okStep(shape, "produce-only")
+	if f == nil || p == nil {
+		return math.NaN()
+	}
+	return 1 / (1/f.rate + 1/p.rate)
+}
+
+func (r *results) writeRatios(w *bufio.Writer, shape string) {
+	c := r.okStep(shape, "catchup")
+	if c == nil {
+		return
+	}
+	fmt.Fprintf(w, "Ratios (catchup run, file store, over the other):\n\n")
+	fmt.Fprintf(w, "| catchup / | throughput | MB per CPU-s | peak RSS |\n|---|--:|--:|--:|\n")
+	if ceil, which := r.ceiling(shape); which != "" {
+		fmt.Fprintf(w, "| ceiling = min(fetch-only, produce-only) = %s, %s rec/s | %s | | |\n", which, thousands(ceil), f2(ratio(c.rate, ceil)))
+	}
+	if sc := r.sharedCeiling(shape); !math.IsNaN(sc) {
+		fmt.Fprintf(w, "| ceiling with fetch and produce sharing the cores = 1/(1/fetch-only + 1/produce-only), %s rec/s | %s | | |\n", thousands(sc), f2(ratio(c.rate, sc)))
+	}
+	for _, t := range []string{"mm2", "mm1", "kcat", "catchup-dynamodb"} {
+		o := r.okStep(shape, t)
+		if o == nil {
+			continue
+		}
+		rss := "–"
+		if c.rssKB > 0 && o.rssKB > 0 {
+			rss = f2(float64(c.rssKB) / float64(o.rssKB))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", toolName(t), f2(ratio(c.rate, o.rate)), f2(ratio(c.mbPerCPU(), o.mbPerCPU())), rss)
+		if (t == "mm2" || t == "mm1") && !math.IsNaN(o.steadyRate) {
+			fmt.Fprintf(w, "| %s, both after their first record (start-up left out) | %s | %s | |\n", toolName(t),
+				f2(ratio(c.steadyRate, o.steadyRate)), f2(ratio(c.mbPerCPU(), o.steadyMB/o.steadyCPU)))
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// verdict says whether got meets want (got >= want, or <= with atMost) and,
+// if not, by how much it misses, in unit.
+func verdict(got, want float64, atMost bool, unit string) string {
+	if math.IsNaN(got) {
+		return "not measured"
+	}
+	if (!atMost && got >= want) || (atMost && got <= want) {
+		return "**met**"
+	}
+	if atMost {
+		return fmt.Sprintf("**missed**: %.3g%s over, %.0f%% above the limit", got-want, unit, (got/want-1)*100)
+	}
+	return fmt.Sprintf("**missed**: %.3g%s short, %.0f%% below the target", want-got, unit, (1-got/want)*100)
+}
+
+func (r *results) writeTargets(w *bufio.Writer) {
+	fmt.Fprintf(w, "## The issue's targets\n\n")
+	fmt.Fprintf(w, "| target | shape | measured | verdict |\n|---|---|--:|---|\n")
+	row := func(target, shape, got, v string) { fmt.Fprintf(w, "| %s | %s | %s | %s |\n", target, shape, got, v) }
+	for _, shape := range r.shapes() {
+		c := r.okStep(shape, "catchup")
+		if c == nil {
+			continue
+		}
+		if ceil, which := r.ceiling(shape); which != "" {
+			x := ratio(c.rate, ceil)
+			v := verdict(x, 0.85, false, "")
+			if shape != "1k" {
+				v += " (the target is for 1 KiB records)"
+			}
+			row("throughput ≥ 0.85 × min(produce-only, fetch-only)", shape, f2(x)+" ×", v)
+			if sc := r.sharedCeiling(shape); !math.IsNaN(sc) {
+				y := ratio(c.rate, sc)
+				row("(the same against the ceiling with shared cores, 1/(1/fetch-only + 1/produce-only))", shape, f2(y)+" ×", verdict(y, 0.85, false, ""))
+			}
+		}
+		for _, t := range []string{"mm2", "mm1"} {
+			if o := r.okStep(shape, t); o != nil {
+				x := ratio(c.mbPerCPU(), o.mbPerCPU())
+				row("MB per CPU-s ≥ 2 × "+toolName(t), shape, f2(x)+" ×", verdict(x, 2, false, ""))
+			}
+		}
+		if o := r.okStep(shape, "mm2"); o != nil {
+			x := ratio(c.rate, o.rate)
+			row("throughput ≥ MirrorMaker 2", shape, f2(x)+" ×", verdict(x, 1, false, ""))
+		}
+		if c.rssKB > 0 {
+			x := float64(c.rssKB) / 1024
+			row("peak RSS ≤ 128 MiB at defaults", shape, f0(x)+" MiB", verdict(x, 128, true, " MiB"))
+		}
+		if d := r.okStep(shape, "catchup-dynamodb"); d != nil && d.rssKB > 0 {
+			x := float64(d.rssKB) / 1024
+			row("peak RSS ≤ 128 MiB at defaults (DynamoDB store)", shape, f0(x)+" MiB", verdict(x, 128, true, " MiB"))
+		}
+		for _, s := range r.steps {
+			x, ok := strings.CutPrefix(s.tool, "catchup-x")
+			if s.shape != shape || !ok || !s.ok || c.rssKB <= 0 || s.rssKB <= 0 {
+				continue
+			}
+			g := float64(s.rssKB)/float64(c.rssKB) - 1
+			v := "**met**"
+			if math.Abs(g) > 0.10 {
+				v = fmt.Sprintf("**missed**: %+.0f%% instead of at most ±10%% (%.0f MiB beyond)", g*100,
+					(math.Abs(float64(s.rssKB-c.rssKB))-0.10*float64(c.rssKB))/1024)
+			}
+			row(fmt.Sprintf("RSS of the %s× backlog within 10%% of the 1× backlog's", x), shape,
+				fmt.Sprintf("%s vs %s MiB (%+.0f%%)", mib(s.rssKB), mib(c.rssKB), g*100), v)
+		}
+	}
+	if win := r.window(); win != nil {
+		row("a 1-record window completes in under 50 ms (engine: plan, copy, commit)", "window",
+			fmt.Sprintf("%.0f ms (median of %d)", win.engineMedian, win.n), verdict(win.engineMedian, 50, true, " ms"))
+	}
+	fmt.Fprintln(w)
+}
+
+type windowResult struct {
+	n                        int
+	engineMedian, wallMedian float64 // ms
+	coldEngine, coldWall     float64 // ms, the first run (empty store)
+	engines, walls           []float64
+}
+
+func (r *results) window() *windowResult {
+	s := r.find("window", "catchup-window")
+	if s == nil || !s.ok {
+		return nil
+	}
+	res := &windowResult{}
+	for i := 0; ; i++ {
+		var j catchupJSON
+		t := readTime(filepath.Join(s.dir, fmt.Sprintf("run%d.time", i)))
+		if !readJSON(filepath.Join(s.dir, fmt.Sprintf("run%d.out", i)), &j) || !t.ok {
+			break
+		}
+		if i == 0 {
+			res.coldEngine, res.coldWall = float64(j.DurationMS), t.wall*1000
+			continue
+		}
+		res.engines = append(res.engines, float64(j.DurationMS))
+		res.walls = append(res.walls, t.wall*1000)
+	}
+	res.n = len(res.engines)
+	if res.n == 0 {
+		return nil
+	}
+	res.engineMedian, res.wallMedian = median(res.engines), median(res.walls)
+	return res
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func (r *results) writeWindow(w *bufio.Writer) {
+	win := r.window()
+	if win == nil {
+		return
+	}
+	fmt.Fprintf(w, "## A 1-record window\n\n")
+	fmt.Fprintf(w, "One record (1 KiB) produced to a 1-partition topic, then `catchup run` (file store, defaults), %d times after a first run that copied the first record. ", win.n)
+	fmt.Fprintf(w, "The engine's time is the report's `duration_ms` (list offsets, load checkpoint, lease, reconcile with the target, fetch, produce, commit, release); ")
+	fmt.Fprintf(w, "the process time adds the process start, reading the configuration and connecting.\n\n")
+	fmt.Fprintf(w, "| | engine ms | process wall ms |\n|---|--:|--:|\n")
+	fmt.Fprintf(w, "| first run (no checkpoint yet) | %.0f | %.0f |\n", win.coldEngine, win.coldWall)
+	fmt.Fprintf(w, "| median of the next %d | %.0f | %.0f |\n", win.n, win.engineMedian, win.wallMedian)
+	fmt.Fprintf(w, "| each | %s | %s |\n\n", joinF(win.engines), joinF(win.walls))
+}
+
+func joinF(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = f0(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+func (r *results) writeProfile(w *bufio.Writer) {
+	for _, shape := range r.shapes() {
+		s := r.find(shape, "profile")
+		if s == nil || !s.ok {
+			continue
+		}
+		top, err := os.ReadFile(filepath.Join(s.dir, "top.txt"))
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(w, "## Where catchup's CPU goes (%s)\n\n", shape)
+		fmt.Fprintf(w, "The same copy as `catchup run` (pipeline.Open, Engine.Run, defaults), in `bench/cmd/profile` with Go's CPU profiler on: ")
+		fmt.Fprintf(w, "%s records in %s s, %s CPU-s, peak RSS %s MiB. ", thousands(float64(s.records)), f1(s.wall), f1(s.cpu), mib(s.rssKB))
+		fmt.Fprintf(w, "`go tool pprof -top bench/out/.../bin/profile cpu.pprof` (the profile is kept in the results folder):\n\n")
+		if groups := groupProfile(filepath.Join(s.dir, "top-all.txt")); len(groups) > 0 {
+			fmt.Fprintf(w, "| flat CPU by area | share |\n|---|--:|\n")
+			for _, g := range groups {
+				fmt.Fprintf(w, "| %s | %.1f%% |\n", g.name, g.pct)
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "```\n%s```\n\n", trimProfile(string(top)))
+	}
+}
+
+// trimProfile drops pprof's header lines about the binary and build.
+func trimProfile(s string) string {
+	var b strings.Builder
+	for line := range strings.SplitSeq(s, "\n") {
+		if strings.HasPrefix(line, "File:") || strings.HasPrefix(line, "Build ID:") || strings.HasPrefix(line, "Type:") || strings.HasPrefix(line, "Time:") {
+			continue
+		}
+		if line != "" {
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+type group struct {
+	name string
+	pct  float64
+}
+
+// areas classify a function by the prefix of its name, first match wins.
+var areas = []struct{ name, prefix string }{
+	{"system calls (network reads and writes)", "syscall."},
+	{"system calls (network reads and writes)", "internal/runtime/syscall/"},
+	{"system calls (network reads and writes)", "runtime/internal/syscall."},
+	{"garbage collector", "runtime.gc"},
+	{"garbage collector", "runtime.scanobject"},
+	{"garbage collector", "runtime.greyobject"},
+	{"garbage collector", "runtime.findObject"},
+	{"garbage collector", "runtime.markBits"},
+	{"garbage collector", "runtime.(*gcWork)"},
+	{"garbage collector", "runtime.(*mspan)"},
+	{"garbage collector", "runtime.wbBuf"},
+	{"garbage collector", "runtime.bulkBarrier"},
+	{"memory copy and clear", "runtime.memmove"},
+	{"memory copy and clear", "runtime.memclr"},
+	{"allocation", "runtime.mallocgc"},
+	{"allocation", "runtime.(*mcache)"},
+	{"allocation", "runtime.(*mheap)"},
+	{"allocation", "runtime.nextFreeFast"},
+	{"CRC-32C of record batches", "hash/crc32."},
+	{"kafka-go (protocol encoding and decoding)", "github.com/segmentio/kafka-go"},
+	{"franz-go kmsg (fetch response decoding in kafkago)", "github.com/twmb/franz-go"},
+	{"catchup (internal/...)", "github.com/kafka-catchup/catchup"},
+	{"scheduler and other runtime", "runtime."},
+	{"scheduler and other runtime", "internal/"},
+	{"other Go standard library", ""},
+}
+
+func groupProfile(path string) []group {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	sums := map[string]float64{}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		f := strings.Fields(line)
+		// flat flat% sum% cum cum% name...
+		if len(f) < 6 || !strings.HasSuffix(f[1], "%") || !strings.HasSuffix(f[4], "%") {
+			continue
+		}
+		pct, err := strconv.ParseFloat(strings.TrimSuffix(f[1], "%"), 64)
+		if err != nil {
+			continue
+		}
+		name := strings.Join(f[5:], " ")
+		for _, a := range areas {
+			if strings.HasPrefix(name, a.prefix) {
+				sums[a.name] += pct
+				break
+			}
+		}
+	}
+	var out []group
+	for n, p := range sums {
+		if p >= 0.05 {
+			out = append(out, group{n, p})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].pct > out[j].pct })
+	return out
+}
+
+func (r *results) writeTimeline(w *bufio.Writer) {
+	fmt.Fprintf(w, "## Steps, in order\n\n")
+	fmt.Fprintf(w, "| # | shape | step | seconds | load before | load after | status |\n|--:|---|---|--:|--:|--:|---|\n")
+	for _, s := range r.steps {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", strings.SplitN(filepath.Base(s.dir), "-", 2)[0], s.shape, s.tool,
+			s.env["step_s"], s.env["load_before"], s.env["load_after"], s.status)
+	}
+	fmt.Fprintln(w)
+}
+
+// writeCommands shows the exact command lines of the first shape's steps,
+// with the run's addresses and folders replaced by names.
+func (r *results) writeCommands(w *bufio.Writer) {
+	m := r.meta
+	repl := []string{}
+	add := func(k, v string) {
+		if v != "" {
+			repl = append(repl, v, k)
+		}
+	}
+	add("$KAFKA_LIBS", m["kafka_libs"])
+	add("$MM1_LIBS", m["mm1_libs"])
+	add("$MM2_LIBS", m["mm2_libs"])
+	add("$BIN", m["bin"])
+	add("$RUN", m["run"])
+	add("$OUT", m["out"])
+	add("$REPO", m["repo"])
+	add("$SRC", m["src"])
+	add("$DST", m["dst"])
+	fmt.Fprintf(w, "## Commands\n\n")
+	fmt.Fprintf(w, "Run everything with `make bench` (sizes: `BENCH_GB`, `BENCH_SMALL_GB`, `BENCH_SCALES`; see `bench/run.sh --help`). ")
+	fmt.Fprintf(w, "The exact commands of one shape follow, as run; `$SRC`/`$DST` are the brokers' loopback addresses, `$STEP` the step's folder in the results, ")
+	fmt.Fprintf(w, "`$KAFKA_LIBS`, `$MM1_LIBS`, `$MM2_LIBS` the fetched jars (test/kafka/fetch.sh %s and %s, bench/fetch-mirror.sh %s). ",
+		m["kafka_version"], m["mm1_version"], m["mm2_version"])
+	fmt.Fprintf(w, "Configuration templates: `bench/templates/` (catchup.yaml, mm2.properties, mm1-consumer.properties, mm1-producer.properties). ")
+	fmt.Fprintf(w, "Before each copy the target topic is deleted and created again (`kafkactl recreate`).\n\n")
+	shapes := r.shapes()
+	if len(shapes) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "```sh\n")
+	for _, s := range r.steps {
+		if s.shape != shapes[0] && s.shape != "window" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(s.dir, "cmd.txt"))
+		if err != nil {
+			continue
+		}
+		stepRepl := append([]string{s.dir, "$STEP"}, repl...)
+		text := strings.NewReplacer(stepRepl...).Replace(strings.TrimSpace(string(data)))
+		text = dedupe(text)
+		fmt.Fprintf(w, "# %s %s\n%s\n", s.shape, s.tool, text)
+	}
+	fmt.Fprintf(w, "```\n")
+}

@@ -1,0 +1,584 @@
+#!/usr/bin/env bash
+# Usage: bench/run.sh            (what `make bench` runs)
+#
+# Side-by-side benchmark of catchup on two real Apache Kafka brokers (KRaft,
+# started with test/kafka/cluster.sh on free loopback ports): it seeds a
+# source backlog with Kafka's own ProducerPerformance, then measures, one
+# after the other on the same data, each into a freshly deleted and
+# recreated target topic:
+#   ceiling    fetch-only and produce-only with catchup's kafkago adapters
+#              (bench/cmd/ceiling), at catchup's default settings
+#   perf       Kafka's ProducerPerformance (into the target) and
+#              ConsumerPerformance (from the source), for reference
+#   catchup    `catchup run` at its defaults, file store
+#   catchup-dynamodb   the same with the DynamoDB store (dynalite on loopback)
+#   mm2        MirrorMaker 2, dedicated mode (connect-mirror, bench/pom.xml)
+#   mm1        MirrorMaker 1 (kafka.tools.MirrorMaker of Kafka 3.9), no-loss settings
+#   kcat       kcat -C | kcat -P, the naive baseline
+#   profile    the catchup copy again, in bench/cmd/profile with the Go CPU profiler
+#   window     (once, not per shape) a 1-record window, 5 times, file store
+# for two record shapes: 1 KiB values ("1k") and 100-byte values ("100b"),
+# 8 partitions each; then `catchup run` again on a 1 KiB backlog BENCH_SCALES
+# times larger (memory must stay flat). Before the measurements of a shape, a
+# warm-up (ceiling fetch and produce once, not reported) warms the brokers'
+# JIT. MirrorMaker 1 and 2 run until the
+# target's end offsets reach the backlog (polled every 100 ms), then stop.
+# The results (raw outputs, one folder per step) go to BENCH_OUT, and
+# bench/cmd/report turns them into docs/benchmarks.md.
+#
+# Environment (defaults in brackets):
+#   BENCH_GB           1 KiB backlog, in units of 1e6 records (1.024 GB of values) [1]
+#   BENCH_SMALL_GB     100-byte backlog, in units of 1e7 records (1 GB of values) [0.5]
+#   BENCH_SCALES       multiples of the 1 KiB backlog for the memory check ["4"; "" skips]
+#   BENCH_SHAPES       ["1k 100b"]
+#   BENCH_TOOLS        ["ceiling perf catchup catchup-dynamodb mm2 mm1 kcat profile window"]
+#   BENCH_PARTITIONS   [8]
+#   BENCH_OUT          results folder [bench/out/<UTC time>]
+#   BENCH_REPORT       the report written at the end ["docs/benchmarks.md"; "" skips]
+#   BENCH_KAFKA_VERSION / BENCH_MM1_VERSION / BENCH_MM2_VERSION  [4.4.0 / 3.9.2 / 4.3.1]
+#   BENCH_BROKER_HEAP  broker heap ["-Xms1g -Xmx1g"]
+#   BENCH_TIMEOUT      seconds one measurement may take [3600]
+#   BENCH_KEEP=1       keep the brokers' data folder
+#
+# Needs: Go, Java 17+, Maven, python3 (test/kafka), /usr/bin/time, node and
+# npm-installed dynalite (catchup-dynamodb), kcat (apt-get install kcat).
+# Everything it starts is stopped on exit, also on failure or Ctrl-C. A step
+# that fails is recorded as failed and the run goes on; the exit status is 1
+# if any step failed.
+
+# shellcheck source-path=SCRIPTDIR
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$HERE/.." && pwd)"
+# shellcheck source=../test/kafka/lib.sh
+. "$REPO/test/kafka/lib.sh"
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
+
+case "${1:-}" in
+-h | --help)
+	print_usage "${BASH_SOURCE[0]}"
+	exit 0
+	;;
+"") ;;
+*)
+	print_usage "${BASH_SOURCE[0]}" >&2
+	exit 2
+	;;
+esac
+
+BENCH_GB="${BENCH_GB:-1}"
+BENCH_SMALL_GB="${BENCH_SMALL_GB:-0.5}"
+BENCH_SCALES="${BENCH_SCALES-4}"
+BENCH_SHAPES="${BENCH_SHAPES:-1k 100b}"
+BENCH_TOOLS="${BENCH_TOOLS:-ceiling perf catchup catchup-dynamodb mm2 mm1 kcat profile window}"
+BENCH_PARTITIONS="${BENCH_PARTITIONS:-8}"
+BENCH_OUT="${BENCH_OUT:-$HERE/out/$(date -u +%Y%m%dT%H%M%SZ)}"
+BENCH_REPORT="${BENCH_REPORT-$REPO/docs/benchmarks.md}"
+BENCH_KAFKA_VERSION="${BENCH_KAFKA_VERSION:-4.4.0}"
+BENCH_MM1_VERSION="${BENCH_MM1_VERSION:-3.9.2}"
+BENCH_MM2_VERSION="${BENCH_MM2_VERSION:-4.3.1}"
+BENCH_BROKER_HEAP="${BENCH_BROKER_HEAP:--Xms1g -Xmx1g}"
+BENCH_TIMEOUT="${BENCH_TIMEOUT:-3600}"
+
+# The JVM options of Kafka's bin/kafka-run-class.sh, and the heaps its
+# wrapper scripts set, so that the Java tools run as users run them.
+JVM_PERF=(-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35
+	-XX:+ExplicitGCInvokesConcurrent -XX:MaxInlineLevel=15 -Djava.awt.headless=true)
+HEAP_PERF=(-Xmx512M)        # kafka-producer-perf-test.sh, kafka-consumer-perf-test.sh
+HEAP_MM2=(-Xms256M -Xmx2G)  # connect-mirror-maker.sh
+HEAP_MM1=(-Xmx256M)         # kafka-mirror-maker.sh (kafka-run-class.sh's default)
+
+has_tool() { [[ " $BENCH_TOOLS " == *" $1 "* ]]; }
+
+mkdir -p "$BENCH_OUT"
+OUT="$(cd "$BENCH_OUT" && pwd)"
+RUN="$(mktemp -d "${TMPDIR:-/tmp}/catchup-bench.XXXXXX")"
+BIN="$OUT/bin"
+META="$OUT/meta.env"
+: >"$RUN/pids"
+: >"$META"
+mkdir -p "$OUT/steps" "$BIN"
+STEP_N=0
+FAILED=()
+BROKERS_UP=0
+STEP_PID=""
+DYN_PID=""
+T0="$(now_ms)"
+
+cleanup() {
+	local rc=$?
+	trap - EXIT
+	trap '' INT TERM
+	set +e
+	if [[ -n "$STEP_PID" ]] && kill -0 "$STEP_PID" 2>/dev/null; then
+		kill -TERM "$STEP_PID" 2>/dev/null
+		wait "$STEP_PID" 2>/dev/null
+	fi
+	reap
+	if [[ -n "$DYN_PID" ]]; then
+		exec {DYN_FD}>&- # dynalite exits when its stdin closes
+		stop_group "$DYN_PID"
+	fi
+	if ((BROKERS_UP)); then
+		"$REPO/test/kafka/stop.sh" "$RUN/kafka/source" &
+		local s=$!
+		"$REPO/test/kafka/stop.sh" "$RUN/kafka/target"
+		wait "$s"
+	fi
+	if [[ "${BENCH_KEEP:-0}" == 1 ]]; then
+		log "kept $RUN (BENCH_KEEP=1)"
+	else
+		rm -rf "$RUN"
+	fi
+	log "total $((($(now_ms) - T0) / 1000)) s; results in $OUT"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------- checks
+
+for c in go mvn python3 /usr/bin/time setsid; do
+	command -v "$c" >/dev/null || die "$c not found"
+done
+JAVA="$(java_bin)"
+java_version="$("$JAVA" -version 2>&1 | head -n 1)"
+if has_tool kcat && ! command -v kcat >/dev/null; then
+	die "kcat not found: apt-get install -y kcat, or leave kcat out of BENCH_TOOLS"
+fi
+if has_tool catchup-dynamodb && [[ ! -d "$REPO/node_modules/dynalite" ]]; then
+	die "dynalite not installed: make deps (npm ci), or leave catchup-dynamodb out of BENCH_TOOLS"
+fi
+
+# ---------------------------------------------------------------- machine, versions
+
+put "$META" started "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+put "$META" cpu_model "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+put "$META" cores "$(nproc)"
+put "$META" mem_gib "$(awk '/MemTotal/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo)"
+put "$META" kernel "$(uname -sr)"
+put "$META" load_start "$(load1)"
+put "$META" java "$java_version"
+put "$META" go "$(go version)"
+put "$META" commit "$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$REPO" diff --quiet HEAD -- 2>/dev/null || echo '+uncommitted changes')"
+put "$META" kafka_version "$BENCH_KAFKA_VERSION"
+put "$META" mm1_version "$BENCH_MM1_VERSION"
+put "$META" mm2_version "$BENCH_MM2_VERSION"
+put "$META" broker_heap "$BENCH_BROKER_HEAP"
+put "$META" partitions "$BENCH_PARTITIONS"
+put "$META" bench_gb "$BENCH_GB"
+put "$META" bench_small_gb "$BENCH_SMALL_GB"
+put "$META" bench_scales "$BENCH_SCALES"
+put "$META" tools "$BENCH_TOOLS"
+put "$META" shapes "$BENCH_SHAPES"
+if command -v kcat >/dev/null; then
+	put "$META" kcat "$(kcat -V 2>&1 | grep -m1 Version)"
+fi
+put "$META" jvm_perf "${JVM_PERF[*]}"
+put "$META" heap_perf "${HEAP_PERF[*]}"
+put "$META" heap_mm2 "${HEAP_MM2[*]}"
+put "$META" heap_mm1 "${HEAP_MM1[*]}"
+log "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), load $(load1); results in $OUT"
+
+# ---------------------------------------------------------------- build and fetch
+
+t="$(now_ms)"
+(cd "$REPO" && go build -trimpath -o "$BIN/catchup" ./cmd/catchup &&
+	go build -trimpath -o "$BIN/" ./bench/cmd/ceiling ./bench/cmd/kafkactl ./bench/cmd/profile ./bench/cmd/report)
+KAFKA_LIBS="$("$REPO/test/kafka/fetch.sh" "$BENCH_KAFKA_VERSION")"
+MM1_LIBS="" MM2_LIBS=""
+if has_tool mm1; then MM1_LIBS="$("$REPO/test/kafka/fetch.sh" "$BENCH_MM1_VERSION")"; fi
+if has_tool mm2; then MM2_LIBS="$(BENCH_MM2_VERSION="$BENCH_MM2_VERSION" "$HERE/fetch-mirror.sh")"; fi
+put "$META" build_fetch_s "$((($(now_ms) - t) / 1000))"
+
+# jcmd HEAP LIBS LOGFILE LEVEL: sets JCMD, a java command line up to the main class.
+jcmd() {
+	local -a heap
+	read -r -a heap <<<"$1"
+	JCMD=("$JAVA" "${heap[@]}" "${JVM_PERF[@]}" -Dbench.log="$3" -Dbench.level="$4"
+		-Dlog4j2.configurationFile="$HERE/templates/log4j2.xml"
+		-Dlog4j.configuration="file:$HERE/templates/log4j.properties" -cp "$2/*")
+}
+
+# ---------------------------------------------------------------- brokers
+
+# start.sh directly, not cluster.sh: cluster.sh remembers its run folder in
+# the shared jar cache, where another session's plain `cluster.sh down`
+# would find and stop these brokers.
+t="$(now_ms)"
+BROKERS_UP=1
+declare -A starting=()
+for c in source target; do
+	CATCHUP_KAFKA_VERSION="$BENCH_KAFKA_VERSION" CATCHUP_KAFKA_HEAP_OPTS="$BENCH_BROKER_HEAP" \
+		CATCHUP_KAFKA_SASL_SSL=0 "$REPO/test/kafka/start.sh" "$RUN/kafka/$c" >"$RUN/$c.start" 2>"$RUN/$c.start.err" &
+	starting[$c]=$!
+done
+for c in source target; do
+	wait "${starting[$c]}" || {
+		cat "$RUN/source.start.err" "$RUN/target.start.err" >&2
+		die "the brokers did not start"
+	}
+done
+field() { tr ' ' '\n' <"$1" | sed -n "s/^$2=//p"; }
+SRC="$(field "$RUN/source.start" BROKERS)" DST="$(field "$RUN/target.start" BROKERS)"
+SRC_PID="$(field "$RUN/source.start" PID)" DST_PID="$(field "$RUN/target.start" PID)"
+put "$META" brokers_up_s "$((($(now_ms) - t) / 1000))"
+put "$META" src "$SRC"
+put "$META" dst "$DST"
+put "$META" run "$RUN"
+put "$META" out "$OUT"
+put "$META" bin "$BIN"
+put "$META" repo "$REPO"
+put "$META" kafka_libs "$KAFKA_LIBS"
+put "$META" mm1_libs "$MM1_LIBS"
+put "$META" mm2_libs "$MM2_LIBS"
+log "brokers: source $SRC (pid $SRC_PID), target $DST (pid $DST_PID), Kafka $BENCH_KAFKA_VERSION, heap $BENCH_BROKER_HEAP"
+
+# ---------------------------------------------------------------- dynalite
+
+if has_tool catchup-dynamodb; then
+	mkfifo "$RUN/dynalite.in"
+	exec {DYN_FD}<>"$RUN/dynalite.in" # held open here: dynalite stops when it closes
+	setsid node "$REPO/test/dynamodb/dynalite.js" <"$RUN/dynalite.in" >"$RUN/dynalite.out" 2>"$RUN/dynalite.err" &
+	DYN_PID=$!
+	for _ in $(seq 100); do
+		grep -q '^DYNAMODB_ENDPOINT=' "$RUN/dynalite.out" 2>/dev/null && break
+		kill -0 "$DYN_PID" 2>/dev/null || die "dynalite exited: $(cat "$RUN/dynalite.err")"
+		sleep 0.1
+	done
+	AWS_ENDPOINT_URL_DYNAMODB="$(sed -n 's/^DYNAMODB_ENDPOINT=//p' "$RUN/dynalite.out")"
+	[[ -n "$AWS_ENDPOINT_URL_DYNAMODB" ]] || die "dynalite did not start: $(cat "$RUN/dynalite.err")"
+	# dynalite accepts any credentials; these are placeholders for the SDK.
+	export AWS_ENDPOINT_URL_DYNAMODB AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench AWS_SESSION_TOKEN=
+	log "dynalite on $AWS_ENDPOINT_URL_DYNAMODB (pid $DYN_PID)"
+fi
+
+# ---------------------------------------------------------------- steps
+
+# run_step SHAPE TOOL FUNCTION ARGS...: runs FUNCTION in a subshell (errexit
+# on) with STEP, a fresh folder for its files, and records the machine load
+# and the brokers' CPU around it. A failure is recorded, not fatal.
+run_step() {
+	local shape="$1" tool="$2" rc=0 t
+	shift 2
+	STEP_N=$((STEP_N + 1))
+	STEP="$OUT/steps/$(printf '%02d' "$STEP_N")-$shape-$tool"
+	mkdir -p "$STEP"
+	put "$STEP/step.env" shape "$shape"
+	put "$STEP/step.env" tool "$tool"
+	put "$STEP/step.env" value_bytes "$VALUE"
+	put "$STEP/step.env" load_before "$(load1)"
+	put "$STEP/step.env" src_cpu_before "$(proc_cpu "$SRC_PID")"
+	put "$STEP/step.env" dst_cpu_before "$(proc_cpu "$DST_PID")"
+	log "---- $shape $tool (load $(load1))"
+	t="$(now_ms)"
+	(
+		if [[ -n "${DYN_FD:-}" ]]; then exec {DYN_FD}>&-; fi # only this shell keeps dynalite alive
+		"$@"
+	) &
+	STEP_PID=$!
+	wait "$STEP_PID" || rc=$?
+	STEP_PID=""
+	reap
+	put "$STEP/step.env" step_s "$((($(now_ms) - t) / 1000))"
+	put "$STEP/step.env" src_cpu_after "$(proc_cpu "$SRC_PID")"
+	put "$STEP/step.env" dst_cpu_after "$(proc_cpu "$DST_PID")"
+	put "$STEP/step.env" load_after "$(load1)"
+	put "$STEP/step.env" status "$([[ $rc == 0 ]] && echo ok || echo "failed (exit status $rc)")"
+	if ((rc != 0)); then
+		FAILED+=("$shape $tool")
+		log "FAILED: $shape $tool (exit status $rc); its files are in $STEP"
+	else
+		log "done: $shape $tool in $((($(now_ms) - t) / 1000)) s"
+	fi
+}
+
+TIME_FMT='%e %U %S %M' # wall s, user s, sys s, max RSS KiB
+
+# timed NAME CMD...: run CMD under /usr/bin/time (into $STEP/NAME.time),
+# stdout to $STEP/NAME.out, stderr to $STEP/NAME.err, at most BENCH_TIMEOUT.
+timed() {
+	local name="$1"
+	shift
+	cmdline "$STEP/cmd.txt" "$@"
+	launch "$STEP/$name.out" "$STEP/$name.err" /usr/bin/time -f "$TIME_FMT" -o "$STEP/$name.time" "$@"
+	await "$LAUNCHED" "$BENCH_TIMEOUT"
+}
+
+# fresh_target: delete and recreate the target topic.
+fresh_target() {
+	"$BIN/kafkactl" recreate -brokers "$DST" -topic "$TOPIC" -partitions "$BENCH_PARTITIONS"
+}
+
+# check_target: the target topic must hold exactly the backlog.
+check_target() {
+	local n
+	n="$("$BIN/kafkactl" count -brokers "$DST" -topic "$TOPIC")"
+	put "$STEP/step.env" target_records "$n"
+	[[ "$n" == "$RECORDS" ]] || die "the target holds $n records, want $RECORDS"
+}
+
+# start_waiter [PID]: poll the target until it holds the backlog, in the
+# background (into $STEP/wait.json); with PID, sample that process there.
+start_waiter() {
+	local -a pid=()
+	[[ -n "${1:-}" ]] && pid=(-pid "$1")
+	launch "$STEP/wait.json" "$STEP/wait.err" "$BIN/kafkactl" wait -brokers "$DST" -topic "$TOPIC" \
+		-want "$RECORDS" -since "$(now_ms)" -timeout "${BENCH_TIMEOUT}s" "${pid[@]}"
+	WAITER="$LAUNCHED"
+}
+
+catchup_config() { # catchup_config FILE STORE
+	render "$HERE/templates/catchup.yaml" "$1" STORE="$2" SRC="$SRC" DST="$DST" TOPIC="$TOPIC"
+}
+
+# seed N: append N records of VALUE bytes to the source topic with ProducerPerformance.
+seed() {
+	local n="$1" t
+	jcmd "${HEAP_PERF[*]}" "$KAFKA_LIBS" "$STEP/java.log" WARN
+	put "$STEP/step.env" records "$n"
+	t="$(now_ms)"
+	timed seed "${JCMD[@]}" org.apache.kafka.tools.ProducerPerformance --bootstrap-server "$SRC" \
+		--topic "$TOPIC" --num-records "$n" --record-size "$VALUE" --throughput -1 \
+		--command-property acks=all
+	put "$STEP/step.env" seed_s "$((($(now_ms) - t) / 1000))"
+}
+
+step_seed() {
+	"$BIN/kafkactl" recreate -brokers "$SRC" -topic "$TOPIC" -partitions "$BENCH_PARTITIONS"
+	seed "$RECORDS"
+	local n
+	n="$("$BIN/kafkactl" count -brokers "$SRC" -topic "$TOPIC")"
+	[[ "$n" == "$RECORDS" ]] || die "the source holds $n records, want $RECORDS"
+}
+
+step_seed_more() { # step_seed_more TOTAL: grow the source topic to TOTAL records
+	local have n
+	have="$("$BIN/kafkactl" count -brokers "$SRC" -topic "$TOPIC")"
+	seed "$(($1 - have))"
+	n="$("$BIN/kafkactl" count -brokers "$SRC" -topic "$TOPIC")"
+	[[ "$n" == "$1" ]] || die "the source holds $n records, want $1"
+}
+
+# The brokers' JIT compiles their fetch and produce paths during the first
+# large transfer: whoever goes first would pay for it. The warm-up (not
+# reported) reads the whole source backlog and writes it to the target once.
+step_warmup() {
+	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
+	put "$STEP/step.env" records "$RECORDS"
+	fresh_target
+	timed fetch "$BIN/ceiling" -c "$STEP/catchup.yaml" fetch
+	timed produce "$BIN/ceiling" -c "$STEP/catchup.yaml" produce
+}
+
+step_ceiling_fetch() {
+	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
+	put "$STEP/step.env" records "$RECORDS"
+	timed ceiling "$BIN/ceiling" -c "$STEP/catchup.yaml" fetch
+}
+
+step_ceiling_produce() {
+	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
+	put "$STEP/step.env" records "$RECORDS"
+	fresh_target
+	timed ceiling "$BIN/ceiling" -c "$STEP/catchup.yaml" produce
+	check_target
+}
+
+step_producer_perf() {
+	put "$STEP/step.env" records "$RECORDS"
+	fresh_target
+	jcmd "${HEAP_PERF[*]}" "$KAFKA_LIBS" "$STEP/java.log" WARN
+	timed perf "${JCMD[@]}" org.apache.kafka.tools.ProducerPerformance --bootstrap-server "$DST" \
+		--topic "$TOPIC" --num-records "$RECORDS" --record-size "$VALUE" --throughput -1 \
+		--command-property acks=all
+	check_target
+}
+
+step_consumer_perf() {
+	put "$STEP/step.env" records "$RECORDS"
+	jcmd "${HEAP_PERF[*]}" "$KAFKA_LIBS" "$STEP/java.log" WARN
+	timed perf "${JCMD[@]}" org.apache.kafka.tools.ConsumerPerformance --bootstrap-server "$SRC" \
+		--topic "$TOPIC" --num-records "$RECORDS" --group "bench-perf-$STEP_N" --timeout 60000
+}
+
+step_catchup() { # step_catchup file|dynamodb
+	local store
+	put "$STEP/step.env" records "$RECORDS"
+	fresh_target
+	if [[ "$1" == dynamodb ]]; then
+		store="dynamodb://bench-$STEP_N"
+		catchup_config "$STEP/catchup.yaml" "$store"
+		"$BIN/catchup" init-store -c "$STEP/catchup.yaml" >"$STEP/init-store.out" 2>&1
+	else
+		store="file://$RUN/store-$STEP_N"
+		catchup_config "$STEP/catchup.yaml" "$store"
+	fi
+	put "$STEP/step.env" store "$store"
+	start_waiter
+	timed catchup "$BIN/catchup" run -c "$STEP/catchup.yaml" --json
+	await "$WAITER" 60 || true
+	check_target
+}
+
+step_profile() {
+	put "$STEP/step.env" records "$RECORDS"
+	fresh_target
+	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
+	timed profile "$BIN/profile" -c "$STEP/catchup.yaml" -cpuprofile "$STEP/cpu.pprof"
+	check_target
+	go tool pprof -top -nodecount=25 "$BIN/profile" "$STEP/cpu.pprof" >"$STEP/top.txt" 2>/dev/null
+	go tool pprof -top -cum -nodecount=40 "$BIN/profile" "$STEP/cpu.pprof" >"$STEP/top-cum.txt" 2>/dev/null
+	go tool pprof -top -nodecount=100000 "$BIN/profile" "$STEP/cpu.pprof" >"$STEP/top-all.txt" 2>/dev/null
+}
+
+# measure_until_full NAME CMD...: start CMD (a replicator that never stops),
+# wait until the target holds the backlog, sampling CMD's CPU and peak RSS at
+# that moment, then stop it.
+measure_until_full() {
+	local name="$1" pid rc=0
+	shift
+	cmdline "$STEP/cmd.txt" "$@"
+	put "$STEP/step.env" started_ms "$(now_ms)"
+	launch "$STEP/$name.out" "$STEP/$name.err" "$@"
+	pid="$LAUNCHED"
+	start_waiter "$pid"
+	await "$WAITER" "$((BENCH_TIMEOUT + 10))" || rc=$?
+	stop_group "$pid"
+	wait "$pid" 2>/dev/null || true
+	((rc == 0)) || die "$name did not fill the target (exit status $rc): $(cat "$STEP/wait.err")"
+	check_target
+}
+
+step_mm2() {
+	local s="src$SHAPE" t="dst$SHAPE"
+	put "$STEP/step.env" records "$RECORDS"
+	fresh_target
+	render "$HERE/templates/mm2.properties" "$STEP/mm2.properties" S="$s" T="$t" SRC="$SRC" DST="$DST" \
+		TOPIC="$TOPIC" TASKS="$BENCH_PARTITIONS"
+	jcmd "${HEAP_MM2[*]}" "$MM2_LIBS" "$STEP/mm2.log" INFO
+	measure_until_full mm2 "${JCMD[@]}" org.apache.kafka.connect.mirror.MirrorMaker "$STEP/mm2.properties"
+}
+
+step_mm1() {
+	put "$STEP/step.env" records "$RECORDS"
+	fresh_target
+	render "$HERE/templates/mm1-consumer.properties" "$STEP/consumer.properties" SRC="$SRC" GROUP="bench-mm1-$STEP_N"
+	render "$HERE/templates/mm1-producer.properties" "$STEP/producer.properties" DST="$DST"
+	jcmd "${HEAP_MM1[*]}" "$MM1_LIBS" "$STEP/mm1.log" INFO
+	measure_until_full mm1 "${JCMD[@]}" kafka.tools.MirrorMaker \
+		--consumer.config "$STEP/consumer.properties" --producer.config "$STEP/producer.properties" \
+		--include "$TOPIC" --num.streams "$BENCH_PARTITIONS" --abort.on.send.failure true
+}
+
+# kcat: consumer and producer, each under /usr/bin/time, joined by a FIFO.
+# -D '\x1e': values are split on that byte, so this is only correct for
+# values without it (ProducerPerformance writes A-Z only).
+step_kcat() {
+	local c p rc=0
+	put "$STEP/step.env" records "$RECORDS"
+	fresh_target
+	mkfifo "$STEP/pipe"
+	start_waiter
+	printf "kcat -C -b %s -t %s -o beginning -e -q -D '%s' | kcat -P -b %s -t %s -D '%s'\n" \
+		"$SRC" "$TOPIC" '\x1e' "$DST" "$TOPIC" '\x1e' >>"$STEP/cmd.txt"
+	setsid /usr/bin/time -f "$TIME_FMT" -o "$STEP/producer.time" \
+		kcat -P -b "$DST" -t "$TOPIC" -D '\x1e' <"$STEP/pipe" >"$STEP/producer.out" 2>"$STEP/producer.err" &
+	p=$!
+	printf '%s\n' "$p" >>"$RUN/pids"
+	setsid /usr/bin/time -f "$TIME_FMT" -o "$STEP/consumer.time" \
+		kcat -C -b "$SRC" -t "$TOPIC" -o beginning -e -q -D '\x1e' >"$STEP/pipe" 2>"$STEP/consumer.err" </dev/null &
+	c=$!
+	printf '%s\n' "$c" >>"$RUN/pids"
+	await "$c" "$BENCH_TIMEOUT" || rc=$?
+	await "$p" "$BENCH_TIMEOUT" || rc=$?
+	((rc == 0)) || die "the kcat pipe failed (exit status $rc)"
+	await "$WAITER" 60 || true
+	check_target
+}
+
+# A 1-record window, 5 times: produce one record to a 1-partition topic, then
+# `catchup run` (file store); the first run before them copies the first
+# record (cold store).
+step_window() {
+	local i
+	"$BIN/kafkactl" recreate -brokers "$SRC" -topic "$TOPIC" -partitions 1
+	"$BIN/kafkactl" recreate -brokers "$DST" -topic "$TOPIC" -partitions 1
+	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
+	for i in 0 1 2 3 4 5; do
+		cmdline "$STEP/cmd.txt" "$BIN/kafkactl" produce -brokers "$SRC" -topic "$TOPIC"
+		"$BIN/kafkactl" produce -brokers "$SRC" -topic "$TOPIC"
+		timed "run$i" "$BIN/catchup" run -c "$STEP/catchup.yaml" --json
+	done
+	{
+		head -n 2 "$STEP/cmd.txt"
+		echo "# the two commands above 6 times: the first run copies the first record (no checkpoint yet)"
+	} >"$STEP/cmd.tmp"
+	mv "$STEP/cmd.tmp" "$STEP/cmd.txt"
+	RECORDS=6
+	check_target
+}
+
+# ---------------------------------------------------------------- the run
+
+for SHAPE in $BENCH_SHAPES; do
+	case "$SHAPE" in
+	1k)
+		VALUE=1024
+		RECORDS="$(records_of "$BENCH_GB" 1000000)"
+		;;
+	100b)
+		VALUE=100
+		RECORDS="$(records_of "$BENCH_SMALL_GB" 10000000)"
+		;;
+	*) die "unknown shape $SHAPE (1k, 100b)" ;;
+	esac
+	TOPIC="bench-$SHAPE"
+	BASE_RECORDS="$RECORDS"
+	run_step "$SHAPE" seed step_seed
+	if [[ " ${FAILED[*]} " == *" $SHAPE seed "* ]]; then
+		continue
+	fi
+	run_step "$SHAPE" warmup step_warmup
+	if has_tool ceiling; then
+		run_step "$SHAPE" fetch-only step_ceiling_fetch
+		run_step "$SHAPE" produce-only step_ceiling_produce
+	fi
+	if has_tool perf; then
+		run_step "$SHAPE" producer-perf step_producer_perf
+		run_step "$SHAPE" consumer-perf step_consumer_perf
+	fi
+	has_tool catchup && run_step "$SHAPE" catchup step_catchup file
+	has_tool catchup-dynamodb && run_step "$SHAPE" catchup-dynamodb step_catchup dynamodb
+	has_tool mm2 && run_step "$SHAPE" mm2 step_mm2
+	has_tool mm1 && run_step "$SHAPE" mm1 step_mm1
+	has_tool kcat && run_step "$SHAPE" kcat step_kcat
+	has_tool profile && run_step "$SHAPE" profile step_profile
+	if [[ "$SHAPE" == 1k ]] && has_tool catchup; then
+		for x in $BENCH_SCALES; do
+			RECORDS=$((BASE_RECORDS * x))
+			run_step "$SHAPE" "seed-x$x" step_seed_more "$RECORDS"
+			run_step "$SHAPE" "catchup-x$x" step_catchup file
+		done
+	fi
+done
+if has_tool window; then
+	SHAPE=window TOPIC=bench-window VALUE=1024 RECORDS=1
+	run_step window catchup-window step_window
+fi
+
+put "$META" finished "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+put "$META" total_s "$((($(now_ms) - T0) / 1000))"
+put "$META" load_end "$(load1)"
+put "$META" failed "${FAILED[*]}"
+if [[ -n "$BENCH_REPORT" ]]; then
+	mkdir -p "$(dirname "$BENCH_REPORT")"
+	"$BIN/report" -in "$OUT" -o "$BENCH_REPORT"
+	log "wrote $BENCH_REPORT"
+fi
+if ((${#FAILED[@]})); then
+	log "failed steps: ${FAILED[*]}"
+	exit 1
+fi
