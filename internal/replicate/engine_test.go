@@ -354,6 +354,38 @@ func TestResumeWithASmallerWindowThanTheCrashedRun(t *testing.T) {
 	r.checkExactCopy(t)
 }
 
+func TestRecreatedSourceTopicRefilledPastTheCheckpointFailsClosed(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 10, pB: 10})
+	r.run(t, t.Context(), r.options("first"))
+	// Topic a is deleted and recreated, and its new log grows past the old
+	// checkpoint: the plan's log-end check cannot see it.
+	fresh := newFakeCluster(map[catchup.Partition]int{pA: 15})
+	for i := range fresh.logs[pA].recs {
+		fresh.logs[pA].recs[i].Value = []byte("new topic")
+	}
+	r.src.logs[pA] = fresh.logs[pA]
+	targetBefore := len(r.dst.logs[pA].recs)
+	rep := r.run(t, t.Context(), r.options("second"))
+	for _, res := range rep.Partitions {
+		switch res.Partition {
+		case pA:
+			if res.Status != StatusFailed || !errors.Is(res.Err, catchup.ErrTopicRecreated) || !strings.Contains(res.Err.Error(), "catchup reset") {
+				t.Errorf("%s: status %s err %v; want failed with ErrTopicRecreated and the reset command", res.Partition, res.Status, res.Err)
+			}
+		default:
+			if res.Status != StatusDone || res.Err != nil {
+				t.Errorf("%s: status %s err %v; want done (untouched topic)", res.Partition, res.Status, res.Err)
+			}
+		}
+	}
+	if n := len(r.dst.logs[pA].recs); n != targetBefore {
+		t.Errorf("target a/0 went from %d to %d records; want nothing copied from the recreated topic", targetBefore, n)
+	}
+	if c := r.checkpoints(t)[pA]; c.Next != 10 {
+		t.Errorf("checkpoint of a/0 moved to %d; want it left at 10", c.Next)
+	}
+}
+
 func TestLeasedPartitionIsSkipped(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 5, pB: 5})
 	if _, _, err := r.store.Acquire(t.Context(), "p1", pB, "someone-else", time.Hour); err != nil {

@@ -155,6 +155,11 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 		if err := pc.retry(ctx, func() error { return pc.reconcileStart(ctx, cp) }); err != nil {
 			return err
 		}
+		if cp.Exists && cp.TargetEnd > 0 && pc.next > 0 {
+			if err := pc.retry(ctx, func() error { return pc.checkAnchor(ctx) }); err != nil {
+				return err
+			}
+		}
 	}
 	if pc.next != pc.committedNext || pc.targetEnd != pc.committedTargetEnd || pc.pendGap != nil {
 		// Commit the start and the target end before producing anything, so
@@ -187,6 +192,64 @@ func (pc *partitionCopy) reconcileStart(ctx context.Context, cp checkpoint.Check
 		}
 	}
 	pc.targetEnd = end
+	return nil
+}
+
+// anchorBatches bounds how many target batches checkAnchor reads back.
+const anchorBatches = 4
+
+// checkAnchor compares the source record at next-1, the last one copied,
+// with its copy in the target. A difference means the source topic was
+// deleted and recreated (and refilled past the checkpoint, or the plan would
+// have seen its log end below it): copying on from the checkpoint would
+// skip the new topic's first records, so the partition fails closed. When
+// either record cannot be found cheaply (a transaction marker or a
+// compacted record at next-1, retention, loop prevention) there is nothing
+// to compare and the check passes.
+func (pc *partitionCopy) checkAnchor(ctx context.Context) error {
+	anchor := pc.next - 1
+	f, err := pc.e.o.Source.Fetch(ctx, pc.p, anchor, 1)
+	var gap *catchup.GapError
+	switch {
+	case errors.As(err, &gap):
+		return nil // retention passed it; the gap, if any, is the copy's business
+	case err != nil:
+		return fmt.Errorf("read the source record at %s offset %d: %w", pc.p, anchor, err)
+	case len(f.Records) == 0 || f.Records[0].Offset != anchor:
+		return nil
+	}
+	src := &f.Records[0]
+	tp := pc.targetPartition()
+	end := pc.targetEnd
+	for range anchorBatches {
+		if end <= 0 {
+			return nil
+		}
+		recs, base, err := pc.e.o.Target.ReadBack(ctx, tp, end)
+		if err != nil {
+			return fmt.Errorf("read back %s for the copy of source offset %d: %w", tp, anchor, err)
+		}
+		for i := len(recs) - 1; i >= 0; i-- {
+			off, ok := catchup.SourceOffset(&recs[i], pc.e.o.Cluster, pc.p)
+			switch {
+			case !ok || off > anchor:
+				continue
+			case off < anchor:
+				return nil // copies are in order: the anchor was never copied (loop prevention)
+			case !catchup.SameContent(src, &recs[i], true):
+				return fmt.Errorf("%s: the source record at offset %d differs from its copy at target offset %d "+
+					"(%s): the source topic was deleted and recreated; copying on from the checkpoint would skip "+
+					"its first %d offsets. Run `catchup reset --pipeline %s --topic %s --to earliest` to copy it again "+
+					"deliberately: %w", pc.p, anchor, recs[i].Offset, tp, pc.next, pc.e.o.Pipeline, pc.p.Topic, catchup.ErrTopicRecreated)
+			default:
+				return nil
+			}
+		}
+		if base >= end {
+			return nil
+		}
+		end = base
+	}
 	return nil
 }
 
