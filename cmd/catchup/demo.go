@@ -283,9 +283,31 @@ func (a *app) demoKill(ctx context.Context, path string, dst *kfake.Cluster, tot
 		if n >= goal {
 			_ = child.Process.Signal(syscall.SIGKILL)
 			<-exited //nolint:errcheck // killed: the exit status only says so
-			return count()
+			// A produce request the child had already sent is still being
+			// slowed down by the target: let it land before resuming, as it
+			// would long before a real restart (README: exact resume).
+			slow.Store(false)
+			return settledCount(ctx, count)
 		}
 	}
+}
+
+// settledCount calls count until two calls 50ms apart agree (within 5s).
+func settledCount(ctx context.Context, count func() (int64, error)) (int64, error) {
+	n, err := count()
+	for deadline := time.Now().Add(5 * time.Second); err == nil && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return n, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		var again int64
+		if again, err = count(); err == nil && again == n {
+			return n, nil
+		}
+		n = again
+	}
+	return n, err
 }
 
 // demoVerify verifies every partition of the pipeline in f.
