@@ -115,9 +115,9 @@ func (a *app) backfill(ctx context.Context, f *config.File, pc *config.Pipeline,
 	if len(parts) == 0 {
 		return false, usageError{errors.New("no topic of the source matches the pipeline's topics and --topics")}
 	}
-	prog := &progress{}
+	prog := a.newProgress(job.Namespace(pc.Name), log)
 	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{
-		Owner: a.owner, Log: log, OnProgress: prog.add,
+		Owner: a.owner, Log: log, OnProgress: prog.add, OnPlan: prog.plan,
 		Source: src, Target: dst, Partitions: parts, Job: job,
 	})
 	if err != nil {
@@ -129,21 +129,12 @@ func (a *app) backfill(ctx context.Context, f *config.File, pc *config.Pipeline,
 	} else if err != nil {
 		return false, err
 	}
-	windows, err := p.Engine.Plan(ctx)
-	if err != nil {
-		return false, err
-	}
-	var total int64
-	for _, w := range windows {
-		total += w.Len()
-	}
 	if !a.jsonOut {
 		fmt.Fprintf(a.out, "backfill %s of pipeline %s: records from %s to %s (checkpoints %s)\n", job.Name, pc.Name,
 			job.From.Format(time.RFC3339Nano), job.To.Format(time.RFC3339Nano), job.Namespace(pc.Name))
 	}
-	stop := a.showProgress(job.Namespace(pc.Name), total, prog, log)
 	rep, err := p.Engine.Run(ctx)
-	stop()
+	prog.finish()
 	if err != nil {
 		return false, err
 	}

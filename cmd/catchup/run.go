@@ -15,6 +15,7 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
+	"github.com/kafka-catchup/catchup/internal/plan"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
@@ -58,23 +59,14 @@ complete. Interrupt it at any moment: the next run resumes exactly.`,
 // partition failed, was fenced or was left unfinished.
 func (a *app) runPipeline(ctx context.Context, f *config.File, pc *config.Pipeline) (ok bool, err error) {
 	log := a.logger() // the engine names the pipeline in every line
-	prog := &progress{}
-	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Owner: a.owner, Log: log, OnProgress: prog.add})
+	prog := a.newProgress(pc.Name, log)
+	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Owner: a.owner, Log: log, OnProgress: prog.add, OnPlan: prog.plan})
 	if err != nil {
 		return false, err
 	}
 	defer p.Close()
-	windows, err := p.Engine.Plan(ctx)
-	if err != nil {
-		return false, err
-	}
-	var total int64
-	for _, w := range windows {
-		total += w.Len()
-	}
-	stop := a.showProgress(pc.Name, total, prog, log)
 	rep, err := p.Engine.Run(ctx)
-	stop()
+	prog.finish()
 	if err != nil {
 		return false, err
 	}
@@ -99,10 +91,36 @@ func reportOK(rep *replicate.Report) bool {
 	return true
 }
 
-// progress counts what was copied, for the progress display.
+// progress counts what was copied, for the progress display, which starts
+// when the engine has planned the run (plan) and ends with finish.
 type progress struct {
 	records, bytes atomic.Int64
 	bar            atomic.Pointer[progressbar.ProgressBar]
+	show           func(total int64) (stop func())
+	stop           func()
+}
+
+// newProgress returns a progress display named name.
+func (a *app) newProgress(name string, log *slog.Logger) *progress {
+	p := &progress{}
+	p.show = func(total int64) func() { return a.showProgress(name, total, p, log) }
+	return p
+}
+
+// plan starts the display with the windows' total.
+func (p *progress) plan(windows []plan.Planned) {
+	var total int64
+	for _, w := range windows {
+		total += w.Len()
+	}
+	p.stop = p.show(total)
+}
+
+// finish ends the display, if it started.
+func (p *progress) finish() {
+	if p.stop != nil {
+		p.stop()
+	}
 }
 
 func (p *progress) add(records, bytes int64) {

@@ -6,7 +6,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -43,6 +42,7 @@ type Options struct {
 	Log        *slog.Logger
 	Now        func() time.Time
 	OnProgress func(records, bytes int64)
+	OnPlan     func([]plan.Planned) // see replicate.Options.OnPlan
 	// Margin overrides the engine's deadline margin when non-zero.
 	Margin time.Duration
 	// Job, if set, makes the run a bounded backfill with its own checkpoint
@@ -165,6 +165,7 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 		Log:            o.Log,
 		Now:            o.Now,
 		OnProgress:     o.OnProgress,
+		OnPlan:         o.OnPlan,
 		// create_topics
 		CreateTopics:      p.CreateTopics,
 		ReplicationFactor: p.ReplicationFactor,
@@ -232,6 +233,3 @@ func DefaultOwner() string {
 	}
 	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixMilli(), 36)
 }
-
-// ErrNothingSelected is returned by callers that find no partition to copy.
-var ErrNothingSelected = errors.New("no topic of the source matches the pipeline's topics")

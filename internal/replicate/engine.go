@@ -86,6 +86,10 @@ type Options struct {
 
 	Log *slog.Logger
 	Now func() time.Time
+	// OnPlan, if set, is called by Run once, before copying, with the window
+	// of every selected partition as planned from the checkpoints it read
+	// (a progress display's total), so that callers need no second Plan.
+	OnPlan func([]plan.Planned)
 	// OnProgress, if set, is called after each acknowledged produce with the
 	// records and bytes it added. It must be fast and safe for concurrent use.
 	OnProgress func(records, bytes int64)
@@ -144,15 +148,11 @@ func setDefault[T comparable](v *T, def T) {
 // Plan returns the window each selected partition would copy now, from the
 // stored checkpoints, without leasing or copying anything.
 func (e *Engine) Plan(ctx context.Context) ([]plan.Planned, error) {
-	marks, cps, err := e.survey(ctx)
+	sv, err := e.Survey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	pol, err := e.policy(ctx, marks, cps)
-	if err != nil {
-		return nil, err
-	}
-	return plan.Windows(marks, cps, pol), nil
+	return sv.Windows, nil
 }
 
 // survey lists the selected partitions, their watermarks and checkpoints.
@@ -242,6 +242,9 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	pol, err := e.policy(ctx, marks, cps)
 	if err != nil {
 		return nil, err
+	}
+	if e.o.OnPlan != nil {
+		e.o.OnPlan(plan.Windows(marks, cps, pol))
 	}
 	copyCtx, cancel := e.copyContext(ctx)
 	defer cancel()

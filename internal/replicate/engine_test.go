@@ -150,6 +150,27 @@ func TestRunCopiesEveryWindowExactly(t *testing.T) {
 	}
 }
 
+func TestOnPlanGivesTheWindowsBeforeCopying(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 10, pB: 7})
+	o := r.options("run")
+	o.Policy.MaxRecords = 5
+	var calls int
+	var total int64
+	o.OnPlan = func(ws []plan.Planned) {
+		calls++
+		if r.dst.produces != 0 {
+			t.Errorf("OnPlan called after %d produce requests; want it before copying", r.dst.produces)
+		}
+		for _, w := range ws {
+			total += w.Len()
+		}
+	}
+	rep := r.run(t, t.Context(), o)
+	if copied, _, _ := rep.Totals(); calls != 1 || total != 10 || copied != 10 {
+		t.Errorf("OnPlan called %d times with %d offsets, run copied %d; want 1 call, 10 and 10", calls, total, copied)
+	}
+}
+
 func TestRunRespectsMaxRecordsWindows(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 10})
 	o := r.options("run")
