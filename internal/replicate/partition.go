@@ -377,7 +377,7 @@ func (pc *partitionCopy) copy(ctx context.Context, to int64) error {
 func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, err error) {
 	e := pc.e
 	fctx, cancel := context.WithCancel(ctx)
-	ch := make(chan batch, 1) // one batch waits while one is produced and the next is fetched
+	ch := make(chan batch) // the next batch is fetched while one is produced
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
