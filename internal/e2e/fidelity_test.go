@@ -25,7 +25,7 @@ const largeValueBytes = 200 << 10
 // variedRecords returns n records for topic/partition, numbered from first,
 // whose shapes cover what a copy must keep apart: null and empty keys,
 // values and header values, repeated header keys, binary data, timestamps
-// out of order, and (with large) values of largeValueBytes.
+// out of order, the Unix epoch, and (with large) values of largeValueBytes.
 func variedRecords(topic string, partition int32, first, n int, large bool) []*kgo.Record {
 	out := make([]*kgo.Record, 0, n)
 	for i := first; i < first+n; i++ {
@@ -59,6 +59,8 @@ func variedRecords(topic string, partition int32, first, n int, large bool) []*k
 				r.Value[j] = byte(j)
 			}
 			r.Headers = []kgo.RecordHeader{{Key: "bin", Value: []byte{0, 1, 0xfe}}}
+		case 8:
+			r.Timestamp = time.UnixMilli(0) // the Unix epoch: not "no timestamp", not "now"
 		case 7:
 			if large {
 				r.Value = bytes.Repeat(fmt.Appendf(nil, "large %d|", i), largeValueBytes/8)[:largeValueBytes]
@@ -84,7 +86,8 @@ func checkShapes(t *testing.T, snap snapshot) {
 		"empty header value": func(r rec) bool {
 			return len(r.Headers) > 1 && r.Headers[1].Value != nil && len(r.Headers[1].Value) == 0
 		},
-		"old timestamp": func(r rec) bool { return r.Timestamp < oldTime.Add(24*time.Hour).UnixMilli() },
+		"old timestamp":   func(r rec) bool { return r.Timestamp < oldTime.Add(24*time.Hour).UnixMilli() },
+		"epoch timestamp": func(r rec) bool { return r.Timestamp == 0 },
 	}
 	for name, has := range shapes {
 		found := false

@@ -34,8 +34,9 @@ type exchange struct {
 	route    func(protocol.Cluster) (protocol.Broker, error) // nil: any broker
 	clientID string
 	corr     int32
-	raw      bool  // return the response as *rawResponse, undecoded
-	minVer   int16 // lowest API version catchup accepts
+	raw      bool            // return the response as *rawResponse, undecoded
+	produce  *produceRequest // if set, the request written (msg routes it and says whether it has a response)
+	minVer   int16           // lowest API version catchup accepts
 
 	version int16 // negotiated on the connection, set by Required
 
@@ -111,7 +112,7 @@ func (e *exchange) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
 	// WriteRequest encodes the whole frame before writing it: an error
 	// leaves at most part of the frame at the broker, which it cannot
 	// act on.
-	if err := protocol.WriteRequest(rw, e.version, e.corr, e.clientID, e.msg); err != nil {
+	if err := e.writeRequest(rw); err != nil {
 		e.setStage(writeFailed)
 		return nil, err
 	}
@@ -134,6 +135,20 @@ func (e *exchange) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
 	// assumes the request type that goes with them: a *metadata.Response
 	// to an exchange makes it panic.
 	return &decodedResponse{res}, nil
+}
+
+// writeRequest writes the request frame with one Write.
+func (e *exchange) writeRequest(w io.Writer) error {
+	if e.produce == nil {
+		return protocol.WriteRequest(w, e.version, e.corr, e.clientID, e.msg)
+	}
+	f, err := e.produce.encode(e.version, e.corr)
+	if err != nil {
+		return err
+	}
+	defer f.release() // the bytes are the connection's once Write returns
+	_, err = w.Write(f.buf)
+	return err
 }
 
 // decodedResponse hides a response's type from the Transport.

@@ -1,7 +1,6 @@
 package kafkago
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/compress"
-	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/produce"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
@@ -167,20 +165,17 @@ func recordSize(r *catchup.Record) int {
 // produceBatch sends recs, which start at position pos of the caller's
 // records, in one request and returns the base offset the broker assigned.
 func (t *Target) produceBatch(ctx context.Context, p catchup.Partition, recs []catchup.Record, pos int) (int64, error) {
-	e := t.cl.newExchange(&produce.Request{
+	timeout := int32(t.timeout / time.Millisecond)
+	e := t.cl.newExchange(&produce.Request{ // routes the request; the frame is encode.go's
 		Acks:    t.acks,
-		Timeout: int32(t.timeout / time.Millisecond),
+		Timeout: timeout,
 		Topics: []produce.RequestTopic{{
-			Topic: p.Topic,
-			Partitions: []produce.RequestPartition{{
-				Partition: p.Partition,
-				RecordSet: protocol.RecordSet{
-					Attributes: protocol.Attributes(t.compression),
-					Records:    &recordReader{recs: recs},
-				},
-			}},
+			Topic:      p.Topic,
+			Partitions: []produce.RequestPartition{{Partition: p.Partition}},
 		}},
 	}, 3) // v3: record batch format v2
+	e.produce = &produceRequest{clientID: t.cl.clientID, acks: t.acks, timeoutMs: timeout,
+		partition: p, compression: t.compression, recs: recs}
 	res, err := t.cl.roundTrip(ctx, e, t.timeout+produceResponseMargin)
 	if err != nil {
 		return 0, t.produceError(p, recs, pos, err, "", -1, classifyProduce(err, e.sent()))
@@ -324,57 +319,6 @@ func (t *Target) fix(err error) string {
 		return "the target found a corrupt record batch (CRC mismatch); report it with the source offsets"
 	}
 	return ""
-}
-
-// recordReader hands catchup records to kafka-go's batch encoder without
-// copying them. kafka-go writes a nil Bytes as a null and an empty one as
-// empty, and a zero Time as now (so a record with timestamp 0, the Unix
-// epoch, is written with the current time: kafka-go cannot write 0).
-//
-// The record, its key and its value are reused from one ReadRecord to the
-// next: kafka-go's encoder (protocol.forEachRecord) writes a record whole,
-// and closes its key and value, before it asks for the next.
-type recordReader struct {
-	recs       []catchup.Record
-	i          int
-	rec        protocol.Record
-	headers    []protocol.Header
-	key, value bytesValue
-}
-
-func (r *recordReader) ReadRecord() (*protocol.Record, error) {
-	if r.i >= len(r.recs) {
-		return nil, io.EOF
-	}
-	c := &r.recs[r.i]
-	r.i++
-	r.headers = r.headers[:0]
-	for _, h := range c.Headers {
-		r.headers = append(r.headers, protocol.Header{Key: h.Key, Value: h.Value})
-	}
-	r.rec = protocol.Record{
-		Offset:  0,
-		Time:    c.Timestamp,
-		Key:     r.key.set(c.Key),
-		Value:   r.value.set(c.Value),
-		Headers: r.headers,
-	}
-	return &r.rec, nil
-}
-
-// bytesValue is a reusable protocol.Bytes (protocol.NewBytes allocates one
-// per call).
-type bytesValue struct{ bytes.Reader }
-
-func (*bytesValue) Close() error { return nil }
-
-// set points v at b and returns it, or a nil Bytes (a null) for a nil b.
-func (v *bytesValue) set(b []byte) protocol.Bytes {
-	if b == nil {
-		return nil
-	}
-	v.Reset(b)
-	return v
 }
 
 // ReadBack returns the records of the batch that holds offset end-1 of p and
