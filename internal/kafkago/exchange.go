@@ -36,6 +36,7 @@ type exchange struct {
 	corr     int32
 	raw      bool            // return the response as *rawResponse, undecoded
 	produce  *produceRequest // if set, the request written (msg routes it and says whether it has a response)
+	recycle  *recycler       // where a raw response's buffer comes from; nil: allocated
 	minVer   int16           // lowest API version catchup accepts
 
 	version int16 // negotiated on the connection, set by Required
@@ -122,7 +123,7 @@ func (e *exchange) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
 		return nil, nil
 	}
 	if e.raw {
-		return readRaw(rw, key, e.corr)
+		return readRaw(rw, key, e.corr, e.recycle)
 	}
 	corr, res, err := protocol.ReadResponse(rw, key, e.version)
 	if err != nil {
@@ -184,9 +185,10 @@ type rawResponse struct {
 func (r *rawResponse) ApiKey() protocol.ApiKey { return r.key }
 
 // readRaw reads one non-flexible response (header v0: the correlation id)
-// into a buffer of its exact size. The records of a fetch share memory with
-// it until they are produced, so it is neither pooled nor reused.
-func readRaw(r io.Reader, key protocol.ApiKey, corr int32) (*rawResponse, error) {
+// into a buffer of its exact size, from rc. The records of a fetch share
+// memory with it until they are produced, and it goes back to rc only when
+// the caller of Source.Fetch releases them.
+func readRaw(r io.Reader, key protocol.ApiKey, corr int32, rc *recycler) (*rawResponse, error) {
 	var hdr [8]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, fmt.Errorf("%s response: %w", key, err)
@@ -198,7 +200,7 @@ func readRaw(r io.Reader, key protocol.ApiKey, corr int32) (*rawResponse, error)
 	if got := int32(binary.BigEndian.Uint32(hdr[4:])); got != corr {
 		return nil, fmt.Errorf("%s response: correlation id %d, want %d", key, got, corr)
 	}
-	body := make([]byte, size-4)
+	body := rc.body(int(size - 4))
 	if _, err := io.ReadFull(r, body); err != nil {
 		return nil, fmt.Errorf("%s response: %w", key, err)
 	}

@@ -43,15 +43,18 @@ type fetched struct {
 	lso      int64
 	logStart int64 // -1 below fetch v5
 	aborted  []abortedTxn
-	records  []byte // record batches, the last one possibly cut short
+	records  []byte           // record batches, the last one possibly cut short
+	body     []byte           // the whole response, which records is part of
+	spare    []catchup.Record // an empty record slice for decode to fill, or nil
 }
 
 type abortedTxn struct{ producerID, firstOffset int64 }
 
 // fetchRaw sends one sessionless fetch for p at offset from and returns
-// the partition's part of the response, undecoded. Errors are classified
-// with readError; broker error codes are left in fetched.code.
-func (c *Cluster) fetchRaw(ctx context.Context, p catchup.Partition, from int64, maxBytes int32, isolation int8) (fetched, error) {
+// the partition's part of the response, undecoded, in a buffer from rc
+// (nil: allocated). Errors are classified with readError; broker error
+// codes are left in fetched.code.
+func (c *Cluster) fetchRaw(ctx context.Context, p catchup.Partition, from int64, maxBytes int32, isolation int8, rc *recycler) (fetched, error) {
 	e := c.newExchange(&fetch.Request{
 		ReplicaID:      -1,
 		MaxWaitTime:    int32(fetchMaxWait / time.Millisecond),
@@ -72,14 +75,17 @@ func (c *Cluster) fetchRaw(ctx context.Context, p catchup.Partition, from int64,
 		}},
 	}, 4) // v4: isolation level, last stable offset, aborted transactions
 	e.raw = true
+	e.recycle = rc
 	res, err := c.roundTrip(ctx, e, requestTimeout)
 	if err != nil {
 		return fetched{}, c.readError(ctx, err)
 	}
-	f, err := parseFetch(res.(*rawResponse).body, e.version, p)
+	body := res.(*rawResponse).body
+	f, err := parseFetch(body, e.version, p)
 	if err != nil {
 		return fetched{}, mark(err, catchup.ErrRetriable)
 	}
+	f.body = body
 	return f, nil
 }
 
@@ -189,6 +195,7 @@ type recordDecoder struct {
 	inflated   []byte           // free space after the batches decompressed so far
 	headers    []catchup.Header // free space after the headers decoded so far
 	rec        kmsg.Record      // scratch: its Headers slice is reused
+	spare      []catchup.Record // an empty slice to decode into if it is large enough, or nil
 }
 
 // newRecordDecoder sizes a decoder for the record set of one fetch response,
@@ -286,7 +293,11 @@ func (d *recordDecoder) appendRecords(dst []catchup.Record, b *batch, from int64
 			ts = b.MaxTimestamp
 		}
 		if dst == nil {
-			dst = make([]catchup.Record, 0, max(d.capRecords, 1))
+			if cap(d.spare) >= d.capRecords {
+				dst = d.spare[:0]
+			} else {
+				dst = make([]catchup.Record, 0, max(d.capRecords, 1))
+			}
 		}
 		dst = append(dst, catchup.Record{Offset: offset, Key: d.rec.Key, Value: d.rec.Value,
 			Headers: d.copyHeaders(d.rec.Headers), Timestamp: time.UnixMilli(ts)})
@@ -349,6 +360,7 @@ func decode(f fetched, from int64, isolation int8) (decoded, error) {
 	slices.SortFunc(aborted, func(a, b abortedTxn) int { return cmp.Compare(a.firstOffset, b.firstOffset) })
 	var open map[int64]bool // producers inside an aborted transaction
 	dec := newRecordDecoder(f.records)
+	dec.spare = f.spare
 	buf := f.records
 	for {
 		left := len(buf)

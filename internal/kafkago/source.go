@@ -23,6 +23,7 @@ const defaultFetchBytes = 1 << 20
 type Source struct {
 	cl        *Cluster
 	isolation int8
+	recycle   *recycler
 }
 
 // NewSource returns a Source for the cluster c that reads with isolation
@@ -42,7 +43,7 @@ func NewSource(c config.Cluster, isolation string, password PasswordFunc) (*Sour
 	if err != nil {
 		return nil, err
 	}
-	return &Source{cl: cl, isolation: level}, nil
+	return &Source{cl: cl, isolation: level, recycle: newRecycler()}, nil
 }
 
 // Close releases the Source's connections.
@@ -115,17 +116,20 @@ func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, max
 	if maxBytes <= 0 {
 		maxBytes = defaultFetchBytes
 	}
-	f, err := s.cl.fetchRaw(ctx, p, from, maxBytes, s.isolation)
+	f, err := s.cl.fetchRaw(ctx, p, from, maxBytes, s.isolation, s.recycle)
 	if err != nil {
 		return replicate.Fetched{}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
 	}
 	marks := catchup.Offsets{Partition: p, LogStart: f.logStart, HighWatermark: f.hwm, LastStable: f.lso}
 	switch code := kafka.Error(f.code); {
 	case code == kafka.OffsetOutOfRange:
+		s.recycle.release(f.body, nil)
 		return replicate.Fetched{Offsets: marks}, s.outOfRange(ctx, marks, from)
 	case f.code != 0:
+		s.recycle.release(f.body, nil)
 		return replicate.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, codeError(f.code))
 	}
+	f.spare = s.recycle.recordSlice()
 	d, err := decode(f, from, s.isolation)
 	if err != nil {
 		return replicate.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
@@ -134,10 +138,18 @@ func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, max
 		// Kafka answers a fetch between the high watermark and the log
 		// end with nothing, which happens for a moment after a leader
 		// change; beyond the log end it answers OFFSET_OUT_OF_RANGE.
+		s.recycle.release(f.body, d.records)
 		return replicate.Fetched{Offsets: marks}, mark(fmt.Errorf(
 			"fetch %s at %d: offset above the high watermark %d", p, from, f.hwm), catchup.ErrRetriable)
 	}
-	return replicate.Fetched{Records: d.records, Next: d.next, Offsets: marks}, nil
+	released := false
+	release := func() {
+		if !released { // at most once: a second release would hand the same memory to two fetches
+			released = true
+			s.recycle.release(f.body, d.records)
+		}
+	}
+	return replicate.Fetched{Records: d.records, Next: d.next, Offsets: marks, Release: release}, nil
 }
 
 // outOfRange explains an OFFSET_OUT_OF_RANGE: a gap if from is below the

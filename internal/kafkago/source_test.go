@@ -2,6 +2,7 @@ package kafkago_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 // fidelityRecords covers null versus empty keys, values and header values,
@@ -338,5 +340,50 @@ func TestFetchCompacted(t *testing.T) {
 	}
 	if diff := cmp.Diff([]int64{0, 2, 3}, offs); diff != "" {
 		t.Errorf("offsets after compaction (-want +got):\n%s", diff)
+	}
+}
+
+// TestFetchRelease checks the recycling of fetch memory: a fetch that was
+// not released keeps its records while later fetches are made, and a
+// released one's memory serves the next fetch.
+func TestFetchRelease(t *testing.T) {
+	ctx := testContext(t)
+	c := newCluster(t, kfake.SeedTopics(1, "t"))
+	prod := newProducer(t, c)
+	p := catchup.Partition{Topic: "t"}
+	for i := range 3 {
+		// Separate batches, so that three fetches of one batch each.
+		produceSync(ctx, t, prod, values("t", 0, fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i))...)
+	}
+	s := newSource(t, c, "")
+	fetch := func(from int64) replicate.Fetched {
+		t.Helper()
+		f, err := s.Fetch(ctx, p, from, 1) // one batch per fetch
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.Records) != 2 || f.Records[0].Offset != from || f.Release == nil {
+			t.Fatalf("fetch at %d: %d records, release %v", from, len(f.Records), f.Release != nil)
+		}
+		return f
+	}
+	first := fetch(0)
+	second := fetch(2) // first is not released: its memory is not reused
+	if got := string(first.Records[0].Value) + string(first.Records[1].Value); got != "a0b0" {
+		t.Fatalf("an unreleased fetch changed under a later one: %q", got)
+	}
+	if &first.Records[:1][0] == &second.Records[:1][0] {
+		t.Fatal("two unreleased fetches share their record slice")
+	}
+	first.Release()
+	third := fetch(4)
+	if got := string(third.Records[0].Value) + string(third.Records[1].Value); got != "a2b2" {
+		t.Fatalf("third fetch: %q", got)
+	}
+	if &first.Records[:1][0] != &third.Records[:1][0] {
+		t.Error("a released fetch's record slice was not reused by the next fetch")
+	}
+	if got := string(second.Records[0].Value) + string(second.Records[1].Value); got != "a1b1" {
+		t.Fatalf("an unreleased fetch changed under a later one: %q", got)
 	}
 }

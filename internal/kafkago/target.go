@@ -330,7 +330,7 @@ func (t *Target) ReadBack(ctx context.Context, p catchup.Partition, end int64) (
 		return nil, end, nil
 	}
 	at := end - 1
-	f, err := t.cl.fetchRaw(ctx, p, at, readBackFetchSizeBytes, readUncommitted)
+	f, err := t.cl.fetchRaw(ctx, p, at, readBackFetchSizeBytes, readUncommitted, nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read back %s at %d: %w", p, at, err)
 	}

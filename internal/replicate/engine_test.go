@@ -150,6 +150,21 @@ func TestRunCopiesEveryWindowExactly(t *testing.T) {
 	}
 }
 
+// TestReleasedFetchesAreNotUsedAgain: the engine releases a fetch's
+// memory (Fetched.Release) only after its records were produced.
+func TestReleasedFetchesAreNotUsedAgain(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 20, pB: 9})
+	r.src.poisonReleased = true
+	r.src.logs[pA].recs[3].Key = nil
+	r.src.logs[pA].recs[5].Value = []byte{}
+	r.run(t, t.Context(), r.options("run-1"))
+	r.checkExactCopy(t)
+	// 20 and 9 records at 3 per fetch: 7 and 3 fetches copied.
+	if r.src.releases != 10 {
+		t.Errorf("%d fetches released, want 10", r.src.releases)
+	}
+}
+
 func TestOnPlanGivesTheWindowsBeforeCopying(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 10, pB: 7})
 	o := r.options("run")

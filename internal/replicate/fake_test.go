@@ -1,6 +1,7 @@
 package replicate
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -25,6 +26,10 @@ type fakeCluster struct {
 	// readFault, if set, may fail EndOffsets and ReadBack.
 	readFault func() error
 	produces  int
+	// poisonReleased makes Fetch return records of their own, which
+	// Fetched.Release overwrites, as a Source that reuses the memory does.
+	poisonReleased bool
+	releases       int
 }
 
 type fakeLog struct {
@@ -110,7 +115,25 @@ func (c *fakeCluster) Fetch(_ context.Context, p catchup.Partition, from int64, 
 		r.Headers = slices.Clone(r.Headers)
 		recs[k] = r
 	}
-	return Fetched{Records: recs, Next: l.start + int64(j)}, nil
+	f := Fetched{Records: recs, Next: l.start + int64(j)}
+	if c.poisonReleased {
+		for k := range recs {
+			recs[k].Key, recs[k].Value = bytes.Clone(recs[k].Key), bytes.Clone(recs[k].Value)
+		}
+		f.Release = func() {
+			c.mu.Lock()
+			c.releases++
+			c.mu.Unlock()
+			for k := range recs {
+				recs[k].Offset = -1
+				for b := range recs[k].Value {
+					recs[k].Value[b] = 'X'
+				}
+				recs[k].Key = []byte("released")
+			}
+		}
+	}
+	return f, nil
 }
 
 func (c *fakeCluster) PartitionCounts(_ context.Context, topics []string) (map[string]int, error) {
@@ -157,7 +180,14 @@ func (c *fakeCluster) Produce(ctx context.Context, p catchup.Partition, recs []c
 	if err == nil || appendFirst {
 		l.batches = append(l.batches, c.end(p))
 		for _, r := range recs[:n] {
+			// A copy, as a real target's request is: the caller may
+			// reuse the records' memory once they are acknowledged.
 			r.Offset = c.end(p)
+			r.Key, r.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
+			r.Headers = slices.Clone(r.Headers)
+			for h := range r.Headers {
+				r.Headers[h].Value = bytes.Clone(r.Headers[h].Value)
+			}
 			l.recs = append(l.recs, r)
 		}
 	}

@@ -42,6 +42,12 @@ type Fetched struct {
 	Records []catchup.Record
 	Next    int64
 	Offsets catchup.Offsets // watermarks in the fetch response
+	// Release, if not nil, hands the memory of Records (the records and
+	// the bytes they point to) back to the Source for its next fetches.
+	// The caller calls it at most once, when it no longer uses Records,
+	// nor any key, value or header of them; not calling it only forgoes
+	// the reuse.
+	Release func()
 }
 
 // Target is the target cluster as the engine needs it. Implementations:

@@ -45,7 +45,8 @@ type batch struct {
 	recs    []catchup.Record
 	next    int64 // offset after the last offset this batch covers, at most the window end
 	err     error
-	retries int // fetches retried before this batch
+	retries int    // fetches retried before this batch
+	release func() // Fetched.Release of the fetch, or nil
 }
 
 // copyPartition leases m's partition, copies its window and commits.
@@ -406,6 +407,9 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 				return false, err
 			}
 		}
+		if b.release != nil {
+			b.release() // nothing refers to the records once they are produced
+		}
 		pc.next = b.next
 		if err := pc.commit(false, nil); err != nil {
 			return false, err
@@ -456,7 +460,7 @@ func (pc *partitionCopy) fetchLoop(ctx context.Context, from, to int64, ch chan<
 			recs = recs[:sort.Search(n, func(i int) bool { return recs[i].Offset >= to })]
 		}
 		next := min(f.Next, to)
-		if !send(batch{recs: recs, next: next, retries: retries}) {
+		if !send(batch{recs: recs, next: next, retries: retries, release: f.Release}) {
 			return
 		}
 		retries = 0
