@@ -284,8 +284,9 @@ func (a *app) demoKill(ctx context.Context, path string, dst *kfake.Cluster, tot
 			_ = child.Process.Signal(syscall.SIGKILL)
 			<-exited //nolint:errcheck // killed: the exit status only says so
 			// A produce request the child had already sent is still being
-			// slowed down by the target: let it land before resuming, as it
-			// would long before a real restart (README: exact resume).
+			// slowed down by the target: let it land before counting what
+			// the child wrote. (The resumed run would wait for it too:
+			// takeover_settle.)
 			slow.Store(false)
 			return settledCount(ctx, count)
 		}

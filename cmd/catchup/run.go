@@ -222,6 +222,7 @@ type partitionJSON struct {
 	Lag        int64   `json:"lag"`
 	Retries    int     `json:"retries"`
 	Reconciled int     `json:"reconciled"`
+	Settled    int64   `json:"settled,omitempty"`
 	Status     string  `json:"status"`
 	Gap        []int64 `json:"gap,omitempty"`
 	Error      string  `json:"error,omitempty"`
@@ -240,7 +241,7 @@ func reportJSON(rep *replicate.Report) reportJSONT {
 	for _, r := range rep.Partitions {
 		pj := partitionJSON{Topic: r.Topic, Partition: r.Partition.Partition, From: r.From, To: r.To, Next: r.Next,
 			Copied: r.Copied, Bytes: r.Bytes, Skipped: r.Skipped, Lag: r.Lag(), Retries: r.Retries, Reconciled: r.Reconciled,
-			Status: string(r.Status), DurationMS: r.Duration.Milliseconds()}
+			Settled: r.Settled, Status: string(r.Status), DurationMS: r.Duration.Milliseconds()}
 		if r.Gap != nil {
 			pj.Gap = []int64{r.Gap.From, r.Gap.To}
 		}

@@ -42,7 +42,7 @@ type Checkpoint struct {
 	Bytes   int64 // bytes copied (catchup.Record.Size), all runs together
 	Commits int64 // commits written
 
-	Owner   string    // lease owner, "" when free
+	Owner   string    // lease owner, "" once released (a holder that died leaves it set)
 	Epoch   int64     // fencing epoch, incremented by every Acquire
 	Expires time.Time // lease expiry; the lease is free after it
 

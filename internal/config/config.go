@@ -70,6 +70,11 @@ type Pipeline struct {
 	// LeaseDuration is how long a partition lease lasts without renewal
 	// (default 20m: longer than the longest Lambda run, 15m, plus a margin).
 	LeaseDuration time.Duration `yaml:"lease_duration"`
+	// TakeoverSettle is how long the target partition's end must hold still
+	// before a run that took over a lease its holder never released (a
+	// killed process) reconciles with it: the dead run's last produce
+	// request may still be on its way (default 1s; 0 turns the wait off).
+	TakeoverSettle time.Duration `yaml:"takeover_settle"`
 }
 
 // Cluster is how to reach one Kafka cluster.

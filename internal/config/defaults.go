@@ -17,6 +17,7 @@ const (
 	defaultParallelism    = 8
 	defaultFetchBytes     = 1 << 20
 	defaultLeaseDuration  = 20 * time.Minute
+	defaultTakeoverSettle = time.Second
 	defaultFileCommit     = 5 * time.Second
 	defaultDynamoDBCommit = 30 * time.Second
 	defaultAcks           = "all"
@@ -65,6 +66,7 @@ func (f *File) setDefaults(present func(path string) bool) {
 		setDefault(&p.Parallelism, defaultParallelism, at("parallelism"))
 		setDefault(&p.FetchBytes, defaultFetchBytes, at("fetch_bytes"))
 		setDefault(&p.LeaseDuration, defaultLeaseDuration, at("lease_duration"))
+		setDefault(&p.TakeoverSettle, defaultTakeoverSettle, at("takeover_settle"))
 
 		w := &p.Producer
 		setDefault(&w.Acks, defaultAcks, at("producer.acks"))

@@ -18,6 +18,9 @@ const (
 	minFetchBytes    = 1 << 10
 	maxFetchBytes    = 64 << 20
 	minLeaseDuration = time.Minute
+	// maxTakeoverSettle: two reads of a target's end further apart than
+	// this say nothing more about a request still in flight.
+	maxTakeoverSettle = 10 * time.Second
 )
 
 // Validate checks f, which should have its defaults set, and compiles the
@@ -142,6 +145,9 @@ func (p *Pipeline) check(c *checker, path string) {
 	}
 	if p.FetchBytes < minFetchBytes || p.FetchBytes > maxFetchBytes {
 		c.addf(at("fetch_bytes"), "%d must be from %d (1 KiB) to %d (64 MiB)", p.FetchBytes, minFetchBytes, maxFetchBytes)
+	}
+	if p.TakeoverSettle < 0 || p.TakeoverSettle > maxTakeoverSettle {
+		c.addf(at("takeover_settle"), "%v must be from 0 (no wait) to %v", p.TakeoverSettle, maxTakeoverSettle)
 	}
 	if p.LeaseDuration < minLeaseDuration {
 		c.addf(at("lease_duration"), "%v must be at least %v: the lease must outlive the longest run (a Lambda runs up to 15m)", p.LeaseDuration, minLeaseDuration)

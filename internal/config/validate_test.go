@@ -96,6 +96,8 @@ func TestValidate(t *testing.T) {
 		{"compression enum", func(f *File) { f.Pipelines[0].Producer.Compression = "brotli" }, p0, "producer.compression",
 			"use one of: none, gzip, snappy, lz4, zstd"},
 		{"batch records", func(f *File) { f.Pipelines[0].Producer.BatchRecords = -5 }, p0, "producer.batch_records", "must be positive"},
+		{"negative takeover settle", func(f *File) { f.Pipelines[0].TakeoverSettle = -time.Second }, p0, "takeover_settle", "must be from 0 (no wait) to 10s"},
+		{"long takeover settle", func(f *File) { f.Pipelines[0].TakeoverSettle = time.Minute }, p0, "takeover_settle", "must be from 0 (no wait) to 10s"},
 		{"batch bytes too big", func(f *File) { f.Pipelines[0].Producer.BatchBytes = 1048577 }, p0, "producer.batch_bytes",
 			"must be from 1 to 1048576: the broker rejects a larger request whole under its default message.max.bytes"},
 		{"negative retries", func(f *File) { f.Pipelines[0].Producer.Retries = -1 }, p0, "producer.retries", "negative"},

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // The crash-anywhere proof of issue 4: SIGKILL the real binary at random
@@ -49,8 +50,25 @@ func TestCrashAmbiguousProduce(t *testing.T) {
 	h.requireExact(tl)
 }
 
+// TestCrashSlowTarget delays every produce request in the target, so that
+// a killed child often leaves one in flight that lands after the next child
+// has started and read the target: the next child's takeover settle
+// (takeover_settle) must wait for it before reconciling. With
+// CATCHUP_CRASH_TAKEOVER_SETTLE=0s this test shows the duplicates the
+// settle prevents.
+func TestCrashSlowTarget(t *testing.T) {
+	crash(t, options{store: "file", provenance: true, kills: crashKills(t) / 2, produceDelay: 150 * time.Millisecond})
+}
+
 func crash(t *testing.T, o options) {
 	h, ctx := start(t, o)
+	if o.produceDelay > 0 {
+		h.dst.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+			h.dst.KeepControl()
+			h.dst.SleepControl(func() { time.Sleep(o.produceDelay) })
+			return nil, nil, false // then handled as usual, also for a client gone meanwhile
+		})
+	}
 	h.killLoop(ctx)
 	h.finish(ctx)
 	tl := h.check(ctx)

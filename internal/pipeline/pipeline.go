@@ -156,6 +156,7 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 		Parallelism:    p.Parallelism,
 		FetchBytes:     p.FetchBytes,
 		LeaseTTL:       p.LeaseDuration,
+		TakeoverSettle: takeoverSettle(p.TakeoverSettle),
 		MaxBytes:       p.Window.MaxBytes,
 		MaxDuration:    p.Window.MaxDuration,
 		BatchRecords:   p.Producer.BatchRecords,
@@ -232,4 +233,13 @@ func DefaultOwner() string {
 		host = "unknown-host"
 	}
 	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixMilli(), 36)
+}
+
+// takeoverSettle maps the configured takeover_settle to the engine's
+// option, where 0 means the default: an explicit 0 turns the wait off.
+func takeoverSettle(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

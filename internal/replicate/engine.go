@@ -83,6 +83,15 @@ type Options struct {
 	// Margin is how long before the context deadline copying stops, to leave
 	// time for the final commits; default 5s (capped to a tenth of the time left).
 	Margin time.Duration
+	// TakeoverSettle is, when a run takes over a lease its holder never
+	// released (a process killed, a worker restarted), how long the target
+	// partition's end offset must hold still before reconciliation reads
+	// it: a produce request the holder sent just before it died may still
+	// be on its way to the broker, and reconciling before it lands would
+	// copy its records a second time. Default 1s; negative: no wait (only
+	// for tests and for targets nothing else can delay). Only with
+	// Provenance, and at most TakeoverSettleMax in all.
+	TakeoverSettle time.Duration
 
 	Log *slog.Logger
 	Now func() time.Time
@@ -129,6 +138,7 @@ func New(o Options) (*Engine, error) {
 	setDefault(&o.Retries, 10)
 	setDefault(&o.RetryBackoff, 100*time.Millisecond)
 	setDefault(&o.Margin, 5*time.Second)
+	setDefault(&o.TakeoverSettle, time.Second)
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -259,7 +269,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 			select {
 			case sem <- struct{}{}:
 				defer func() { <-sem }()
-				rep.Partitions[i] = e.copyPartition(ctx, copyCtx, m, pol)
+				rep.Partitions[i] = e.copyPartition(ctx, copyCtx, m, pol, cps[m.Partition])
 			case <-copyCtx.Done():
 				rep.Partitions[i] = Result{Partition: m.Partition, Status: StatusNotStarted}
 			}

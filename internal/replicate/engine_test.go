@@ -58,6 +58,7 @@ func (r *rig) options(owner string) Options {
 		Pipeline: "p1", Cluster: "src", Owner: owner,
 		Source: r.src, Target: r.dst, Store: r.store,
 		Provenance: true, RetryBackoff: time.Microsecond, Now: r.clock.now,
+		TakeoverSettle: time.Millisecond,
 	}
 }
 
@@ -368,6 +369,65 @@ func TestCrashAfterProduceBeforeCommitResumesWithoutDuplicates(t *testing.T) {
 			r.checkExactCopy(t)
 			if res := rep.Partitions[0]; res.Status != StatusDone {
 				t.Errorf("resume: status %s err %v; want done", res.Status, res.Err)
+			}
+		})
+	}
+}
+
+// TestTakeoverWaitsForTheDeadHoldersLastRequest: a run that takes over a
+// lease its holder never released waits until the target's end holds
+// still, so that a produce request the holder sent just before it died,
+// landing only after the heir first read the target, is reconciled rather
+// than copied again. Without the wait (TakeoverSettle < 0) the same
+// sequence duplicates it, which shows that the test stages the race.
+func TestTakeoverWaitsForTheDeadHoldersLastRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		settle time.Duration
+		dups   int
+	}{{"settle", 5 * time.Millisecond, 0}, {"no settle", -1, 3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(map[catchup.Partition]int{pA: 10})
+			// The dead run copied and committed offsets [0, 4), then sent
+			// [4, 7) and died holding the lease.
+			o := r.options("dies")
+			o.Policy.MaxRecords = 4
+			r.run(t, t.Context(), o)
+			if _, _, err := r.store.Acquire(t.Context(), "p1", pA, "dies", 20*time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			r.clock.add(21 * time.Minute)
+			var once sync.Once
+			r.dst.afterEndOffsets = func() {
+				once.Do(func() { // its request lands just after the heir's first look
+					late := slices.Clone(r.src.logs[pA].recs[4:7])
+					for i := range late {
+						pv := catchup.Provenance{Cluster: "src", Partition: pA, Offset: late[i].Offset}
+						late[i].Headers = append(slices.Clone(late[i].Headers), catchup.Header{Key: catchup.ProvenanceHeader, Value: catchup.AppendProvenance(nil, pv)})
+					}
+					if n, _, err := r.dst.Produce(t.Context(), pA, late); err != nil || n != 2 {
+						t.Errorf("late produce: %d, %v", n, err) // perBatch 2: a second request for the third
+					}
+					if n, _, err := r.dst.Produce(t.Context(), pA, late[2:]); err != nil || n != 1 {
+						t.Errorf("late produce: %d, %v", n, err)
+					}
+				})
+			}
+			o = r.options("heir")
+			o.TakeoverSettle = tc.settle
+			rep := r.run(t, t.Context(), o)
+			res := rep.Partitions[0]
+			if res.Status != StatusDone {
+				t.Fatalf("heir: status %s err %v", res.Status, res.Err)
+			}
+			if got := len(r.dst.logs[pA].recs) - 10; got != tc.dups {
+				t.Errorf("target holds %d records for 10: %d duplicated, want %d", got+10, got, tc.dups)
+			}
+			if tc.dups == 0 {
+				r.checkExactCopy(t)
+				if res.Settled != 3 || res.Skipped != 3 {
+					t.Errorf("settled %d, skipped %d; want 3 and 3", res.Settled, res.Skipped)
+				}
 			}
 		})
 	}

@@ -25,7 +25,9 @@ type fakeCluster struct {
 	produceFault func(p catchup.Partition, first int64) (appendFirst bool, err error)
 	// readFault, if set, may fail EndOffsets and ReadBack.
 	readFault func() error
-	produces  int
+	// afterEndOffsets, if set, is called after EndOffsets read the ends.
+	afterEndOffsets func()
+	produces        int
 	// poisonReleased makes Fetch return records of their own, which
 	// Fetched.Release overwrites, as a Source that reuses the memory does.
 	poisonReleased bool
@@ -155,10 +157,13 @@ func (c *fakeCluster) EndOffsets(_ context.Context, ps []catchup.Partition) (map
 		}
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	out := map[catchup.Partition]int64{}
 	for _, p := range ps {
 		out[p] = c.end(p)
+	}
+	c.mu.Unlock()
+	if c.afterEndOffsets != nil {
+		c.afterEndOffsets()
 	}
 	return out, nil
 }

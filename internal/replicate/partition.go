@@ -27,6 +27,9 @@ type partitionCopy struct {
 	// off mid-flight could land after the next run's reconciliation).
 	// not the caller's deadline.
 	lasting context.Context
+	// takeover: the lease was found unreleased, so its holder may have
+	// left a produce request in flight (see settle).
+	takeover bool
 
 	next      int64 // offset after the last acknowledged record (or covered marker)
 	stop      int64 // a bounded job's stop offset; math.MaxInt64 for a pipeline
@@ -49,8 +52,9 @@ type batch struct {
 	release func() // Fetched.Release of the fetch, or nil
 }
 
-// copyPartition leases m's partition, copies its window and commits.
-func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, pol plan.Policy) (res Result) {
+// copyPartition leases m's partition, copies its window and commits. loaded
+// is its checkpoint as the run's survey read it, before the lease was taken.
+func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, pol plan.Policy, loaded checkpoint.Checkpoint) (res Result) {
 	start := e.o.Now()
 	res.Partition = m.Partition
 	defer func() { res.Duration = e.o.Now().Sub(start) }()
@@ -88,6 +92,10 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		}
 	}()
 
+	// A lease still recorded when the survey read the store was never
+	// released: its holder died (or is this owner, restarted) and may have
+	// left a produce request in flight.
+	pc.takeover = loaded.Owner != ""
 	err = pc.run(copyCtx, m, cp, pol)
 	res.Next = pc.next
 	switch {
@@ -153,6 +161,11 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 		pc.pendGap = &checkpoint.Gap{From: pl.Gap.From, To: pl.Gap.To, At: e.o.Now()}
 	}
 	if e.o.Provenance {
+		if pc.takeover && e.o.TakeoverSettle > 0 {
+			if err := pc.retry(ctx, func() error { return pc.settle(ctx) }); err != nil {
+				return err
+			}
+		}
 		if err := pc.retry(ctx, func() error { return pc.reconcileStart(ctx, cp) }); err != nil {
 			return err
 		}
@@ -171,6 +184,41 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 	}
 	pc.res.From = min(pc.next, pl.To)
 	return pc.copy(ctx, pl.To)
+}
+
+// TakeoverSettleMax bounds the wait of settle: a target written to
+// continuously by something else never holds still.
+const TakeoverSettleMax = 30 * time.Second
+
+// settle waits until two reads of the target partition's end offset,
+// TakeoverSettle apart, agree (see Options.TakeoverSettle), or
+// TakeoverSettleMax has passed.
+func (pc *partitionCopy) settle(ctx context.Context) error {
+	e := pc.e
+	end, err := pc.targetEndOffset(ctx)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	for {
+		if !sleep(ctx, e.o.TakeoverSettle) {
+			return ctx.Err()
+		}
+		again, err := pc.targetEndOffset(ctx)
+		if err != nil {
+			return err
+		}
+		if again == end {
+			return nil
+		}
+		pc.res.Settled += again - end
+		end = again
+		if time.Since(start) >= TakeoverSettleMax {
+			e.o.Log.WarnContext(ctx, "target partition did not hold still after a lease takeover", "pipeline", e.o.Pipeline,
+				"topic", pc.p.Topic, "partition", pc.p.Partition, "waited", time.Since(start).Round(time.Millisecond), "end", end)
+			return nil
+		}
+	}
 }
 
 // reconcileStart finds what a previous run wrote to the target after its

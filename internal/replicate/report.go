@@ -37,10 +37,14 @@ type Result struct {
 	LoopSkipped int64 // records not copied because they came from the target cluster
 	Retries     int   // produces and fetches retried
 	Reconciled  int   // reconciliations with the target
-	Gap         *catchup.GapError
-	Duration    time.Duration
-	Status      Status
-	Err         error
+	// Settled is how far the target partition's end moved while a run that
+	// took over an unreleased lease waited for it to hold still (see
+	// Options.TakeoverSettle): records its dead holder had in flight.
+	Settled  int64
+	Gap      *catchup.GapError
+	Duration time.Duration
+	Status   Status
+	Err      error
 }
 
 // Lag is the number of offsets of the window left to copy.

@@ -11,7 +11,8 @@
 // Leases arbitrate between the runs of one process only: the lock already
 // keeps other processes out. So when a Store first reads a pipeline's file,
 // the leases recorded in it belong to a process that is gone, and the Store
-// treats them as expired and released (their epochs stay, so the next
-// Acquire increments them and the old leases stay fenced). A crashed run
-// therefore never makes the next local run wait for its ttl.
+// treats them as expired (their owners and epochs stay, so the next Acquire
+// increments the epochs and the old leases stay fenced, and Load shows
+// which leases were never released). A crashed run therefore never makes
+// the next local run wait for its ttl.
 package filestore

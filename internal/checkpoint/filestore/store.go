@@ -297,8 +297,13 @@ func (s *Store) open(name string) (*pipeline, error) {
 		return nil, err
 	}
 	for p, cp := range cps {
-		// The lock is ours, so the process that wrote this lease is gone.
-		cp.Owner, cp.Expires = "", time.Time{}
+		// The lock is ours, so the process that wrote this lease is gone:
+		// the lease is expired, and its owner stays, which tells Load's
+		// callers that it was never released (the engine then lets a
+		// produce request the dead run had in flight land first).
+		if cp.Owner != "" {
+			cp.Expires = time.Time{}
+		}
 		cps[p] = cp
 	}
 	pl := &pipeline{name: name, path: path, lock: lk, cps: cps}
