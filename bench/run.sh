@@ -7,7 +7,9 @@
 # after the other on the same data, each into a freshly deleted and
 # recreated target topic:
 #   ceiling    fetch-only and produce-only with catchup's kafkago adapters
-#              (bench/cmd/ceiling), at catchup's default settings
+#              (bench/cmd/ceiling), at catchup's default settings, and
+#              fetch+produce, the two at once in one process (the ceiling
+#              measured on the cores the brokers share)
 #   perf       Kafka's ProducerPerformance (into the target) and
 #              ConsumerPerformance (from the source), for reference
 #   catchup    `catchup run` at its defaults, file store
@@ -387,6 +389,15 @@ step_ceiling_produce() {
 	check_target
 }
 
+# fetch+produce: fetch-only and produce-only at once, one process.
+step_ceiling_both() {
+	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
+	put "$STEP/step.env" records "$RECORDS"
+	fresh_target
+	timed ceiling "$BIN/ceiling" -c "$STEP/catchup.yaml" both
+	check_target
+}
+
 step_producer_perf() {
 	put "$STEP/step.env" records "$RECORDS"
 	fresh_target
@@ -545,6 +556,7 @@ for SHAPE in $BENCH_SHAPES; do
 	if has_tool ceiling; then
 		run_step "$SHAPE" fetch-only step_ceiling_fetch
 		run_step "$SHAPE" produce-only step_ceiling_produce
+		run_step "$SHAPE" fetch+produce step_ceiling_both
 	fi
 	if has_tool perf; then
 		run_step "$SHAPE" producer-perf step_producer_perf
