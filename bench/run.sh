@@ -28,6 +28,12 @@
 # The results (raw outputs, one folder per step) go to BENCH_OUT, and
 # bench/cmd/report turns them into docs/benchmarks.md.
 #
+# Repeats: the ceiling steps and catchup (file store) run BENCH_REPEAT times
+# each, interleaved (fetch-only, produce-only, fetch+produce, catchup, then
+# again), so that a drift in the machine's load hits them alike; the report
+# shows the median run of each (by records/s) and its range. The other steps
+# run once.
+#
 # Environment (defaults in brackets):
 #   BENCH_GB           1 KiB backlog, in units of 1e6 records (1.024 GB of values) [1]
 #   BENCH_SMALL_GB     100-byte backlog, in units of 1e7 records (1 GB of values) [0.5]
@@ -35,6 +41,7 @@
 #   BENCH_SHAPES       ["1k 100b"]
 #   BENCH_TOOLS        ["ceiling perf catchup catchup-dynamodb mm2 mm1 kcat profile window"]
 #   BENCH_PARTITIONS   [8]
+#   BENCH_REPEAT       runs of each ceiling step and of catchup (file store) [3]
 #   BENCH_OUT          results folder [bench/out/<UTC time>]
 #   BENCH_REPORT       the report written at the end ["docs/benchmarks.md"; "" skips]
 #   BENCH_KAFKA_VERSION / BENCH_MM1_VERSION / BENCH_MM2_VERSION  [4.4.0 / 3.9.2 / 4.3.1]
@@ -75,6 +82,7 @@ BENCH_SCALES="${BENCH_SCALES-4}"
 BENCH_SHAPES="${BENCH_SHAPES:-1k 100b}"
 BENCH_TOOLS="${BENCH_TOOLS:-ceiling perf catchup catchup-dynamodb mm2 mm1 kcat profile window}"
 BENCH_PARTITIONS="${BENCH_PARTITIONS:-8}"
+BENCH_REPEAT="${BENCH_REPEAT:-3}"
 BENCH_OUT="${BENCH_OUT:-$HERE/out/$(date -u +%Y%m%dT%H%M%SZ)}"
 BENCH_REPORT="${BENCH_REPORT-$REPO/docs/benchmarks.md}"
 BENCH_KAFKA_VERSION="${BENCH_KAFKA_VERSION:-4.4.0}"
@@ -93,6 +101,8 @@ HEAP_MM1=(-Xmx256M)         # kafka-mirror-maker.sh (kafka-run-class.sh's defaul
 
 has_tool() { [[ " $BENCH_TOOLS " == *" $1 "* ]]; }
 
+[[ "$BENCH_REPEAT" =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT=$BENCH_REPEAT: want a whole number of runs, 1 or more"
+
 mkdir -p "$BENCH_OUT"
 OUT="$(cd "$BENCH_OUT" && pwd)"
 RUN="$(mktemp -d "${TMPDIR:-/tmp}/catchup-bench.XXXXXX")"
@@ -102,6 +112,7 @@ META="$OUT/meta.env"
 : >"$META"
 mkdir -p "$OUT/steps" "$BIN"
 STEP_N=0
+ROUND=1 # which run of a repeated step (BENCH_REPEAT); 1 for the others
 FAILED=()
 BROKERS_UP=0
 STEP_PID=""
@@ -175,6 +186,7 @@ put "$META" bench_small_gb "$BENCH_SMALL_GB"
 put "$META" bench_scales "$BENCH_SCALES"
 put "$META" tools "$BENCH_TOOLS"
 put "$META" shapes "$BENCH_SHAPES"
+put "$META" repeat "$BENCH_REPEAT"
 if command -v kcat >/dev/null; then
 	put "$META" kcat "$(kcat -V 2>&1 | grep -m1 Version)"
 fi
@@ -270,11 +282,12 @@ run_step() {
 	mkdir -p "$STEP"
 	put "$STEP/step.env" shape "$shape"
 	put "$STEP/step.env" tool "$tool"
+	put "$STEP/step.env" round "$ROUND"
 	put "$STEP/step.env" value_bytes "$VALUE"
 	put "$STEP/step.env" load_before "$(load1)"
 	put "$STEP/step.env" src_cpu_before "$(proc_cpu "$SRC_PID")"
 	put "$STEP/step.env" dst_cpu_before "$(proc_cpu "$DST_PID")"
-	log "---- $shape $tool (load $(load1))"
+	log "---- $shape $tool, round $ROUND (load $(load1))"
 	t="$(now_ms)"
 	(
 		if [[ -n "${DYN_FD:-}" ]]; then exec {DYN_FD}>&-; fi # only this shell keeps dynalite alive
@@ -553,16 +566,22 @@ for SHAPE in $BENCH_SHAPES; do
 		continue
 	fi
 	run_step "$SHAPE" warmup step_warmup
-	if has_tool ceiling; then
-		run_step "$SHAPE" fetch-only step_ceiling_fetch
-		run_step "$SHAPE" produce-only step_ceiling_produce
-		run_step "$SHAPE" fetch+produce step_ceiling_both
-	fi
+	# The repeated steps, interleaved round by round (see the header).
+	for ((ROUND = 1; ROUND <= BENCH_REPEAT; ROUND++)); do
+		if has_tool ceiling; then
+			run_step "$SHAPE" fetch-only step_ceiling_fetch
+			run_step "$SHAPE" produce-only step_ceiling_produce
+			run_step "$SHAPE" fetch+produce step_ceiling_both
+		fi
+		if has_tool catchup; then
+			run_step "$SHAPE" catchup step_catchup file
+		fi
+	done
+	ROUND=1
 	if has_tool perf; then
 		run_step "$SHAPE" producer-perf step_producer_perf
 		run_step "$SHAPE" consumer-perf step_consumer_perf
 	fi
-	has_tool catchup && run_step "$SHAPE" catchup step_catchup file
 	has_tool catchup-dynamodb && run_step "$SHAPE" catchup-dynamodb step_catchup dynamodb
 	has_tool mm2 && run_step "$SHAPE" mm2 step_mm2
 	has_tool mm1 && run_step "$SHAPE" mm1 step_mm1

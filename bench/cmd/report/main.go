@@ -7,6 +7,9 @@
 // per step under steps/ (step.env, the tools' own outputs, /usr/bin/time
 // lines, the target poller's wait.json), and writes the tables, the ratios
 // against the issue's targets, the profile and the exact commands.
+//
+// A tool that ran more than once in a shape (BENCH_REPEAT) is shown, and
+// compared, by its median run.
 package main
 
 import (
@@ -479,7 +482,13 @@ func (r *results) write(w *bufio.Writer) {
 	fmt.Fprintf(w, "peak RSS is its VmHWM / max RSS. Broker CPU-s is what both brokers spent during the step. ")
 	fmt.Fprintf(w, "Before the measurements of each record shape, a warm-up (not reported) reads the backlog and writes it to the target once, ")
 	fmt.Fprintf(w, "so that the brokers' JIT-compiled fetch and produce paths are warm for everyone. ")
-	fmt.Fprintf(w, "Each figure is one run on a machine shared with other jobs: expect ±20%% from one run to the next (the load is in the last column).\n\n")
+	if n := m["repeat"]; n != "" && n != "1" {
+		fmt.Fprintf(w, "The ceiling steps and `catchup run` (file store) ran %s times each, interleaved round by round so that a drift in the machine's load hits them alike; ", n)
+		fmt.Fprintf(w, "their rows show the median run (by records/s; of an even number, the slower middle one), with the range in the runs column, and the ratios use the medians. ")
+		fmt.Fprintf(w, "Every other figure is one run on a machine shared with other jobs: expect ±20%% from one run to the next (the load is in the last column).\n\n")
+	} else {
+		fmt.Fprintf(w, "Each figure is one run on a machine shared with other jobs: expect ±20%% from one run to the next (the load is in the last column).\n\n")
+	}
 
 	if f := m["failed"]; f != "" {
 		fmt.Fprintf(w, "**Failed steps in this run: %s.** Their rows are marked.\n\n", f)
@@ -512,7 +521,8 @@ func (r *results) writeMachine(w *bufio.Writer) {
 	row("MirrorMaker 1", fmt.Sprintf("kafka.tools.MirrorMaker of Kafka %s, %s", m["mm1_version"], m["heap_mm1"]))
 	row("Kafka perf tools", fmt.Sprintf("Kafka %s, %s", m["kafka_version"], m["heap_perf"]))
 	row("kcat", cmp.Or(m["kcat"], "–"))
-	row("settings", fmt.Sprintf("BENCH_GB=%s BENCH_SMALL_GB=%s BENCH_SCALES=%q", m["bench_gb"], m["bench_small_gb"], m["bench_scales"]))
+	row("settings", fmt.Sprintf("BENCH_GB=%s BENCH_SMALL_GB=%s BENCH_SCALES=%q BENCH_REPEAT=%s",
+		m["bench_gb"], m["bench_small_gb"], m["bench_scales"], cmp.Or(m["repeat"], "1")))
 	row("whole run", fmt.Sprintf("%s s (build and fetch %s s, brokers up %s s)", m["total_s"], m["build_fetch_s"], m["brokers_up_s"]))
 	fmt.Fprintln(w)
 }
@@ -536,16 +546,22 @@ func (r *results) writeShape(w *bufio.Writer, shape string) {
 	if seed != nil {
 		fmt.Fprintf(w, "Seeded with ProducerPerformance (acks=all) at %s records/s in %s s.\n\n", thousands(seed.rate), f0(seed.wall))
 	}
-	fmt.Fprintf(w, "| tool | records/s | MB/s | CPU-s | MB per CPU-s | peak RSS MiB | wall s | first record s | records/s after it | broker CPU-s | cores busy | load |\n")
-	fmt.Fprintf(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(w, "| tool | records/s | runs (records/s) | MB/s | CPU-s | MB per CPU-s | peak RSS MiB | wall s | first record s | records/s after it | broker CPU-s | cores busy | load |\n")
+	fmt.Fprintf(w, "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	var notes []string
-	for _, s := range r.steps {
-		if s.shape != shape || s.tool == "seed" || s.tool == "warmup" || strings.HasPrefix(s.tool, "seed-x") {
-			continue
-		}
-		name := toolName(s.tool)
-		if !s.ok {
-			fmt.Fprintf(w, "| %s | %s | | | | | | | | | | %s |\n", name, s.status, s.env["load_before"])
+	for _, tool := range r.tools(shape) {
+		runs := r.runs(shape, tool)
+		name := toolName(tool)
+		s := medianRun(runs)
+		if s == nil {
+			f := runs[len(runs)-1]
+			for _, x := range runs {
+				if !x.ok {
+					f = x
+					break
+				}
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | | | | | | | | | | %s |\n", name, f.status, spread(runs), f.env["load_before"])
 			continue
 		}
 		rate := thousands(s.rate)
@@ -564,22 +580,23 @@ func (r *results) writeShape(w *bufio.Writer, shape string) {
 		if s.first >= 0 { // a replicator: the step is its run, so the brokers' CPU is the run's
 			busy = "≈" + f1((s.cpu+s.brokerCPU)/s.wall)
 		}
-		fmt.Fprintf(w, "| %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			name, records, rate, f1(s.mbps()), f1(s.cpu), f1(s.mbPerCPU()), mib(s.rssKB), f1(s.wall), first,
+		fmt.Fprintf(w, "| %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			name, records, rate, spread(runs), f1(s.mbps()), f1(s.cpu), f1(s.mbPerCPU()), mib(s.rssKB), f1(s.wall), first,
 			thousands(s.steadyRate), f1(s.brokerCPU), busy, s.env["load_before"])
 		if s.note != "" {
-			notes = append(notes, fmt.Sprintf("%s: %s", toolName(s.tool), s.note))
+			notes = append(notes, fmt.Sprintf("%s: %s", name, s.note))
 		}
 		if s.tool == "catchup-dynamodb" && s.storeReqs > 0 {
 			notes = append(notes, fmt.Sprintf("%s: %d DynamoDB requests for %s MB, %s per GB (catchup's `--json` report, store_requests)",
-				toolName(s.tool), s.storeReqs, f0(s.mb()), f0(float64(s.storeReqs)/(s.mb()/1000))))
+				name, s.storeReqs, f0(s.mb()), f0(float64(s.storeReqs)/(s.mb()/1000))))
 		}
 		if s.engineMS > 0 && strings.HasPrefix(s.tool, "catchup") {
 			notes = append(notes, fmt.Sprintf("%s: the engine ran %.1f s of the %.1f s wall time (the rest is process start, connecting and planning)",
-				toolName(s.tool), float64(s.engineMS)/1000, s.wall))
+				name, float64(s.engineMS)/1000, s.wall))
 		}
 	}
 	fmt.Fprintf(w, "\n¹ the tool's own rate. ")
+	fmt.Fprintf(w, "runs: how many times the step ran; the row is the median run. ")
 	fmt.Fprintf(w, "first record s: from the process start to the first record in the target (polled every 100 ms), the start-up cost; ")
 	fmt.Fprintf(w, "records/s after it: the rest of the backlog over the rest of the time; ")
 	fmt.Fprintf(w, "cores busy: the replicator's and both brokers' CPU-s over the wall time (the machine has %s).\n\n", r.meta["cores"])
@@ -592,6 +609,21 @@ func (r *results) writeShape(w *bufio.Writer, shape string) {
 	r.writeRatios(w, shape)
 }
 
+// tools returns the measured tools of shape (not the seeding and the
+// warm-up), each once, in the order they first ran.
+func (r *results) tools(shape string) []string {
+	var out []string
+	for _, s := range r.steps {
+		if s.shape != shape || s.tool == "seed" || s.tool == "warmup" || strings.HasPrefix(s.tool, "seed-x") {
+			continue
+		}
+		if !slices.Contains(out, s.tool) {
+			out = append(out, s.tool)
+		}
+	}
+	return out
+}
+
 // ratio returns a / b, NaN if either is missing.
 func ratio(a, b float64) float64 {
 	if b == 0 || math.IsNaN(a) || math.IsNaN(b) {
@@ -600,12 +632,73 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
+// okStep returns the median of the runs of tool in shape that succeeded
+// (see medianRun), or nil when none did.
 func (r *results) okStep(shape, tool string) *step {
-	s := r.find(shape, tool)
-	if s == nil || !s.ok || s.rate <= 0 {
+	return medianRun(r.runs(shape, tool))
+}
+
+// runs returns every run of tool in shape, in the order they ran.
+func (r *results) runs(shape, tool string) []*step {
+	var out []*step
+	for _, s := range r.steps {
+		if s.shape == shape && s.tool == tool {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// medianRun returns the run with the median records/s among the runs that
+// succeeded with a rate, nil if none did. With an even number of them it is
+// the slower of the two middle ones: a run that happened, so that its CPU,
+// RSS and broker figures belong to it.
+func medianRun(runs []*step) *step {
+	var ok []*step
+	for _, s := range runs {
+		if s.ok && s.rate > 0 {
+			ok = append(ok, s)
+		}
+	}
+	if len(ok) == 0 {
 		return nil
 	}
-	return s
+	slices.SortStableFunc(ok, func(a, b *step) int { return cmp.Compare(a.rate, b.rate) })
+	return ok[(len(ok)-1)/2]
+}
+
+// spread describes the runs of one tool: "1" for a single run, else
+// "median of N: min–max" in records/s, with the failed runs counted.
+func spread(runs []*step) string {
+	if len(runs) <= 1 {
+		return "1"
+	}
+	n := 0
+	for _, s := range runs {
+		if s.ok && s.rate > 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Sprintf("%d, all failed", len(runs))
+	}
+	lo, hi := rangeOf(runs)
+	out := fmt.Sprintf("median of %d: %s–%s", n, thousands(lo), thousands(hi))
+	if n < len(runs) {
+		out += fmt.Sprintf(" (%d of %d failed)", len(runs)-n, len(runs))
+	}
+	return out
+}
+
+// rangeOf returns the lowest and highest records/s of the runs that succeeded.
+func rangeOf(runs []*step) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, s := range runs {
+		if s.ok && s.rate > 0 {
+			lo, hi = min(lo, s.rate), max(hi, s.rate)
+		}
+	}
+	return lo, hi
 }
 
 func (r *results) ceiling(shape string) (rate float64, which string) {
@@ -928,7 +1021,11 @@ func (r *results) writeTimeline(w *bufio.Writer) {
 	fmt.Fprintf(w, "## Steps, in order\n\n")
 	fmt.Fprintf(w, "| # | shape | step | seconds | load before | load after | status |\n|--:|---|---|--:|--:|--:|---|\n")
 	for _, s := range r.steps {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", strings.SplitN(filepath.Base(s.dir), "-", 2)[0], s.shape, s.tool,
+		tool := s.tool
+		if len(r.runs(s.shape, s.tool)) > 1 {
+			tool += ", run " + s.env["round"]
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", strings.SplitN(filepath.Base(s.dir), "-", 2)[0], s.shape, tool,
 			s.env["step_s"], s.env["load_before"], s.env["load_after"], s.status)
 	}
 	fmt.Fprintln(w)
@@ -954,7 +1051,8 @@ func (r *results) writeCommands(w *bufio.Writer) {
 	add("$SRC", m["src"])
 	add("$DST", m["dst"])
 	fmt.Fprintf(w, "## Commands\n\n")
-	fmt.Fprintf(w, "Run everything with `make bench` (sizes: `BENCH_GB`, `BENCH_SMALL_GB`, `BENCH_SCALES`; see `bench/run.sh --help`). ")
+	fmt.Fprintf(w, "Run everything with `make bench` (sizes: `BENCH_GB`, `BENCH_SMALL_GB`, `BENCH_SCALES`; runs of the repeated steps: `BENCH_REPEAT`; ")
+	fmt.Fprintf(w, "see `bench/run.sh --help`). A repeated step's command is shown once. ")
 	fmt.Fprintf(w, "The exact commands of one shape follow, as run; `$SRC`/`$DST` are the brokers' loopback addresses, `$STEP` the step's folder in the results, ")
 	fmt.Fprintf(w, "`$KAFKA_LIBS`, `$MM1_LIBS`, `$MM2_LIBS` the fetched jars (test/kafka/fetch.sh %s and %s, bench/fetch-mirror.sh %s). ",
 		m["kafka_version"], m["mm1_version"], m["mm2_version"])
@@ -966,8 +1064,8 @@ func (r *results) writeCommands(w *bufio.Writer) {
 	}
 	fmt.Fprintf(w, "```sh\n")
 	for _, s := range r.steps {
-		if s.shape != shapes[0] && s.shape != "window" {
-			continue
+		if s.shape != shapes[0] && s.shape != "window" || r.runs(s.shape, s.tool)[0] != s {
+			continue // another shape, or a repeat of a step already shown
 		}
 		data, err := os.ReadFile(filepath.Join(s.dir, "cmd.txt"))
 		if err != nil {
