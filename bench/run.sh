@@ -34,6 +34,16 @@
 # shows the median run of each (by records/s) and its range. The other steps
 # run once.
 #
+# Baseline: with BENCH_BASELINE=REV (any git revision), catchup and ceiling
+# are also built from REV (git archive into the run's temporary folder, into
+# $BENCH_OUT/bin/baseline/), and right after (in even rounds right before)
+# each fetch-only, produce-only and catchup step the same step runs with
+# those binaries, on the same data into a fresh target: fetch-only-baseline,
+# produce-only-baseline, catchup-baseline. The report labels them with REV's
+# short hash and adds a table "this commit / baseline": a change measured
+# side by side in one run, e.g.
+#   BENCH_BASELINE=main BENCH_TOOLS="ceiling catchup" BENCH_SCALES="" bench/run.sh
+#
 # Environment (defaults in brackets):
 #   BENCH_GB           1 KiB backlog, in units of 1e6 records (1.024 GB of values) [1]
 #   BENCH_SMALL_GB     100-byte backlog, in units of 1e7 records (1 GB of values) [0.5]
@@ -42,6 +52,7 @@
 #   BENCH_TOOLS        ["ceiling perf catchup catchup-dynamodb mm2 mm1 kcat profile window"]
 #   BENCH_PARTITIONS   [8]
 #   BENCH_REPEAT       runs of each ceiling step and of catchup (file store) [3]
+#   BENCH_BASELINE     git revision to compare with, side by side ["": none]
 #   BENCH_OUT          results folder [bench/out/<UTC time>]
 #   BENCH_REPORT       the report written at the end ["docs/benchmarks.md"; "" skips]
 #   BENCH_KAFKA_VERSION / BENCH_MM1_VERSION / BENCH_MM2_VERSION  [4.4.0 / 3.9.2 / 4.3.1]
@@ -83,6 +94,7 @@ BENCH_SHAPES="${BENCH_SHAPES:-1k 100b}"
 BENCH_TOOLS="${BENCH_TOOLS:-ceiling perf catchup catchup-dynamodb mm2 mm1 kcat profile window}"
 BENCH_PARTITIONS="${BENCH_PARTITIONS:-8}"
 BENCH_REPEAT="${BENCH_REPEAT:-3}"
+BENCH_BASELINE="${BENCH_BASELINE:-}"
 BENCH_OUT="${BENCH_OUT:-$HERE/out/$(date -u +%Y%m%dT%H%M%SZ)}"
 BENCH_REPORT="${BENCH_REPORT-$REPO/docs/benchmarks.md}"
 BENCH_KAFKA_VERSION="${BENCH_KAFKA_VERSION:-4.4.0}"
@@ -102,6 +114,14 @@ HEAP_MM1=(-Xmx256M)         # kafka-mirror-maker.sh (kafka-run-class.sh's defaul
 has_tool() { [[ " $BENCH_TOOLS " == *" $1 "* ]]; }
 
 [[ "$BENCH_REPEAT" =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT=$BENCH_REPEAT: want a whole number of runs, 1 or more"
+# BASE: the baseline's short hash, resolved before anything starts so that a
+# mistyped revision fails in a second, not after the brokers and the seeding.
+BASE=""
+if [[ -n "$BENCH_BASELINE" ]]; then
+	base_full="$(git -C "$REPO" rev-parse --verify --quiet "$BENCH_BASELINE^{commit}")" ||
+		die "BENCH_BASELINE=$BENCH_BASELINE: no such commit in $REPO"
+	BASE="$(git -C "$REPO" rev-parse --short "$base_full")"
+fi
 
 mkdir -p "$BENCH_OUT"
 OUT="$(cd "$BENCH_OUT" && pwd)"
@@ -187,6 +207,11 @@ put "$META" bench_scales "$BENCH_SCALES"
 put "$META" tools "$BENCH_TOOLS"
 put "$META" shapes "$BENCH_SHAPES"
 put "$META" repeat "$BENCH_REPEAT"
+if [[ -n "$BASE" ]]; then
+	put "$META" baseline "$BASE"
+	put "$META" baseline_commit "$base_full"
+	put "$META" baseline_subject "$(git -C "$REPO" log -1 --format=%s "$base_full")"
+fi
 if command -v kcat >/dev/null; then
 	put "$META" kcat "$(kcat -V 2>&1 | grep -m1 Version)"
 fi
@@ -201,6 +226,17 @@ log "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f
 t="$(now_ms)"
 (cd "$REPO" && go build -trimpath -o "$BIN/catchup" ./cmd/catchup &&
 	go build -trimpath -o "$BIN/" ./bench/cmd/ceiling ./bench/cmd/kafkactl ./bench/cmd/profile ./bench/cmd/report)
+if [[ -n "$BASE" ]]; then
+	# git archive, not git worktree add: nothing is registered in the
+	# repository that another session works in. The baseline's own ceiling,
+	# so that its fetch-only and produce-only measure its adapters.
+	mkdir -p "$RUN/baseline-src" "$BIN/baseline"
+	git -C "$REPO" archive "$base_full" | tar -x -C "$RUN/baseline-src"
+	(cd "$RUN/baseline-src" && go build -trimpath -o "$BIN/baseline/" ./cmd/catchup ./bench/cmd/ceiling) ||
+		die "building catchup and bench/cmd/ceiling of the baseline $BASE failed (see above)"
+	rm -rf "$RUN/baseline-src"
+	log "baseline: $BASE ($(git -C "$REPO" log -1 --format=%s "$base_full")) in $BIN/baseline"
+fi
 KAFKA_LIBS="$("$REPO/test/kafka/fetch.sh" "$BENCH_KAFKA_VERSION")"
 MM1_LIBS="" MM2_LIBS=""
 if has_tool mm1; then MM1_LIBS="$("$REPO/test/kafka/fetch.sh" "$BENCH_MM1_VERSION")"; fi
@@ -388,26 +424,29 @@ step_warmup() {
 	timed produce "$BIN/ceiling" -c "$STEP/catchup.yaml" produce
 }
 
-step_ceiling_fetch() {
+# The steps that can run with the baseline's binaries take the folder of
+# the binaries last: $BIN or $BIN/baseline.
+
+step_ceiling_fetch() { # step_ceiling_fetch BINDIR
 	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
 	put "$STEP/step.env" records "$RECORDS"
-	timed ceiling "$BIN/ceiling" -c "$STEP/catchup.yaml" fetch
+	timed ceiling "$1/ceiling" -c "$STEP/catchup.yaml" fetch
 }
 
-step_ceiling_produce() {
+step_ceiling_produce() { # step_ceiling_produce BINDIR
 	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
 	put "$STEP/step.env" records "$RECORDS"
 	fresh_target
-	timed ceiling "$BIN/ceiling" -c "$STEP/catchup.yaml" produce
+	timed ceiling "$1/ceiling" -c "$STEP/catchup.yaml" produce
 	check_target
 }
 
 # fetch+produce: fetch-only and produce-only at once, one process.
-step_ceiling_both() {
+step_ceiling_both() { # step_ceiling_both BINDIR
 	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
 	put "$STEP/step.env" records "$RECORDS"
 	fresh_target
-	timed ceiling "$BIN/ceiling" -c "$STEP/catchup.yaml" both
+	timed ceiling "$1/ceiling" -c "$STEP/catchup.yaml" both
 	check_target
 }
 
@@ -428,21 +467,21 @@ step_consumer_perf() {
 		--topic "$TOPIC" --num-records "$RECORDS" --group "bench-perf-$STEP_N" --timeout 60000
 }
 
-step_catchup() { # step_catchup file|dynamodb
-	local store
+step_catchup() { # step_catchup file|dynamodb BINDIR
+	local store bin="$2"
 	put "$STEP/step.env" records "$RECORDS"
 	fresh_target
 	if [[ "$1" == dynamodb ]]; then
 		store="dynamodb://bench-$STEP_N"
 		catchup_config "$STEP/catchup.yaml" "$store"
-		"$BIN/catchup" init-store -c "$STEP/catchup.yaml" >"$STEP/init-store.out" 2>&1
+		"$bin/catchup" init-store -c "$STEP/catchup.yaml" >"$STEP/init-store.out" 2>&1
 	else
 		store="file://$RUN/store-$STEP_N"
 		catchup_config "$STEP/catchup.yaml" "$store"
 	fi
 	put "$STEP/step.env" store "$store"
 	start_waiter
-	timed catchup "$BIN/catchup" run -c "$STEP/catchup.yaml" --json
+	timed catchup "$bin/catchup" run -c "$STEP/catchup.yaml" --json
 	await "$WAITER" 60 || true
 	check_target
 }
@@ -545,6 +584,24 @@ step_window() {
 	check_target
 }
 
+# run_ab TOOL FUNCTION ARGS...: run_step TOOL with this commit's binaries
+# and, with a baseline, TOOL-baseline with the baseline's. The baseline goes
+# second in odd rounds and first in even ones, so that neither always runs
+# in the wake of the other (a deleted target topic, a warmer cache).
+run_ab() {
+	local tool="$1"
+	shift
+	if [[ -z "$BASE" ]]; then
+		run_step "$SHAPE" "$tool" "$@" "$BIN"
+	elif ((ROUND % 2)); then
+		run_step "$SHAPE" "$tool" "$@" "$BIN"
+		run_step "$SHAPE" "$tool-baseline" "$@" "$BIN/baseline"
+	else
+		run_step "$SHAPE" "$tool-baseline" "$@" "$BIN/baseline"
+		run_step "$SHAPE" "$tool" "$@" "$BIN"
+	fi
+}
+
 # ---------------------------------------------------------------- the run
 
 for SHAPE in $BENCH_SHAPES; do
@@ -569,12 +626,12 @@ for SHAPE in $BENCH_SHAPES; do
 	# The repeated steps, interleaved round by round (see the header).
 	for ((ROUND = 1; ROUND <= BENCH_REPEAT; ROUND++)); do
 		if has_tool ceiling; then
-			run_step "$SHAPE" fetch-only step_ceiling_fetch
-			run_step "$SHAPE" produce-only step_ceiling_produce
-			run_step "$SHAPE" fetch+produce step_ceiling_both
+			run_ab fetch-only step_ceiling_fetch
+			run_ab produce-only step_ceiling_produce
+			run_step "$SHAPE" fetch+produce step_ceiling_both "$BIN"
 		fi
 		if has_tool catchup; then
-			run_step "$SHAPE" catchup step_catchup file
+			run_ab catchup step_catchup file
 		fi
 	done
 	ROUND=1
@@ -582,7 +639,7 @@ for SHAPE in $BENCH_SHAPES; do
 		run_step "$SHAPE" producer-perf step_producer_perf
 		run_step "$SHAPE" consumer-perf step_consumer_perf
 	fi
-	has_tool catchup-dynamodb && run_step "$SHAPE" catchup-dynamodb step_catchup dynamodb
+	has_tool catchup-dynamodb && run_step "$SHAPE" catchup-dynamodb step_catchup dynamodb "$BIN"
 	has_tool mm2 && run_step "$SHAPE" mm2 step_mm2
 	has_tool mm1 && run_step "$SHAPE" mm1 step_mm1
 	has_tool kcat && run_step "$SHAPE" kcat step_kcat
@@ -591,7 +648,7 @@ for SHAPE in $BENCH_SHAPES; do
 		for x in $BENCH_SCALES; do
 			RECORDS=$((BASE_RECORDS * x))
 			run_step "$SHAPE" "seed-x$x" step_seed_more "$RECORDS"
-			run_step "$SHAPE" "catchup-x$x" step_catchup file
+			run_step "$SHAPE" "catchup-x$x" step_catchup file "$BIN"
 		done
 	fi
 done

@@ -9,7 +9,8 @@
 // against the issue's targets, the profile and the exact commands.
 //
 // A tool that ran more than once in a shape (BENCH_REPEAT) is shown, and
-// compared, by its median run.
+// compared, by its median run; a tool named TOOL-baseline is TOOL run with
+// the binaries of the commit meta.env names as baseline.
 package main
 
 import (
@@ -70,6 +71,8 @@ func main() {
 // step is one measured step of the run, its figures normalised.
 type step struct {
 	dir, shape, tool string
+	kind             string // tool without "-baseline": what was measured
+	baseline         bool   // run with the baseline commit's binaries
 	env              map[string]string
 	ok               bool
 	status           string
@@ -237,6 +240,7 @@ func readStep(dir string) (*step, error) {
 	s := &step{dir: dir, shape: env["shape"], tool: env["tool"], env: env, status: env["status"],
 		rssKB: -1, first: -1, steadyRate: math.NaN(), steadyCPU: math.NaN()}
 	s.ok = s.status == "ok"
+	s.kind, s.baseline = strings.CutSuffix(s.tool, "-baseline")
 	s.records = int64(num(env, "records"))
 	s.valueBytes = int64(num(env, "value_bytes"))
 	s.brokerCPU = num(env, "src_cpu_after") - num(env, "src_cpu_before") + num(env, "dst_cpu_after") - num(env, "dst_cpu_before")
@@ -260,12 +264,12 @@ func readStep(dir string) (*step, error) {
 		if m := lastMatch(p("seed.out"), perfProduceRE); m != nil {
 			s.rate, s.rateSelf = atof(m[2]), true
 		}
-	case s.tool == "fetch-only" || s.tool == "produce-only" || s.tool == "fetch+produce":
+	case s.kind == "fetch-only" || s.kind == "produce-only" || s.kind == "fetch+produce":
 		var j selfJSON
 		if readJSON(p("ceiling.out"), &j) {
 			s.wall, s.cpu, s.rssKB = j.WallS, j.CPUS, j.RSSKB
 			s.rate = float64(j.Records) / j.WallS
-			switch s.tool {
+			switch s.kind {
 			case "produce-only":
 				s.rssKB = -1
 				s.note = "timed part only; the process holds the whole backlog in memory, so its RSS says nothing"
@@ -293,7 +297,7 @@ func readStep(dir string) (*step, error) {
 			s.rate, s.rateSelf = atof(f[5]), true
 		}
 		s.note = "rate as the tool reports it (nMsg.sec: group join included, JVM start excluded)"
-	case s.tool == "catchup" || s.tool == "catchup-dynamodb" || strings.HasPrefix(s.tool, "catchup-x"):
+	case s.kind == "catchup" || s.tool == "catchup-dynamodb" || strings.HasPrefix(s.tool, "catchup-x"):
 		t := readTime(p("catchup.time"))
 		s.wall, s.cpu, s.rssKB = t.wall, t.cpu, t.rssKB
 		var j catchupJSON
@@ -425,6 +429,15 @@ func toolName(t string) string {
 	return t
 }
 
+// label is toolName, and for TOOL-baseline TOOL's name (not bold: it is not
+// the commit under test) with the baseline's short hash.
+func (r *results) label(t string) string {
+	if kind, ok := strings.CutSuffix(t, "-baseline"); ok {
+		return strings.ReplaceAll(toolName(kind), "**", "") + " — baseline " + cmp.Or(r.meta["baseline"], "(unknown commit)")
+	}
+	return toolName(t)
+}
+
 func f0(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "–"
@@ -489,6 +502,10 @@ func (r *results) write(w *bufio.Writer) {
 	} else {
 		fmt.Fprintf(w, "Each figure is one run on a machine shared with other jobs: expect ±20%% from one run to the next (the load is in the last column).\n\n")
 	}
+	if b := m["baseline"]; b != "" {
+		fmt.Fprintf(w, "Rows marked *baseline %s* ran the binaries (catchup, and the ceiling's bench/cmd/ceiling) built from commit %s (%q), ", b, b, m["baseline_subject"])
+		fmt.Fprintf(w, "on the same data into a fresh target, each right after or (in even rounds) right before the same step of this commit: a change measured side by side in one run.\n\n")
+	}
 
 	if f := m["failed"]; f != "" {
 		fmt.Fprintf(w, "**Failed steps in this run: %s.** Their rows are marked.\n\n", f)
@@ -515,14 +532,17 @@ func (r *results) writeMachine(w *bufio.Writer) {
 	row("kernel", m["kernel"])
 	row("load (1 min) at start / end", m["load_start"]+" / "+m["load_end"]+" — the machine is shared with other jobs; the load before each step is in the tables")
 	row("catchup", "commit "+m["commit"]+", "+m["go"])
+	if b := m["baseline"]; b != "" {
+		row("baseline", fmt.Sprintf("commit %s (%s), BENCH_BASELINE", m["baseline_commit"], m["baseline_subject"]))
+	}
 	row("brokers", fmt.Sprintf("Apache Kafka %s, single-node KRaft (test/kafka/start.sh), %s, loopback", m["kafka_version"], m["broker_heap"]))
 	row("Java", m["java"])
 	row("MirrorMaker 2", fmt.Sprintf("org.apache.kafka:connect-mirror %s (the newest on Maven Central; bench/pom.xml), %s %s", m["mm2_version"], m["heap_mm2"], m["jvm_perf"]))
 	row("MirrorMaker 1", fmt.Sprintf("kafka.tools.MirrorMaker of Kafka %s, %s", m["mm1_version"], m["heap_mm1"]))
 	row("Kafka perf tools", fmt.Sprintf("Kafka %s, %s", m["kafka_version"], m["heap_perf"]))
 	row("kcat", cmp.Or(m["kcat"], "–"))
-	row("settings", fmt.Sprintf("BENCH_GB=%s BENCH_SMALL_GB=%s BENCH_SCALES=%q BENCH_REPEAT=%s",
-		m["bench_gb"], m["bench_small_gb"], m["bench_scales"], cmp.Or(m["repeat"], "1")))
+	row("settings", fmt.Sprintf("BENCH_GB=%s BENCH_SMALL_GB=%s BENCH_SCALES=%q BENCH_REPEAT=%s BENCH_BASELINE=%q",
+		m["bench_gb"], m["bench_small_gb"], m["bench_scales"], cmp.Or(m["repeat"], "1"), m["baseline"]))
 	row("whole run", fmt.Sprintf("%s s (build and fetch %s s, brokers up %s s)", m["total_s"], m["build_fetch_s"], m["brokers_up_s"]))
 	fmt.Fprintln(w)
 }
@@ -551,7 +571,7 @@ func (r *results) writeShape(w *bufio.Writer, shape string) {
 	var notes []string
 	for _, tool := range r.tools(shape) {
 		runs := r.runs(shape, tool)
-		name := toolName(tool)
+		name := r.label(tool)
 		s := medianRun(runs)
 		if s == nil {
 			f := runs[len(runs)-1]
@@ -583,7 +603,8 @@ func (r *results) writeShape(w *bufio.Writer, shape string) {
 		fmt.Fprintf(w, "| %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			name, records, rate, spread(runs), f1(s.mbps()), f1(s.cpu), f1(s.mbPerCPU()), mib(s.rssKB), f1(s.wall), first,
 			thousands(s.steadyRate), f1(s.brokerCPU), busy, s.env["load_before"])
-		if s.note != "" {
+		// a baseline's notes are its tool's, said once
+		if s.note != "" && !s.baseline {
 			notes = append(notes, fmt.Sprintf("%s: %s", name, s.note))
 		}
 		if s.tool == "catchup-dynamodb" && s.storeReqs > 0 {
@@ -607,6 +628,7 @@ func (r *results) writeShape(w *bufio.Writer, shape string) {
 		fmt.Fprintln(w)
 	}
 	r.writeRatios(w, shape)
+	r.writeBaseline(w, shape)
 }
 
 // tools returns the measured tools of shape (not the seeding and the
@@ -761,6 +783,56 @@ func (r *results) writeRatios(w *bufio.Writer, shape string) {
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// writeBaseline compares this commit's median runs with the baseline's, step
+// by step.
+func (r *results) writeBaseline(w *bufio.Writer, shape string) {
+	b := r.meta["baseline"]
+	if b == "" {
+		return
+	}
+	head := false
+	for _, t := range []string{"fetch-only", "produce-only", "catchup"} {
+		cr, br := r.runs(shape, t), r.runs(shape, t+"-baseline")
+		c, o := medianRun(cr), medianRun(br)
+		if c == nil || o == nil {
+			continue
+		}
+		if !head {
+			fmt.Fprintf(w, "This commit / baseline %s (median runs; above 1 is faster or leaner for throughput and MB per CPU-s, heavier for peak RSS and broker CPU-s):\n\n", b)
+			fmt.Fprintf(w, "| step | throughput | MB per CPU-s | peak RSS | broker CPU-s | records/s of the runs |\n|---|--:|--:|--:|--:|---|\n")
+			head = true
+		}
+		rss := "–"
+		if c.rssKB > 0 && o.rssKB > 0 {
+			rss = f2(float64(c.rssKB) / float64(o.rssKB))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", strings.ReplaceAll(toolName(t), "**", ""),
+			f2(ratio(c.rate, o.rate)), f2(ratio(c.mbPerCPU(), o.mbPerCPU())), rss, f2(ratio(c.brokerCPU, o.brokerCPU)), apart(cr, br))
+	}
+	if head {
+		fmt.Fprintf(w, "\nBroker CPU-s is the whole step's, so it includes recreating the target topic and, for produce-only, reading the backlog into memory before the timed part.\n\n")
+	}
+}
+
+// apart says whether the records/s of this commit's runs and of the
+// baseline's overlap: when they do, the difference of the medians is within
+// what the machine's noise did in this run.
+func apart(this, base []*step) string {
+	tlo, thi := rangeOf(this)
+	blo, bhi := rangeOf(base)
+	switch {
+	case math.IsInf(tlo, 0) || math.IsInf(blo, 0):
+		return "–"
+	case len(this) < 2 || len(base) < 2:
+		return "one run each: within noise unless beyond ±20%"
+	case tlo > bhi:
+		return "apart: this commit faster in every run"
+	case thi < blo:
+		return "apart: the baseline faster in every run"
+	}
+	return "overlap: within this run's noise"
 }
 
 // verdict says whether got meets want (got >= want, or <= with atMost) and,
@@ -1052,7 +1124,7 @@ func (r *results) writeCommands(w *bufio.Writer) {
 	add("$DST", m["dst"])
 	fmt.Fprintf(w, "## Commands\n\n")
 	fmt.Fprintf(w, "Run everything with `make bench` (sizes: `BENCH_GB`, `BENCH_SMALL_GB`, `BENCH_SCALES`; runs of the repeated steps: `BENCH_REPEAT`; ")
-	fmt.Fprintf(w, "see `bench/run.sh --help`). A repeated step's command is shown once. ")
+	fmt.Fprintf(w, "a commit to compare with: `BENCH_BASELINE`; see `bench/run.sh --help`). A repeated step's command is shown once. ")
 	fmt.Fprintf(w, "The exact commands of one shape follow, as run; `$SRC`/`$DST` are the brokers' loopback addresses, `$STEP` the step's folder in the results, ")
 	fmt.Fprintf(w, "`$KAFKA_LIBS`, `$MM1_LIBS`, `$MM2_LIBS` the fetched jars (test/kafka/fetch.sh %s and %s, bench/fetch-mirror.sh %s). ",
 		m["kafka_version"], m["mm1_version"], m["mm2_version"])
