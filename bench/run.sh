@@ -537,8 +537,9 @@ step_mm1() {
 }
 
 # kcat: consumer and producer, each under /usr/bin/time, joined by a FIFO.
-# -D '\x1e': values are split on that byte, so this is only correct for
-# values without it (ProducerPerformance writes A-Z only).
+# Only values cross the pipe, each followed by the byte 0x1e (-D '\x1e'):
+# keys, headers, timestamps and the source partition are lost, and a value
+# holding that byte would be split in two (ProducerPerformance writes A-Z only).
 step_kcat() {
 	local c p rc=0
 	put "$STEP/step.env" records "$RECORDS"

@@ -327,7 +327,11 @@ func readStep(dir string) (*step, error) {
 			s.rssKB = c.rssKB + pr.rssKB
 			s.rate = float64(s.records) / s.wall
 		}
-		s.note = "both kcat processes: CPU summed, RSS the sum of their peaks"
+		s.note = "only the values cross the pipe, each followed by the byte 0x1e (`-D '\\x1e'` on both ends): " +
+			"keys, headers, timestamps (the target's records get the producer's time) and the source partition " +
+			"(kcat -P spreads the records with librdkafka's partitioner) are not kept, a null value would arrive empty, " +
+			"and a value holding the byte 0x1e would be split in two (ProducerPerformance writes A–Z only, so the counts match here); " +
+			"both kcat processes: CPU summed, RSS the sum of their peaks"
 	}
 	return s, nil
 }
