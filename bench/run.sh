@@ -35,13 +35,14 @@
 # run once.
 #
 # Baseline: with BENCH_BASELINE=REV (any git revision), catchup and ceiling
-# are also built from REV (git archive into the run's temporary folder, into
-# $BENCH_OUT/bin/baseline/), and right after (in even rounds right before)
-# each fetch-only, produce-only and catchup step the same step runs with
-# those binaries, on the same data into a fresh target: fetch-only-baseline,
-# produce-only-baseline, catchup-baseline. The report labels them with REV's
-# short hash and adds a table "this commit / baseline": a change measured
-# side by side in one run, e.g.
+# are also built from REV into $BENCH_OUT/bin/baseline/ (from a git archive
+# unpacked in the run's temporary folder and removed after the build), and
+# right after (in even rounds right before) each fetch-only, produce-only
+# and catchup step the same step runs with those binaries, on the same data
+# into a fresh target: fetch-only-baseline, produce-only-baseline,
+# catchup-baseline. The report labels them with REV's short hash and adds a
+# table "this commit / baseline": a change measured side by side in one
+# run, e.g.
 #   BENCH_BASELINE=main BENCH_TOOLS="ceiling catchup" BENCH_SCALES="" bench/run.sh
 #
 # Environment (defaults in brackets):
