@@ -64,7 +64,7 @@ bench-go: ## Go benchmarks: copy between kfake clusters next to produce-only and
 	$(GO) test -run XXX -bench . -benchtime 3x -count 3 ./internal/pipeline/
 
 .PHONY: bench
-bench: deps ## real brokers: ceiling, catchup, MirrorMaker 2 and 1, kcat side by side -> docs/benchmarks.md (bench/run.sh --help)
+bench: deps ## real brokers: ceiling, catchup, MirrorMaker 2 and 1, kcat side by side -> docs/benchmarks.md (BENCH_BASELINE=REV also runs REV; bench/run.sh --help)
 	bench/run.sh
 
 .PHONY: clean

@@ -7,7 +7,9 @@
 # after the other on the same data, each into a freshly deleted and
 # recreated target topic:
 #   ceiling    fetch-only and produce-only with catchup's kafkago adapters
-#              (bench/cmd/ceiling), at catchup's default settings
+#              (bench/cmd/ceiling), at catchup's default settings, and
+#              fetch+produce, the two at once in one process (the ceiling
+#              measured on the cores the brokers share)
 #   perf       Kafka's ProducerPerformance (into the target) and
 #              ConsumerPerformance (from the source), for reference
 #   catchup    `catchup run` at its defaults, file store
@@ -26,6 +28,23 @@
 # The results (raw outputs, one folder per step) go to BENCH_OUT, and
 # bench/cmd/report turns them into docs/benchmarks.md.
 #
+# Repeats: the ceiling steps and catchup (file store) run BENCH_REPEAT times
+# each, interleaved (fetch-only, produce-only, fetch+produce, catchup, then
+# again), so that a drift in the machine's load hits them alike; the report
+# shows the median run of each (by records/s) and its range. The other steps
+# run once.
+#
+# Baseline: with BENCH_BASELINE=REV (any git revision), catchup and ceiling
+# are also built from REV into $BENCH_OUT/bin/baseline/ (from a git archive
+# unpacked in the run's temporary folder and removed after the build), and
+# right after (in even rounds right before) each fetch-only, produce-only
+# and catchup step the same step runs with those binaries, on the same data
+# into a fresh target: fetch-only-baseline, produce-only-baseline,
+# catchup-baseline. The report labels them with REV's short hash and adds a
+# table "this commit / baseline": a change measured side by side in one
+# run, e.g.
+#   BENCH_BASELINE=main BENCH_TOOLS="ceiling catchup" BENCH_SCALES="" bench/run.sh
+#
 # Environment (defaults in brackets):
 #   BENCH_GB           1 KiB backlog, in units of 1e6 records (1.024 GB of values) [1]
 #   BENCH_SMALL_GB     100-byte backlog, in units of 1e7 records (1 GB of values) [0.5]
@@ -33,6 +52,8 @@
 #   BENCH_SHAPES       ["1k 100b"]
 #   BENCH_TOOLS        ["ceiling perf catchup catchup-dynamodb mm2 mm1 kcat profile window"]
 #   BENCH_PARTITIONS   [8]
+#   BENCH_REPEAT       runs of each ceiling step and of catchup (file store) [3]
+#   BENCH_BASELINE     git revision to compare with, side by side ["": none]
 #   BENCH_OUT          results folder [bench/out/<UTC time>]
 #   BENCH_REPORT       the report written at the end ["docs/benchmarks.md"; "" skips]
 #   BENCH_KAFKA_VERSION / BENCH_MM1_VERSION / BENCH_MM2_VERSION  [4.4.0 / 3.9.2 / 4.3.1]
@@ -73,6 +94,8 @@ BENCH_SCALES="${BENCH_SCALES-4}"
 BENCH_SHAPES="${BENCH_SHAPES:-1k 100b}"
 BENCH_TOOLS="${BENCH_TOOLS:-ceiling perf catchup catchup-dynamodb mm2 mm1 kcat profile window}"
 BENCH_PARTITIONS="${BENCH_PARTITIONS:-8}"
+BENCH_REPEAT="${BENCH_REPEAT:-3}"
+BENCH_BASELINE="${BENCH_BASELINE:-}"
 BENCH_OUT="${BENCH_OUT:-$HERE/out/$(date -u +%Y%m%dT%H%M%SZ)}"
 BENCH_REPORT="${BENCH_REPORT-$REPO/docs/benchmarks.md}"
 BENCH_KAFKA_VERSION="${BENCH_KAFKA_VERSION:-4.4.0}"
@@ -91,6 +114,16 @@ HEAP_MM1=(-Xmx256M)         # kafka-mirror-maker.sh (kafka-run-class.sh's defaul
 
 has_tool() { [[ " $BENCH_TOOLS " == *" $1 "* ]]; }
 
+[[ "$BENCH_REPEAT" =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT=$BENCH_REPEAT: want a whole number of runs, 1 or more"
+# BASE: the baseline's short hash, resolved before anything starts so that a
+# mistyped revision fails in a second, not after the brokers and the seeding.
+BASE=""
+if [[ -n "$BENCH_BASELINE" ]]; then
+	base_full="$(git -C "$REPO" rev-parse --verify --quiet "$BENCH_BASELINE^{commit}")" ||
+		die "BENCH_BASELINE=$BENCH_BASELINE: no such commit in $REPO"
+	BASE="$(git -C "$REPO" rev-parse --short "$base_full")"
+fi
+
 mkdir -p "$BENCH_OUT"
 OUT="$(cd "$BENCH_OUT" && pwd)"
 RUN="$(mktemp -d "${TMPDIR:-/tmp}/catchup-bench.XXXXXX")"
@@ -100,6 +133,7 @@ META="$OUT/meta.env"
 : >"$META"
 mkdir -p "$OUT/steps" "$BIN"
 STEP_N=0
+ROUND=1 # which run of a repeated step (BENCH_REPEAT); 1 for the others
 FAILED=()
 BROKERS_UP=0
 STEP_PID=""
@@ -173,6 +207,12 @@ put "$META" bench_small_gb "$BENCH_SMALL_GB"
 put "$META" bench_scales "$BENCH_SCALES"
 put "$META" tools "$BENCH_TOOLS"
 put "$META" shapes "$BENCH_SHAPES"
+put "$META" repeat "$BENCH_REPEAT"
+if [[ -n "$BASE" ]]; then
+	put "$META" baseline "$BASE"
+	put "$META" baseline_commit "$base_full"
+	put "$META" baseline_subject "$(git -C "$REPO" log -1 --format=%s "$base_full")"
+fi
 if command -v kcat >/dev/null; then
 	put "$META" kcat "$(kcat -V 2>&1 | grep -m1 Version)"
 fi
@@ -187,6 +227,17 @@ log "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f
 t="$(now_ms)"
 (cd "$REPO" && go build -trimpath -o "$BIN/catchup" ./cmd/catchup &&
 	go build -trimpath -o "$BIN/" ./bench/cmd/ceiling ./bench/cmd/kafkactl ./bench/cmd/profile ./bench/cmd/report)
+if [[ -n "$BASE" ]]; then
+	# git archive, not git worktree add: nothing is registered in the
+	# repository that another session works in. The baseline's own ceiling,
+	# so that its fetch-only and produce-only measure its adapters.
+	mkdir -p "$RUN/baseline-src" "$BIN/baseline"
+	git -C "$REPO" archive "$base_full" | tar -x -C "$RUN/baseline-src"
+	(cd "$RUN/baseline-src" && go build -trimpath -o "$BIN/baseline/" ./cmd/catchup ./bench/cmd/ceiling) ||
+		die "building catchup and bench/cmd/ceiling of the baseline $BASE failed (see above)"
+	rm -rf "$RUN/baseline-src"
+	log "baseline: $BASE ($(git -C "$REPO" log -1 --format=%s "$base_full")) in $BIN/baseline"
+fi
 KAFKA_LIBS="$("$REPO/test/kafka/fetch.sh" "$BENCH_KAFKA_VERSION")"
 MM1_LIBS="" MM2_LIBS=""
 if has_tool mm1; then MM1_LIBS="$("$REPO/test/kafka/fetch.sh" "$BENCH_MM1_VERSION")"; fi
@@ -268,11 +319,12 @@ run_step() {
 	mkdir -p "$STEP"
 	put "$STEP/step.env" shape "$shape"
 	put "$STEP/step.env" tool "$tool"
+	put "$STEP/step.env" round "$ROUND"
 	put "$STEP/step.env" value_bytes "$VALUE"
 	put "$STEP/step.env" load_before "$(load1)"
 	put "$STEP/step.env" src_cpu_before "$(proc_cpu "$SRC_PID")"
 	put "$STEP/step.env" dst_cpu_before "$(proc_cpu "$DST_PID")"
-	log "---- $shape $tool (load $(load1))"
+	log "---- $shape $tool, round $ROUND (load $(load1))"
 	t="$(now_ms)"
 	(
 		if [[ -n "${DYN_FD:-}" ]]; then exec {DYN_FD}>&-; fi # only this shell keeps dynalite alive
@@ -373,17 +425,29 @@ step_warmup() {
 	timed produce "$BIN/ceiling" -c "$STEP/catchup.yaml" produce
 }
 
-step_ceiling_fetch() {
+# The steps that can run with the baseline's binaries take the folder of
+# the binaries last: $BIN or $BIN/baseline.
+
+step_ceiling_fetch() { # step_ceiling_fetch BINDIR
 	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
 	put "$STEP/step.env" records "$RECORDS"
-	timed ceiling "$BIN/ceiling" -c "$STEP/catchup.yaml" fetch
+	timed ceiling "$1/ceiling" -c "$STEP/catchup.yaml" fetch
 }
 
-step_ceiling_produce() {
+step_ceiling_produce() { # step_ceiling_produce BINDIR
 	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
 	put "$STEP/step.env" records "$RECORDS"
 	fresh_target
-	timed ceiling "$BIN/ceiling" -c "$STEP/catchup.yaml" produce
+	timed ceiling "$1/ceiling" -c "$STEP/catchup.yaml" produce
+	check_target
+}
+
+# fetch+produce: fetch-only and produce-only at once, one process.
+step_ceiling_both() { # step_ceiling_both BINDIR
+	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
+	put "$STEP/step.env" records "$RECORDS"
+	fresh_target
+	timed ceiling "$1/ceiling" -c "$STEP/catchup.yaml" both
 	check_target
 }
 
@@ -404,21 +468,21 @@ step_consumer_perf() {
 		--topic "$TOPIC" --num-records "$RECORDS" --group "bench-perf-$STEP_N" --timeout 60000
 }
 
-step_catchup() { # step_catchup file|dynamodb
-	local store
+step_catchup() { # step_catchup file|dynamodb BINDIR
+	local store bin="$2"
 	put "$STEP/step.env" records "$RECORDS"
 	fresh_target
 	if [[ "$1" == dynamodb ]]; then
 		store="dynamodb://bench-$STEP_N"
 		catchup_config "$STEP/catchup.yaml" "$store"
-		"$BIN/catchup" init-store -c "$STEP/catchup.yaml" >"$STEP/init-store.out" 2>&1
+		"$bin/catchup" init-store -c "$STEP/catchup.yaml" >"$STEP/init-store.out" 2>&1
 	else
 		store="file://$RUN/store-$STEP_N"
 		catchup_config "$STEP/catchup.yaml" "$store"
 	fi
 	put "$STEP/step.env" store "$store"
 	start_waiter
-	timed catchup "$BIN/catchup" run -c "$STEP/catchup.yaml" --json
+	timed catchup "$bin/catchup" run -c "$STEP/catchup.yaml" --json
 	await "$WAITER" 60 || true
 	check_target
 }
@@ -474,8 +538,9 @@ step_mm1() {
 }
 
 # kcat: consumer and producer, each under /usr/bin/time, joined by a FIFO.
-# -D '\x1e': values are split on that byte, so this is only correct for
-# values without it (ProducerPerformance writes A-Z only).
+# Only values cross the pipe, each followed by the byte 0x1e (-D '\x1e'):
+# keys, headers, timestamps and the source partition are lost, and a value
+# holding that byte would be split in two (ProducerPerformance writes A-Z only).
 step_kcat() {
 	local c p rc=0
 	put "$STEP/step.env" records "$RECORDS"
@@ -521,6 +586,24 @@ step_window() {
 	check_target
 }
 
+# run_ab TOOL FUNCTION ARGS...: run_step TOOL with this commit's binaries
+# and, with a baseline, TOOL-baseline with the baseline's. The baseline goes
+# second in odd rounds and first in even ones, so that neither always runs
+# in the wake of the other (a deleted target topic, a warmer cache).
+run_ab() {
+	local tool="$1"
+	shift
+	if [[ -z "$BASE" ]]; then
+		run_step "$SHAPE" "$tool" "$@" "$BIN"
+	elif ((ROUND % 2)); then
+		run_step "$SHAPE" "$tool" "$@" "$BIN"
+		run_step "$SHAPE" "$tool-baseline" "$@" "$BIN/baseline"
+	else
+		run_step "$SHAPE" "$tool-baseline" "$@" "$BIN/baseline"
+		run_step "$SHAPE" "$tool" "$@" "$BIN"
+	fi
+}
+
 # ---------------------------------------------------------------- the run
 
 for SHAPE in $BENCH_SHAPES; do
@@ -542,16 +625,23 @@ for SHAPE in $BENCH_SHAPES; do
 		continue
 	fi
 	run_step "$SHAPE" warmup step_warmup
-	if has_tool ceiling; then
-		run_step "$SHAPE" fetch-only step_ceiling_fetch
-		run_step "$SHAPE" produce-only step_ceiling_produce
-	fi
+	# The repeated steps, interleaved round by round (see the header).
+	for ((ROUND = 1; ROUND <= BENCH_REPEAT; ROUND++)); do
+		if has_tool ceiling; then
+			run_ab fetch-only step_ceiling_fetch
+			run_ab produce-only step_ceiling_produce
+			run_step "$SHAPE" fetch+produce step_ceiling_both "$BIN"
+		fi
+		if has_tool catchup; then
+			run_ab catchup step_catchup file
+		fi
+	done
+	ROUND=1
 	if has_tool perf; then
 		run_step "$SHAPE" producer-perf step_producer_perf
 		run_step "$SHAPE" consumer-perf step_consumer_perf
 	fi
-	has_tool catchup && run_step "$SHAPE" catchup step_catchup file
-	has_tool catchup-dynamodb && run_step "$SHAPE" catchup-dynamodb step_catchup dynamodb
+	has_tool catchup-dynamodb && run_step "$SHAPE" catchup-dynamodb step_catchup dynamodb "$BIN"
 	has_tool mm2 && run_step "$SHAPE" mm2 step_mm2
 	has_tool mm1 && run_step "$SHAPE" mm1 step_mm1
 	has_tool kcat && run_step "$SHAPE" kcat step_kcat
@@ -560,7 +650,7 @@ for SHAPE in $BENCH_SHAPES; do
 		for x in $BENCH_SCALES; do
 			RECORDS=$((BASE_RECORDS * x))
 			run_step "$SHAPE" "seed-x$x" step_seed_more "$RECORDS"
-			run_step "$SHAPE" "catchup-x$x" step_catchup file
+			run_step "$SHAPE" "catchup-x$x" step_catchup file "$BIN"
 		done
 	fi
 done

@@ -7,12 +7,21 @@
 // configuration file catchup runs with, so that min(fetch-only,
 // produce-only) is the ceiling a copy can reach.
 //
-//	ceiling -c pipelines.yaml [-pipeline NAME] fetch|produce
+// both does the two at once, in one process: it reads the backlog into
+// memory (not timed), then fetches the whole backlog again and produces the
+// in-memory copy at the same time, timed until both are done. Where the
+// brokers and this process share few cores, that, not min(), is what
+// fetching and producing the backlog can cost together, without a copy's
+// coupling (a record is produced only after it was fetched).
+//
+//	ceiling -c pipelines.yaml [-pipeline NAME] fetch|produce|both
 //
 // It prints one JSON object: records, bytes (keys and values, as catchup
 // counts them), wall_s and cpu_s of the timed part (user+sys of this
 // process from /proc/self/stat), and rss_kb, the peak resident set
-// (VmHWM), which for produce-only includes the backlog held in memory.
+// (VmHWM), which for produce-only and both includes the backlog held in
+// memory. both adds fetch_wall_s and produce_wall_s, when each side was done;
+// its records and bytes are the backlog's, moved once each way.
 // Partitions are copied Parallelism at a time, each in the chunks one fetch
 // returns, as the engine does; no provenance header is added.
 package main
@@ -42,6 +51,9 @@ type result struct {
 	WallS   float64 `json:"wall_s"`
 	CPUS    float64 `json:"cpu_s"`
 	RSSKB   int64   `json:"rss_kb"`
+	// both: seconds from the start until that side was done
+	FetchWallS   float64 `json:"fetch_wall_s,omitempty"`
+	ProduceWallS float64 `json:"produce_wall_s,omitempty"`
 }
 
 func main() { os.Exit(mainErr()) }
@@ -50,11 +62,11 @@ func mainErr() int {
 	conf := flag.String("c", "", "catchup configuration file (required)")
 	name := flag.String("pipeline", "", "pipeline (default: the first)")
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: ceiling -c FILE [-pipeline NAME] fetch|produce")
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: ceiling -c FILE [-pipeline NAME] fetch|produce|both")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if *conf == "" || flag.NArg() != 1 || (flag.Arg(0) != "fetch" && flag.Arg(0) != "produce") {
+	if *conf == "" || flag.NArg() != 1 || (flag.Arg(0) != "fetch" && flag.Arg(0) != "produce" && flag.Arg(0) != "both") {
 		flag.Usage()
 		return 2
 	}
@@ -104,7 +116,7 @@ func run(ctx context.Context, conf, name, mode string) (*result, error) {
 		res.RSSKB = procstat.PeakRSSKB("self")
 		return res, err
 	}
-	// produce: the backlog into memory first, untimed.
+	// produce and both: the backlog into memory first, untimed.
 	chunks := make([][][]catchup.Record, len(marks))
 	if _, _, err := fetchAll(ctx, src, marks, int32(p.FetchBytes), p.Parallelism, chunks); err != nil {
 		return nil, err
@@ -114,8 +126,49 @@ func run(ctx context.Context, conf, name, mode string) (*result, error) {
 		return nil, fmt.Errorf("target: %w", err)
 	}
 	defer tgt.Close()
-	var records, bytes atomic.Int64
+	if mode == "produce" {
+		m := procstat.StartSelf()
+		res.Records, res.Bytes, err = produceAll(ctx, tgt, p, marks, chunks)
+		res.WallS, res.CPUS = m.Stop()
+		res.RSSKB = procstat.PeakRSSKB("self")
+		return res, err
+	}
+	// both: each side Parallelism partitions at a time, as in fetch-only
+	// and produce-only, so that only running them together differs.
+	var (
+		wg                  sync.WaitGroup
+		fetchErr, prodErr   error
+		fetchWall, prodWall float64
+		fr, fb, pr, pb      int64
+	)
 	m := procstat.StartSelf()
+	wg.Go(func() {
+		fr, fb, fetchErr = fetchAll(ctx, src, marks, int32(p.FetchBytes), p.Parallelism, nil)
+		fetchWall, _ = m.Stop()
+	})
+	wg.Go(func() {
+		pr, pb, prodErr = produceAll(ctx, tgt, p, marks, chunks)
+		prodWall, _ = m.Stop()
+	})
+	wg.Wait()
+	res.WallS, res.CPUS = m.Stop()
+	res.RSSKB = procstat.PeakRSSKB("self")
+	res.FetchWallS, res.ProduceWallS = fetchWall, prodWall
+	if err := errors.Join(fetchErr, prodErr); err != nil {
+		return res, err
+	}
+	if fr != pr || fb != pb {
+		return res, fmt.Errorf("fetched %d records (%d bytes) but produced %d (%d bytes)", fr, fb, pr, pb)
+	}
+	res.Records, res.Bytes = fr, fb
+	return res, nil
+}
+
+// produceAll writes chunks[i] to the target partition of marks[i],
+// parallelism partitions at a time, and returns the records and bytes
+// acknowledged.
+func produceAll(ctx context.Context, tgt *kafkago.Target, p *cfg.Pipeline, marks []catchup.Offsets, chunks [][][]catchup.Record) (records, bytes int64, err error) {
+	var nr, nb atomic.Int64
 	err = each(len(marks), p.Parallelism, func(i int) error {
 		tp := catchup.Partition{Topic: p.MapTopic(marks[i].Topic), Partition: marks[i].Partition.Partition}
 		for _, recs := range chunks[i] {
@@ -134,15 +187,12 @@ func run(ctx context.Context, conf, name, mode string) (*result, error) {
 				}
 				rest = rest[acked:]
 			}
-			records.Add(int64(len(recs)))
-			bytes.Add(b)
+			nr.Add(int64(len(recs)))
+			nb.Add(b)
 		}
 		return nil
 	})
-	res.WallS, res.CPUS = m.Stop()
-	res.Records, res.Bytes = records.Load(), bytes.Load()
-	res.RSSKB = procstat.PeakRSSKB("self")
-	return res, err
+	return nr.Load(), nb.Load(), err
 }
 
 func pick(f *cfg.File, name string) (*cfg.Pipeline, error) {

@@ -7,6 +7,10 @@
 // per step under steps/ (step.env, the tools' own outputs, /usr/bin/time
 // lines, the target poller's wait.json), and writes the tables, the ratios
 // against the issue's targets, the profile and the exact commands.
+//
+// A tool that ran more than once in a shape (BENCH_REPEAT) is shown, and
+// compared, by its median run; a tool named TOOL-baseline is TOOL run with
+// the binaries of the commit meta.env names as baseline.
 package main
 
 import (
@@ -67,6 +71,8 @@ func main() {
 // step is one measured step of the run, its figures normalised.
 type step struct {
 	dir, shape, tool string
+	kind             string // tool without "-baseline": what was measured
+	baseline         bool   // run with the baseline commit's binaries
 	env              map[string]string
 	ok               bool
 	status           string
@@ -197,6 +203,9 @@ type selfJSON struct { // bench/cmd/ceiling and bench/cmd/profile
 	WallS   float64 `json:"wall_s"`
 	CPUS    float64 `json:"cpu_s"`
 	RSSKB   int64   `json:"rss_kb"`
+	// ceiling both: when each side was done
+	FetchWallS   float64 `json:"fetch_wall_s"`
+	ProduceWallS float64 `json:"produce_wall_s"`
 }
 
 type catchupJSON struct {
@@ -231,6 +240,7 @@ func readStep(dir string) (*step, error) {
 	s := &step{dir: dir, shape: env["shape"], tool: env["tool"], env: env, status: env["status"],
 		rssKB: -1, first: -1, steadyRate: math.NaN(), steadyCPU: math.NaN()}
 	s.ok = s.status == "ok"
+	s.kind, s.baseline = strings.CutSuffix(s.tool, "-baseline")
 	s.records = int64(num(env, "records"))
 	s.valueBytes = int64(num(env, "value_bytes"))
 	s.brokerCPU = num(env, "src_cpu_after") - num(env, "src_cpu_before") + num(env, "dst_cpu_after") - num(env, "dst_cpu_before")
@@ -254,15 +264,22 @@ func readStep(dir string) (*step, error) {
 		if m := lastMatch(p("seed.out"), perfProduceRE); m != nil {
 			s.rate, s.rateSelf = atof(m[2]), true
 		}
-	case s.tool == "fetch-only" || s.tool == "produce-only":
+	case s.kind == "fetch-only" || s.kind == "produce-only" || s.kind == "fetch+produce":
 		var j selfJSON
 		if readJSON(p("ceiling.out"), &j) {
 			s.wall, s.cpu, s.rssKB = j.WallS, j.CPUS, j.RSSKB
 			s.rate = float64(j.Records) / j.WallS
-			if s.tool == "produce-only" {
+			switch s.kind {
+			case "produce-only":
 				s.rssKB = -1
 				s.note = "timed part only; the process holds the whole backlog in memory, so its RSS says nothing"
-			} else {
+			case "fetch+produce":
+				s.rssKB = -1
+				s.note = fmt.Sprintf("fetch-only of the backlog and produce-only of an in-memory copy of it (loaded first, not timed) at the same time, "+
+					"in one process, timed until both were done (fetch after %.1f s, produce after %.1f s); records/s is the backlog over that time. "+
+					"What fetching and producing cost together on these shared cores, without a copy's coupling; RSS says nothing, as for produce-only",
+					j.FetchWallS, j.ProduceWallS)
+			default:
 				s.note = "timed part only (no JVM, start-up is milliseconds)"
 			}
 		}
@@ -280,7 +297,7 @@ func readStep(dir string) (*step, error) {
 			s.rate, s.rateSelf = atof(f[5]), true
 		}
 		s.note = "rate as the tool reports it (nMsg.sec: group join included, JVM start excluded)"
-	case s.tool == "catchup" || s.tool == "catchup-dynamodb" || strings.HasPrefix(s.tool, "catchup-x"):
+	case s.kind == "catchup" || s.tool == "catchup-dynamodb" || strings.HasPrefix(s.tool, "catchup-x"):
 		t := readTime(p("catchup.time"))
 		s.wall, s.cpu, s.rssKB = t.wall, t.cpu, t.rssKB
 		var j catchupJSON
@@ -310,7 +327,11 @@ func readStep(dir string) (*step, error) {
 			s.rssKB = c.rssKB + pr.rssKB
 			s.rate = float64(s.records) / s.wall
 		}
-		s.note = "both kcat processes: CPU summed, RSS the sum of their peaks"
+		s.note = "only the values cross the pipe, each followed by the byte 0x1e (`-D '\\x1e'` on both ends): " +
+			"keys, headers, timestamps (the target's records get the producer's time) and the source partition " +
+			"(kcat -P spreads the records with librdkafka's partitioner) are not kept, a null value would arrive empty, " +
+			"and a value holding the byte 0x1e would be split in two (ProducerPerformance writes A–Z only, so the counts match here); " +
+			"both kcat processes: CPU summed, RSS the sum of their peaks"
 	}
 	return s, nil
 }
@@ -391,6 +412,7 @@ func (r *results) shapes() []string {
 var toolNames = map[string]string{
 	"fetch-only":       "ceiling: fetch-only (kafkago.Source)",
 	"produce-only":     "ceiling: produce-only (kafkago.Target)",
+	"fetch+produce":    "ceiling: fetch+produce at once (shared cores)",
 	"producer-perf":    "Kafka ProducerPerformance (reference)",
 	"consumer-perf":    "Kafka ConsumerPerformance (reference)",
 	"catchup":          "**catchup run**, file store",
@@ -409,6 +431,15 @@ func toolName(t string) string {
 		return "**catchup run**, file store, " + x + "× backlog"
 	}
 	return t
+}
+
+// label is toolName, and for TOOL-baseline TOOL's name (not bold: it is not
+// the commit under test) with the baseline's short hash.
+func (r *results) label(t string) string {
+	if kind, ok := strings.CutSuffix(t, "-baseline"); ok {
+		return strings.ReplaceAll(toolName(kind), "**", "") + " — baseline " + cmp.Or(r.meta["baseline"], "(unknown commit)")
+	}
+	return toolName(t)
 }
 
 func f0(v float64) string {
@@ -468,7 +499,17 @@ func (r *results) write(w *bufio.Writer) {
 	fmt.Fprintf(w, "peak RSS is its VmHWM / max RSS. Broker CPU-s is what both brokers spent during the step. ")
 	fmt.Fprintf(w, "Before the measurements of each record shape, a warm-up (not reported) reads the backlog and writes it to the target once, ")
 	fmt.Fprintf(w, "so that the brokers' JIT-compiled fetch and produce paths are warm for everyone. ")
-	fmt.Fprintf(w, "Each figure is one run on a machine shared with other jobs: expect ±20%% from one run to the next (the load is in the last column).\n\n")
+	if n := m["repeat"]; n != "" && n != "1" {
+		fmt.Fprintf(w, "The ceiling steps and `catchup run` (file store) ran %s times each, interleaved round by round so that a drift in the machine's load hits them alike; ", n)
+		fmt.Fprintf(w, "their rows show the median run (by records/s; of an even number, the slower middle one), with the range in the runs column, and the ratios use the medians. ")
+		fmt.Fprintf(w, "Every other figure is one run on a machine shared with other jobs: expect ±20%% from one run to the next (the load is in the last column).\n\n")
+	} else {
+		fmt.Fprintf(w, "Each figure is one run on a machine shared with other jobs: expect ±20%% from one run to the next (the load is in the last column).\n\n")
+	}
+	if b := m["baseline"]; b != "" {
+		fmt.Fprintf(w, "Rows marked *baseline %s* ran the binaries (catchup, and the ceiling's bench/cmd/ceiling) built from commit %s (%q), ", b, b, m["baseline_subject"])
+		fmt.Fprintf(w, "on the same data into a fresh target, each right after or (in even rounds) right before the same step of this commit: a change measured side by side in one run.\n\n")
+	}
 
 	if f := m["failed"]; f != "" {
 		fmt.Fprintf(w, "**Failed steps in this run: %s.** Their rows are marked.\n\n", f)
@@ -495,13 +536,17 @@ func (r *results) writeMachine(w *bufio.Writer) {
 	row("kernel", m["kernel"])
 	row("load (1 min) at start / end", m["load_start"]+" / "+m["load_end"]+" — the machine is shared with other jobs; the load before each step is in the tables")
 	row("catchup", "commit "+m["commit"]+", "+m["go"])
+	if b := m["baseline"]; b != "" {
+		row("baseline", fmt.Sprintf("commit %s (%s), BENCH_BASELINE", m["baseline_commit"], m["baseline_subject"]))
+	}
 	row("brokers", fmt.Sprintf("Apache Kafka %s, single-node KRaft (test/kafka/start.sh), %s, loopback", m["kafka_version"], m["broker_heap"]))
 	row("Java", m["java"])
 	row("MirrorMaker 2", fmt.Sprintf("org.apache.kafka:connect-mirror %s (the newest on Maven Central; bench/pom.xml), %s %s", m["mm2_version"], m["heap_mm2"], m["jvm_perf"]))
 	row("MirrorMaker 1", fmt.Sprintf("kafka.tools.MirrorMaker of Kafka %s, %s", m["mm1_version"], m["heap_mm1"]))
 	row("Kafka perf tools", fmt.Sprintf("Kafka %s, %s", m["kafka_version"], m["heap_perf"]))
 	row("kcat", cmp.Or(m["kcat"], "–"))
-	row("settings", fmt.Sprintf("BENCH_GB=%s BENCH_SMALL_GB=%s BENCH_SCALES=%q", m["bench_gb"], m["bench_small_gb"], m["bench_scales"]))
+	row("settings", fmt.Sprintf("BENCH_GB=%s BENCH_SMALL_GB=%s BENCH_SCALES=%q BENCH_REPEAT=%s BENCH_BASELINE=%q",
+		m["bench_gb"], m["bench_small_gb"], m["bench_scales"], cmp.Or(m["repeat"], "1"), m["baseline"]))
 	row("whole run", fmt.Sprintf("%s s (build and fetch %s s, brokers up %s s)", m["total_s"], m["build_fetch_s"], m["brokers_up_s"]))
 	fmt.Fprintln(w)
 }
@@ -525,16 +570,22 @@ func (r *results) writeShape(w *bufio.Writer, shape string) {
 	if seed != nil {
 		fmt.Fprintf(w, "Seeded with ProducerPerformance (acks=all) at %s records/s in %s s.\n\n", thousands(seed.rate), f0(seed.wall))
 	}
-	fmt.Fprintf(w, "| tool | records/s | MB/s | CPU-s | MB per CPU-s | peak RSS MiB | wall s | first record s | records/s after it | broker CPU-s | cores busy | load |\n")
-	fmt.Fprintf(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(w, "| tool | records/s | runs (records/s) | MB/s | CPU-s | MB per CPU-s | peak RSS MiB | wall s | first record s | records/s after it | broker CPU-s | cores busy | load |\n")
+	fmt.Fprintf(w, "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	var notes []string
-	for _, s := range r.steps {
-		if s.shape != shape || s.tool == "seed" || s.tool == "warmup" || strings.HasPrefix(s.tool, "seed-x") {
-			continue
-		}
-		name := toolName(s.tool)
-		if !s.ok {
-			fmt.Fprintf(w, "| %s | %s | | | | | | | | | | %s |\n", name, s.status, s.env["load_before"])
+	for _, tool := range r.tools(shape) {
+		runs := r.runs(shape, tool)
+		name := r.label(tool)
+		s := medianRun(runs)
+		if s == nil {
+			f := runs[len(runs)-1]
+			for _, x := range runs {
+				if !x.ok {
+					f = x
+					break
+				}
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | | | | | | | | | | %s |\n", name, f.status, spread(runs), f.env["load_before"])
 			continue
 		}
 		rate := thousands(s.rate)
@@ -553,22 +604,24 @@ func (r *results) writeShape(w *bufio.Writer, shape string) {
 		if s.first >= 0 { // a replicator: the step is its run, so the brokers' CPU is the run's
 			busy = "≈" + f1((s.cpu+s.brokerCPU)/s.wall)
 		}
-		fmt.Fprintf(w, "| %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			name, records, rate, f1(s.mbps()), f1(s.cpu), f1(s.mbPerCPU()), mib(s.rssKB), f1(s.wall), first,
+		fmt.Fprintf(w, "| %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			name, records, rate, spread(runs), f1(s.mbps()), f1(s.cpu), f1(s.mbPerCPU()), mib(s.rssKB), f1(s.wall), first,
 			thousands(s.steadyRate), f1(s.brokerCPU), busy, s.env["load_before"])
-		if s.note != "" {
-			notes = append(notes, fmt.Sprintf("%s: %s", toolName(s.tool), s.note))
+		// a baseline's notes are its tool's, said once
+		if s.note != "" && !s.baseline {
+			notes = append(notes, fmt.Sprintf("%s: %s", name, s.note))
 		}
 		if s.tool == "catchup-dynamodb" && s.storeReqs > 0 {
 			notes = append(notes, fmt.Sprintf("%s: %d DynamoDB requests for %s MB, %s per GB (catchup's `--json` report, store_requests)",
-				toolName(s.tool), s.storeReqs, f0(s.mb()), f0(float64(s.storeReqs)/(s.mb()/1000))))
+				name, s.storeReqs, f0(s.mb()), f0(float64(s.storeReqs)/(s.mb()/1000))))
 		}
 		if s.engineMS > 0 && strings.HasPrefix(s.tool, "catchup") {
 			notes = append(notes, fmt.Sprintf("%s: the engine ran %.1f s of the %.1f s wall time (the rest is process start, connecting and planning)",
-				toolName(s.tool), float64(s.engineMS)/1000, s.wall))
+				name, float64(s.engineMS)/1000, s.wall))
 		}
 	}
 	fmt.Fprintf(w, "\n¹ the tool's own rate. ")
+	fmt.Fprintf(w, "runs: how many times the step ran; the row is the median run. ")
 	fmt.Fprintf(w, "first record s: from the process start to the first record in the target (polled every 100 ms), the start-up cost; ")
 	fmt.Fprintf(w, "records/s after it: the rest of the backlog over the rest of the time; ")
 	fmt.Fprintf(w, "cores busy: the replicator's and both brokers' CPU-s over the wall time (the machine has %s).\n\n", r.meta["cores"])
@@ -579,6 +632,22 @@ func (r *results) writeShape(w *bufio.Writer, shape string) {
 		fmt.Fprintln(w)
 	}
 	r.writeRatios(w, shape)
+	r.writeBaseline(w, shape)
+}
+
+// tools returns the measured tools of shape (not the seeding and the
+// warm-up), each once, in the order they first ran.
+func (r *results) tools(shape string) []string {
+	var out []string
+	for _, s := range r.steps {
+		if s.shape != shape || s.tool == "seed" || s.tool == "warmup" || strings.HasPrefix(s.tool, "seed-x") {
+			continue
+		}
+		if !slices.Contains(out, s.tool) {
+			out = append(out, s.tool)
+		}
+	}
+	return out
 }
 
 // ratio returns a / b, NaN if either is missing.
@@ -589,12 +658,73 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
+// okStep returns the median of the runs of tool in shape that succeeded
+// (see medianRun), or nil when none did.
 func (r *results) okStep(shape, tool string) *step {
-	s := r.find(shape, tool)
-	if s == nil || !s.ok || s.rate <= 0 {
+	return medianRun(r.runs(shape, tool))
+}
+
+// runs returns every run of tool in shape, in the order they ran.
+func (r *results) runs(shape, tool string) []*step {
+	var out []*step
+	for _, s := range r.steps {
+		if s.shape == shape && s.tool == tool {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// medianRun returns the run with the median records/s among the runs that
+// succeeded with a rate, nil if none did. With an even number of them it is
+// the slower of the two middle ones: a run that happened, so that its CPU,
+// RSS and broker figures belong to it.
+func medianRun(runs []*step) *step {
+	var ok []*step
+	for _, s := range runs {
+		if s.ok && s.rate > 0 {
+			ok = append(ok, s)
+		}
+	}
+	if len(ok) == 0 {
 		return nil
 	}
-	return s
+	slices.SortStableFunc(ok, func(a, b *step) int { return cmp.Compare(a.rate, b.rate) })
+	return ok[(len(ok)-1)/2]
+}
+
+// spread describes the runs of one tool: "1" for a single run, else
+// "median of N: min–max" in records/s, with the failed runs counted.
+func spread(runs []*step) string {
+	if len(runs) <= 1 {
+		return "1"
+	}
+	n := 0
+	for _, s := range runs {
+		if s.ok && s.rate > 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Sprintf("%d, all failed", len(runs))
+	}
+	lo, hi := rangeOf(runs)
+	out := fmt.Sprintf("median of %d: %s–%s", n, thousands(lo), thousands(hi))
+	if n < len(runs) {
+		out += fmt.Sprintf(" (%d of %d failed)", len(runs)-n, len(runs))
+	}
+	return out
+}
+
+// rangeOf returns the lowest and highest records/s of the runs that succeeded.
+func rangeOf(runs []*step) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, s := range runs {
+		if s.ok && s.rate > 0 {
+			lo, hi = min(lo, s.rate), max(hi, s.rate)
+		}
+	}
+	return lo, hi
 }
 
 func (r *results) ceiling(shape string) (rate float64, which string) {
@@ -638,6 +768,9 @@ func (r *results) writeRatios(w *bufio.Writer, shape string) {
 	if sc := r.sharedCeiling(shape); !math.IsNaN(sc) {
 		fmt.Fprintf(w, "| ceiling with fetch and produce sharing the cores = 1/(1/fetch-only + 1/produce-only), %s rec/s | %s | | |\n", thousands(sc), f2(ratio(c.rate, sc)))
 	}
+	if b := r.okStep(shape, "fetch+produce"); b != nil {
+		fmt.Fprintf(w, "| measured fetch+produce at once (ceiling both), %s rec/s | %s | %s | |\n", thousands(b.rate), f2(ratio(c.rate, b.rate)), f2(ratio(c.mbPerCPU(), b.mbPerCPU())))
+	}
 	for _, t := range []string{"mm2", "mm1", "kcat", "catchup-dynamodb"} {
 		o := r.okStep(shape, t)
 		if o == nil {
@@ -654,6 +787,56 @@ func (r *results) writeRatios(w *bufio.Writer, shape string) {
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// writeBaseline compares this commit's median runs with the baseline's, step
+// by step.
+func (r *results) writeBaseline(w *bufio.Writer, shape string) {
+	b := r.meta["baseline"]
+	if b == "" {
+		return
+	}
+	head := false
+	for _, t := range []string{"fetch-only", "produce-only", "catchup"} {
+		cr, br := r.runs(shape, t), r.runs(shape, t+"-baseline")
+		c, o := medianRun(cr), medianRun(br)
+		if c == nil || o == nil {
+			continue
+		}
+		if !head {
+			fmt.Fprintf(w, "This commit / baseline %s (median runs; above 1 is faster or leaner for throughput and MB per CPU-s, heavier for peak RSS and broker CPU-s):\n\n", b)
+			fmt.Fprintf(w, "| step | throughput | MB per CPU-s | peak RSS | broker CPU-s | records/s of the runs |\n|---|--:|--:|--:|--:|---|\n")
+			head = true
+		}
+		rss := "–"
+		if c.rssKB > 0 && o.rssKB > 0 {
+			rss = f2(float64(c.rssKB) / float64(o.rssKB))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", strings.ReplaceAll(toolName(t), "**", ""),
+			f2(ratio(c.rate, o.rate)), f2(ratio(c.mbPerCPU(), o.mbPerCPU())), rss, f2(ratio(c.brokerCPU, o.brokerCPU)), apart(cr, br))
+	}
+	if head {
+		fmt.Fprintf(w, "\nBroker CPU-s is the whole step's, so it includes recreating the target topic and, for produce-only, reading the backlog into memory before the timed part.\n\n")
+	}
+}
+
+// apart says whether the records/s of this commit's runs and of the
+// baseline's overlap: when they do, the difference of the medians is within
+// what the machine's noise did in this run.
+func apart(this, base []*step) string {
+	tlo, thi := rangeOf(this)
+	blo, bhi := rangeOf(base)
+	switch {
+	case math.IsInf(tlo, 0) || math.IsInf(blo, 0):
+		return "–"
+	case len(this) < 2 || len(base) < 2:
+		return "one run each: within noise unless beyond ±20%"
+	case tlo > bhi:
+		return "apart: this commit faster in every run"
+	case thi < blo:
+		return "apart: the baseline faster in every run"
+	}
+	return "overlap: within this run's noise"
 }
 
 // verdict says whether got meets want (got >= want, or <= with atMost) and,
@@ -691,6 +874,10 @@ func (r *results) writeTargets(w *bufio.Writer) {
 				y := ratio(c.rate, sc)
 				row("(the same against the ceiling with shared cores, 1/(1/fetch-only + 1/produce-only))", shape, f2(y)+" ×", verdict(y, 0.85, false, ""))
 			}
+		}
+		if b := r.okStep(shape, "fetch+produce"); b != nil {
+			y := ratio(c.rate, b.rate)
+			row("(the same against the ceiling with shared cores, measured: fetch+produce at once)", shape, f2(y)+" ×", verdict(y, 0.85, false, ""))
 		}
 		for _, t := range []string{"mm2", "mm1"} {
 			if o := r.okStep(shape, t); o != nil {
@@ -910,7 +1097,11 @@ func (r *results) writeTimeline(w *bufio.Writer) {
 	fmt.Fprintf(w, "## Steps, in order\n\n")
 	fmt.Fprintf(w, "| # | shape | step | seconds | load before | load after | status |\n|--:|---|---|--:|--:|--:|---|\n")
 	for _, s := range r.steps {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", strings.SplitN(filepath.Base(s.dir), "-", 2)[0], s.shape, s.tool,
+		tool := s.tool
+		if len(r.runs(s.shape, s.tool)) > 1 {
+			tool += ", run " + s.env["round"]
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", strings.SplitN(filepath.Base(s.dir), "-", 2)[0], s.shape, tool,
 			s.env["step_s"], s.env["load_before"], s.env["load_after"], s.status)
 	}
 	fmt.Fprintln(w)
@@ -936,7 +1127,8 @@ func (r *results) writeCommands(w *bufio.Writer) {
 	add("$SRC", m["src"])
 	add("$DST", m["dst"])
 	fmt.Fprintf(w, "## Commands\n\n")
-	fmt.Fprintf(w, "Run everything with `make bench` (sizes: `BENCH_GB`, `BENCH_SMALL_GB`, `BENCH_SCALES`; see `bench/run.sh --help`). ")
+	fmt.Fprintf(w, "Run everything with `make bench` (sizes: `BENCH_GB`, `BENCH_SMALL_GB`, `BENCH_SCALES`; runs of the repeated steps: `BENCH_REPEAT`; ")
+	fmt.Fprintf(w, "a commit to compare with: `BENCH_BASELINE`; see `bench/run.sh --help`). A repeated step's command is shown once. ")
 	fmt.Fprintf(w, "The exact commands of one shape follow, as run; `$SRC`/`$DST` are the brokers' loopback addresses, `$STEP` the step's folder in the results, ")
 	fmt.Fprintf(w, "`$KAFKA_LIBS`, `$MM1_LIBS`, `$MM2_LIBS` the fetched jars (test/kafka/fetch.sh %s and %s, bench/fetch-mirror.sh %s). ",
 		m["kafka_version"], m["mm1_version"], m["mm2_version"])
@@ -948,8 +1140,8 @@ func (r *results) writeCommands(w *bufio.Writer) {
 	}
 	fmt.Fprintf(w, "```sh\n")
 	for _, s := range r.steps {
-		if s.shape != shapes[0] && s.shape != "window" {
-			continue
+		if s.shape != shapes[0] && s.shape != "window" || r.runs(s.shape, s.tool)[0] != s {
+			continue // another shape, or a repeat of a step already shown
 		}
 		data, err := os.ReadFile(filepath.Join(s.dir, "cmd.txt"))
 		if err != nil {
