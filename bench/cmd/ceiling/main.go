@@ -242,6 +242,10 @@ func fetchAll(ctx context.Context, src *kafkago.Source, marks []catchup.Offsets,
 			nb.Add(b)
 			if keep != nil && len(recs) > 0 {
 				keep[i] = append(keep[i], recs)
+			} else if f.Release != nil {
+				// Thrown away: the Source reuses the memory, as it does
+				// for catchup once a batch is produced.
+				f.Release()
 			}
 			off = f.Next
 		}
