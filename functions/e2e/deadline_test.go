@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync/atomic"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,6 +62,10 @@ func TestDeadlineMidWindow(t *testing.T) {
 		t.Fatalf("invocation failed: %s", inv.body)
 	}
 	t.Logf("first invocation answered %s before its deadline: %s", deadline.Sub(inv.answered).Round(time.Millisecond), inv.body)
+	// 90% of the function's 256 MiB (baseEnv), as the Go runtime's soft limit.
+	if out := p.out.String(); !strings.Contains(out, `"bytes":241591910`) {
+		t.Errorf("no soft memory limit of 241591910 bytes logged at start:\n%s", out)
+	}
 	if late := inv.answered.Sub(deadline); late > time.Second { // slack for a loaded machine; Lambda's margin is 10s
 		t.Errorf("the answer came %s after the deadline", late)
 	}

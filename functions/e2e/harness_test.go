@@ -92,6 +92,7 @@ func baseEnv(t *testing.T, dynamo, table string, aws *awsDouble) map[string]stri
 		"AWS_EC2_METADATA_DISABLED": "true",
 		"AWS_ENDPOINT_URL_DYNAMODB": dynamo,
 		"AWS_LAMBDA_LOG_FORMAT":     "JSON",
+		lambdaenv.EnvMemorySize:     "256",
 		lambdaenv.EnvTable:          table,
 		lambdaenv.EnvService:        "e2e",
 	}

@@ -51,7 +51,30 @@ const (
 const (
 	EnvFunctionName  = "AWS_LAMBDA_FUNCTION_NAME"
 	EnvLogStreamName = "AWS_LAMBDA_LOG_STREAM_NAME"
+	EnvMemorySize    = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE" // MiB
 )
+
+// memoryLimitShare is the part of the function's memory the Go runtime is
+// asked to stay under: the rest is for what it does not count (the binary's
+// text, thread stacks of the OS) and the Lambda runtime API client.
+const memoryLimitShare = 0.9
+
+// MemoryLimit returns the soft memory limit (runtime/debug.SetMemoryLimit)
+// for a function with getenv's memory size: 90% of it, so that the garbage
+// collector works harder before the function would be killed for running
+// out of memory (a copy's heap grows with parallelism × fetch_bytes). It
+// returns 0, meaning leave the runtime alone, when GOMEMLIMIT is set (the
+// runtime applied it) or the memory size is unknown.
+func MemoryLimit(getenv func(string) string) int64 {
+	if getenv("GOMEMLIMIT") != "" {
+		return 0
+	}
+	mib, err := strconv.ParseInt(getenv(EnvMemorySize), 10, 64)
+	if err != nil || mib <= 0 {
+		return 0
+	}
+	return int64(float64(mib<<20) * memoryLimitShare)
+}
 
 // Names lists the catchup variables each function reads, by function name
 // as in template.yaml, for the check that the template sets them.

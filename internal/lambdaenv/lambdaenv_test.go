@@ -143,3 +143,20 @@ func TestSettings(t *testing.T) {
 		t.Errorf("Owner outside Lambda = %q, want the fallback", o)
 	}
 }
+
+func TestMemoryLimit(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want int64
+	}{
+		{map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1024"}, 966367641}, // 0.9 GiB
+		{map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "128"}, 120795955},
+		{map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1024", "GOMEMLIMIT": "200MiB"}, 0}, // the runtime applied it
+		{map[string]string{}, 0},
+		{map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "lots"}, 0},
+	} {
+		if got := lambdaenv.MemoryLimit(func(k string) string { return tc.env[k] }); got != tc.want {
+			t.Errorf("MemoryLimit(%v) = %d, want %d", tc.env, got, tc.want)
+		}
+	}
+}
