@@ -682,7 +682,7 @@ func writeAll(t *testing.T, addr string, p catchup.Partition, recs []catchup.Rec
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	acked, _, err := dst.Produce(t.Context(), p, recs)
+	acked, _, err := dst.Produce(t.Context(), p, recs, nil)
 	if err != nil || acked != len(recs) {
 		t.Fatalf("write %d records to %s: %d acknowledged, %v", len(recs), p, acked, err)
 	}

@@ -36,6 +36,24 @@ func AppendProvenance(dst []byte, pv Provenance) []byte {
 	return strconv.AppendInt(dst, pv.Offset, 10)
 }
 
+// ProvenanceLen is len(AppendProvenance(nil, pv)), without formatting it.
+func ProvenanceLen(pv Provenance) int {
+	return len("v1:") + len(pv.Cluster) + 1 + len(pv.Topic) + 1 + decimalLen(int64(pv.Partition.Partition)) + 1 + decimalLen(pv.Offset)
+}
+
+// decimalLen is the length of strconv.FormatInt(x, 10).
+func decimalLen(x int64) int {
+	n := 1
+	if x < 0 {
+		n++ // the sign; -x may overflow, so count on x itself
+	}
+	for x <= -10 || x >= 10 {
+		x /= 10
+		n++
+	}
+	return n
+}
+
 // ParseProvenance decodes a provenance header value.
 func ParseProvenance(v []byte) (Provenance, error) {
 	cluster, topic, part, off, ok := splitProvenance(v)

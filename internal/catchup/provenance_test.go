@@ -1,6 +1,9 @@
 package catchup
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestProvenanceRoundTrip(t *testing.T) {
 	for _, pv := range []Provenance{
@@ -92,6 +95,9 @@ func FuzzParseProvenance(f *testing.F) {
 		if !ok || off != pv.Offset {
 			t.Errorf("SourceOffset(%q) = %d, %v; ParseProvenance gave %+v", v, off, ok, pv)
 		}
+		if n := ProvenanceLen(pv); n != len(AppendProvenance(nil, pv)) {
+			t.Errorf("ProvenanceLen(%+v) = %d, AppendProvenance writes %d bytes", pv, n, len(AppendProvenance(nil, pv)))
+		}
 		if got := AppendProvenance(nil, pv); string(got) != string(v) && pv.Cluster != "" {
 			// Leading zeros parse but do not round-trip; anything else must.
 			if p2, err := ParseProvenance(got); err != nil || p2 != pv {
@@ -99,4 +105,15 @@ func FuzzParseProvenance(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestProvenanceLen(t *testing.T) {
+	for _, off := range []int64{0, 1, 9, 10, 99, 100, 1842, -1, -9, -10, -11, 1<<31 - 1, math.MaxInt64, math.MinInt64} {
+		for _, part := range []int32{0, 7, 10, 2147483647, -1} {
+			pv := Provenance{Cluster: "eu-prod", Partition: Partition{"orders", part}, Offset: off}
+			if got, want := ProvenanceLen(pv), len(AppendProvenance(nil, pv)); got != want {
+				t.Errorf("ProvenanceLen(%+v) = %d, want %d", pv, got, want)
+			}
+		}
+	}
 }

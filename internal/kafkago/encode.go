@@ -73,12 +73,13 @@ type produceRequest struct {
 	partition   catchup.Partition
 	compression compress.Compression
 	recs        []catchup.Record
+	stamp       *catchup.Provenance // if set, the provenance header each record gets (Offset: the record's)
 }
 
 // encode returns the request as a frame for the given API version and
 // correlation id. The caller releases the frame.
 func (r *produceRequest) encode(version int16, corr int32) (*produceFrame, error) {
-	f := getFrame(produceHeaderLen + len(r.clientID) + len(r.partition.Topic) + batchHeaderLen + recordsLen(r.recs))
+	f := getFrame(produceHeaderLen + len(r.clientID) + len(r.partition.Topic) + batchHeaderLen + recordsLen(r.recs, r.stamp))
 	b := f.buf
 	b = binary.BigEndian.AppendUint32(b, 0) // size, set below
 	b = binary.BigEndian.AppendUint16(b, 0) // api key: Produce
@@ -94,7 +95,7 @@ func (r *produceRequest) encode(version int16, corr int32) (*produceFrame, error
 	b = binary.BigEndian.AppendUint32(b, uint32(r.partition.Partition))
 	at := len(b)
 	b = binary.BigEndian.AppendUint32(b, 0) // records size, set below
-	b, err := appendRecordBatch(b, r.recs, r.compression)
+	b, err := appendRecordBatch(b, r.recs, r.stamp, r.compression)
 	if err != nil {
 		f.buf = b
 		f.release()
@@ -119,8 +120,9 @@ const (
 
 // appendRecordBatch appends recs to b as one record batch of format v2,
 // with CreateTime timestamps, not transactional, not idempotent, its
-// records compressed with c.
-func appendRecordBatch(b []byte, recs []catchup.Record, c compress.Compression) ([]byte, error) {
+// records compressed with c, stamped with the provenance header if stamp is
+// set.
+func appendRecordBatch(b []byte, recs []catchup.Record, stamp *catchup.Provenance, c compress.Compression) ([]byte, error) {
 	if len(recs) == 0 {
 		return b, fmt.Errorf("record batch: no records")
 	}
@@ -145,11 +147,11 @@ func appendRecordBatch(b []byte, recs []catchup.Record, c compress.Compression) 
 	b = binary.BigEndian.AppendUint32(b, uint32(len(recs)))
 	if c == compress.None {
 		for i := range recs {
-			b = appendRecord(b, &recs[i], i, first)
+			b = appendRecord(b, &recs[i], i, first, stamp)
 		}
 	} else {
 		var err error
-		if b, err = appendCompressed(b, recs, first, c); err != nil {
+		if b, err = appendCompressed(b, recs, first, stamp, c); err != nil {
 			return b, err
 		}
 	}
@@ -158,15 +160,15 @@ func appendRecordBatch(b []byte, recs []catchup.Record, c compress.Compression) 
 	return b, nil
 }
 
-func appendCompressed(b []byte, recs []catchup.Record, first int64, c compress.Compression) ([]byte, error) {
+func appendCompressed(b []byte, recs []catchup.Record, first int64, stamp *catchup.Provenance, c compress.Compression) ([]byte, error) {
 	codec := c.Codec()
 	if codec == nil {
 		return b, fmt.Errorf("record batch: unknown compression codec %d", c)
 	}
-	s := getFrame(recordsLen(recs))
+	s := getFrame(recordsLen(recs, stamp))
 	raw := s.buf
 	for i := range recs {
-		raw = appendRecord(raw, &recs[i], i, first)
+		raw = appendRecord(raw, &recs[i], i, first, stamp)
 	}
 	s.buf = raw
 	defer s.release()
@@ -187,43 +189,76 @@ func appendCompressed(b []byte, recs []catchup.Record, first int64, c compress.C
 const produceHeaderLen = 4 + 2 + 2 + 4 + 2 + 2 + 2 + 4 + 4 + 2 + 4 + 4 + 4
 
 // recordsLen is the size of recs encoded (uncompressed) in a batch.
-func recordsLen(recs []catchup.Record) int {
+func recordsLen(recs []catchup.Record, stamp *catchup.Provenance) int {
 	if len(recs) == 0 {
 		return 0
 	}
 	first := recs[0].Timestamp.UnixMilli()
 	n := 0
 	for i := range recs {
-		l := recordLen(&recs[i], i, first)
+		l := recordLen(&recs[i], i, first, stampLen(stamp, recs[i].Offset))
 		n += varintLen(int64(l)) + l
 	}
 	return n
 }
 
-// recordLen is the size of r encoded, without its length prefix.
-func recordLen(r *catchup.Record, i int, first int64) int {
-	n := 1 + varintLen(r.Timestamp.UnixMilli()-first) + varintLen(int64(i)) + bytesLen(r.Key) + bytesLen(r.Value) + varintLen(int64(len(r.Headers)))
+// stampLen is the length of the provenance header value of the record at
+// offset, or -1 without a stamp.
+func stampLen(stamp *catchup.Provenance, offset int64) int {
+	if stamp == nil {
+		return -1
+	}
+	pv := *stamp
+	pv.Offset = offset
+	return catchup.ProvenanceLen(pv)
+}
+
+// recordLen is the size of r encoded, without its length prefix, with a
+// provenance header value of stamp bytes (-1: none).
+func recordLen(r *catchup.Record, i int, first int64, stamp int) int {
+	headers := len(r.Headers)
+	if stamp >= 0 {
+		headers++
+	}
+	n := 1 + varintLen(r.Timestamp.UnixMilli()-first) + varintLen(int64(i)) + bytesLen(r.Key) + bytesLen(r.Value) + varintLen(int64(headers))
 	for _, h := range r.Headers {
 		n += varintLen(int64(len(h.Key))) + len(h.Key) + bytesLen(h.Value)
+	}
+	if stamp >= 0 {
+		n += varintLen(int64(len(catchup.ProvenanceHeader))) + len(catchup.ProvenanceHeader) + varintLen(int64(stamp)) + stamp
 	}
 	return n
 }
 
 // appendRecord appends r as the record at offset delta i of a batch whose
-// first timestamp is first. A nil key, value or header value is written as
-// null, an empty one as empty.
-func appendRecord(b []byte, r *catchup.Record, i int, first int64) []byte {
-	b = binary.AppendVarint(b, int64(recordLen(r, i, first)))
+// first timestamp is first, with the provenance header last if stamp is
+// set. A nil key, value or header value is written as null, an empty one
+// as empty.
+func appendRecord(b []byte, r *catchup.Record, i int, first int64, stamp *catchup.Provenance) []byte {
+	sl := stampLen(stamp, r.Offset)
+	headers := len(r.Headers)
+	if stamp != nil {
+		headers++
+	}
+	b = binary.AppendVarint(b, int64(recordLen(r, i, first, sl)))
 	b = append(b, 0) // attributes: unused
 	b = binary.AppendVarint(b, r.Timestamp.UnixMilli()-first)
 	b = binary.AppendVarint(b, int64(i))
 	b = appendBytes(b, r.Key)
 	b = appendBytes(b, r.Value)
-	b = binary.AppendVarint(b, int64(len(r.Headers)))
+	b = binary.AppendVarint(b, int64(headers))
 	for _, h := range r.Headers {
 		b = binary.AppendVarint(b, int64(len(h.Key)))
 		b = append(b, h.Key...)
 		b = appendBytes(b, h.Value)
+	}
+	if stamp != nil {
+		pv := *stamp
+		pv.Offset = r.Offset
+		b = binary.AppendVarint(b, int64(len(catchup.ProvenanceHeader)))
+		b = append(b, catchup.ProvenanceHeader...)
+		b = binary.AppendVarint(b, int64(sl))
+		b = catchup.AppendProvenance(b, pv)
 	}
 	return b
 }

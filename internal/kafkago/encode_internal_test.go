@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -93,57 +94,73 @@ func TestEncodeProduce(t *testing.T) {
 	in := encodeRecords()
 	for _, c := range []compress.Compression{compress.None, compress.Gzip, compress.Snappy, compress.Lz4, compress.Zstd} {
 		for _, version := range []int16{3, 8} {
-			t.Run(fmt.Sprintf("%s/v%d", c, version), func(t *testing.T) {
-				r := produceRequest{clientID: "client-x", acks: -1, timeoutMs: 30_000,
-					partition: catchup.Partition{Topic: "orders", Partition: 5}, compression: c, recs: in}
-				f, err := r.encode(version, 42)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer f.release()
-				if want := produceHeaderLen + len(r.clientID) + len(r.partition.Topic) + batchHeaderLen + recordsLen(in); c == compress.None && len(f.buf) != want {
-					t.Errorf("frame of %d bytes, sized for %d", len(f.buf), want)
-				}
-				req, b, recs := decodeProduce(t, f.buf, version)
-				if req.TransactionID != nil || req.Acks != -1 || req.TimeoutMillis != 30_000 ||
-					req.Topics[0].Topic != "orders" || req.Topics[0].Partitions[0].Partition != 5 {
-					t.Errorf("request fields: txn %v acks %d timeout %d topic %q partition %d", req.TransactionID,
-						req.Acks, req.TimeoutMillis, req.Topics[0].Topic, req.Topics[0].Partitions[0].Partition)
-				}
-				if b.Magic != 2 || b.FirstOffset != 0 || b.PartitionLeaderEpoch != -1 || b.ProducerID != -1 ||
-					b.ProducerEpoch != -1 || b.FirstSequence != -1 || b.Attributes != int16(c) ||
-					b.LastOffsetDelta != int32(len(in)-1) || b.NumRecords != int32(len(in)) {
-					t.Errorf("batch header: %+v", b)
-				}
-				if want := in[0].Timestamp.UnixMilli(); b.FirstTimestamp != want {
-					t.Errorf("first timestamp %d, want %d", b.FirstTimestamp, want)
-				}
-				if want := int64(1_800_000_000_000); b.MaxTimestamp != want {
-					t.Errorf("max timestamp %d, want %d", b.MaxTimestamp, want)
-				}
-				if len(recs) != len(in) {
-					t.Fatalf("%d records, want %d", len(recs), len(in))
-				}
-				for i, r := range recs {
-					got := catchup.Record{Offset: in[i].Offset, Key: r.Key, Value: r.Value,
-						Timestamp: time.UnixMilli(b.FirstTimestamp + r.TimestampDelta64)}
-					for _, h := range r.Headers {
-						got.Headers = append(got.Headers, catchup.Header{Key: h.Key, Value: h.Value})
-					}
-					if r.OffsetDelta != int32(i) {
-						t.Errorf("record %d: offset delta %d", i, r.OffsetDelta)
-					}
-					// Null and empty stay apart, hence Equal on the nil-ness too.
-					if diff := cmp.Diff(in[i], got); diff != "" || (in[i].Key == nil) != (got.Key == nil) || (in[i].Value == nil) != (got.Value == nil) {
-						t.Errorf("record %d (-sent +decoded):\n%s", i, diff)
-					}
-					for j, h := range got.Headers {
-						if (h.Value == nil) != (in[i].Headers[j].Value == nil) {
-							t.Errorf("record %d header %q: null %v, sent null %v", i, h.Key, h.Value == nil, in[i].Headers[j].Value == nil)
-						}
-					}
-				}
-			})
+			for _, stamp := range []*catchup.Provenance{nil, {Cluster: "eu-prod", Partition: catchup.Partition{Topic: "orders.src", Partition: 11}}} {
+				t.Run(fmt.Sprintf("%s/v%d/stamp=%t", c, version, stamp != nil), func(t *testing.T) {
+					testEncodeProduce(t, in, c, version, stamp)
+				})
+			}
+		}
+	}
+}
+
+func testEncodeProduce(t *testing.T, in []catchup.Record, c compress.Compression, version int16, stamp *catchup.Provenance) {
+	sent := in // as the target must hold them
+	if stamp != nil {
+		sent = make([]catchup.Record, len(in))
+		for i, r := range in {
+			pv := *stamp
+			pv.Offset = r.Offset
+			r.Headers = append(slices.Clone(r.Headers), catchup.Header{Key: catchup.ProvenanceHeader, Value: catchup.AppendProvenance(nil, pv)})
+			sent[i] = r
+		}
+	}
+	r := produceRequest{clientID: "client-x", acks: -1, timeoutMs: 30_000,
+		partition: catchup.Partition{Topic: "orders", Partition: 5}, compression: c, recs: in, stamp: stamp}
+	f, err := r.encode(version, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.release()
+	if want := produceHeaderLen + len(r.clientID) + len(r.partition.Topic) + batchHeaderLen + recordsLen(in, stamp); c == compress.None && len(f.buf) != want {
+		t.Errorf("frame of %d bytes, sized for %d", len(f.buf), want)
+	}
+	req, b, recs := decodeProduce(t, f.buf, version)
+	if req.TransactionID != nil || req.Acks != -1 || req.TimeoutMillis != 30_000 ||
+		req.Topics[0].Topic != "orders" || req.Topics[0].Partitions[0].Partition != 5 {
+		t.Errorf("request fields: txn %v acks %d timeout %d topic %q partition %d", req.TransactionID,
+			req.Acks, req.TimeoutMillis, req.Topics[0].Topic, req.Topics[0].Partitions[0].Partition)
+	}
+	if b.Magic != 2 || b.FirstOffset != 0 || b.PartitionLeaderEpoch != -1 || b.ProducerID != -1 ||
+		b.ProducerEpoch != -1 || b.FirstSequence != -1 || b.Attributes != int16(c) ||
+		b.LastOffsetDelta != int32(len(in)-1) || b.NumRecords != int32(len(in)) {
+		t.Errorf("batch header: %+v", b)
+	}
+	if want := in[0].Timestamp.UnixMilli(); b.FirstTimestamp != want {
+		t.Errorf("first timestamp %d, want %d", b.FirstTimestamp, want)
+	}
+	if want := int64(1_800_000_000_000); b.MaxTimestamp != want {
+		t.Errorf("max timestamp %d, want %d", b.MaxTimestamp, want)
+	}
+	if len(recs) != len(in) {
+		t.Fatalf("%d records, want %d", len(recs), len(in))
+	}
+	for i, r := range recs {
+		got := catchup.Record{Offset: sent[i].Offset, Key: r.Key, Value: r.Value,
+			Timestamp: time.UnixMilli(b.FirstTimestamp + r.TimestampDelta64)}
+		for _, h := range r.Headers {
+			got.Headers = append(got.Headers, catchup.Header{Key: h.Key, Value: h.Value})
+		}
+		if r.OffsetDelta != int32(i) {
+			t.Errorf("record %d: offset delta %d", i, r.OffsetDelta)
+		}
+		// Null and empty stay apart, hence Equal on the nil-ness too.
+		if diff := cmp.Diff(sent[i], got); diff != "" || (sent[i].Key == nil) != (got.Key == nil) || (sent[i].Value == nil) != (got.Value == nil) {
+			t.Errorf("record %d (-sent +decoded):\n%s", i, diff)
+		}
+		for j, h := range got.Headers {
+			if (h.Value == nil) != (sent[i].Headers[j].Value == nil) {
+				t.Errorf("record %d header %q: null %v, sent null %v", i, h.Key, h.Value == nil, sent[i].Headers[j].Value == nil)
+			}
 		}
 	}
 }
@@ -152,7 +169,7 @@ func TestEncodeProduce(t *testing.T) {
 // decoder, the path the target's read-back and verify take.
 func TestEncodeRoundTrip(t *testing.T) {
 	in := encodeRecords()
-	b, err := appendRecordBatch(nil, in, compress.None)
+	b, err := appendRecordBatch(nil, in, nil, compress.None)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,9 +211,11 @@ func BenchmarkEncodeProduce(b *testing.B) {
 			for i := range recs {
 				recs[i] = catchup.Record{Offset: int64(i), Value: bytes.Repeat([]byte("v"), size),
 					Timestamp: time.UnixMilli(1_700_000_000_000 + int64(i)),
-					Headers:   []catchup.Header{{Key: catchup.ProvenanceHeader, Value: []byte("v1:source:orders:5:123456789")}}}
+				}
 			}
-			r := produceRequest{clientID: "catchup", acks: -1, timeoutMs: 30000, partition: catchup.Partition{Topic: "orders"}, recs: recs}
+			// Stamped with the provenance header, as catchup writes.
+			r := produceRequest{clientID: "catchup", acks: -1, timeoutMs: 30000, partition: catchup.Partition{Topic: "orders"}, recs: recs,
+				stamp: &catchup.Provenance{Cluster: "source", Partition: catchup.Partition{Topic: "orders", Partition: 5}}}
 			b.SetBytes(int64(size * len(recs)))
 			b.ReportAllocs()
 			for b.Loop() {

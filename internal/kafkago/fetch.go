@@ -264,8 +264,7 @@ func (d *recordDecoder) records(b *batch, fetchLeft int) ([]byte, error) {
 // appendRecords appends the batch's records at or above from to dst
 // (fetchLeft: bytes of the fetch's record set from this batch on). Keys,
 // values and header values share memory with the response (or the
-// decompressed batch); nil stays nil and empty stays empty. Each record's
-// headers are followed by a spare slot, for the provenance header.
+// decompressed batch); nil stays nil and empty stays empty.
 func (d *recordDecoder) appendRecords(dst []catchup.Record, b *batch, from int64, fetchLeft int) ([]catchup.Record, error) {
 	data, err := d.records(b, fetchLeft)
 	if err != nil {
@@ -306,23 +305,22 @@ func (d *recordDecoder) appendRecords(dst []catchup.Record, b *batch, from int64
 	return dst, nil
 }
 
-// copyHeaders copies hs into the header arena, followed by one spare slot,
-// and returns them with that slot as capacity (nil for no headers). The
-// arena grows as if every record left had as many headers as this one.
+// copyHeaders copies hs into the header arena and returns them, without
+// spare capacity (nil for no headers). The arena grows as if every record
+// left had as many headers as this one.
 func (d *recordDecoder) copyHeaders(hs []kmsg.Header) []catchup.Header {
 	n := len(hs)
 	if n == 0 {
 		return nil
 	}
-	if cap(d.headers)-len(d.headers) < n+1 {
-		d.headers = make([]catchup.Header, 0, max(n+1, min((n+1)*d.left, d.maxHeaders)))
+	if cap(d.headers)-len(d.headers) < n {
+		d.headers = make([]catchup.Header, 0, max(n, min(n*d.left, d.maxHeaders)))
 	}
 	first := len(d.headers)
 	for _, h := range hs {
 		d.headers = append(d.headers, catchup.Header{Key: h.Key, Value: h.Value})
 	}
-	d.headers = d.headers[:len(d.headers)+1] // the spare slot
-	hdrs := d.headers[first : first+n : first+n+1]
+	hdrs := d.headers[first : first+n : first+n]
 	d.headers = d.headers[len(d.headers):]
 	return hdrs
 }

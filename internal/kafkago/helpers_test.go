@@ -185,7 +185,7 @@ func fetchAll(ctx context.Context, t *testing.T, s *kafkago.Source, p catchup.Pa
 func produceAll(ctx context.Context, tg *kafkago.Target, p catchup.Partition, recs []catchup.Record) (acked int, end int64, err error) {
 	end = -1
 	for acked < len(recs) {
-		n, e, err := tg.Produce(ctx, p, recs[acked:])
+		n, e, err := tg.Produce(ctx, p, recs[acked:], nil)
 		if err != nil {
 			return acked, end, err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -127,12 +128,12 @@ func (t *Target) EndOffsets(ctx context.Context, ps []catchup.Partition) (map[ca
 // nothing: acked counts the records sent and end is -1. See
 // replicate.Target for the contract; the error classes are in
 // classifyProduce.
-func (t *Target) Produce(ctx context.Context, p catchup.Partition, recs []catchup.Record) (acked int, end int64, err error) {
+func (t *Target) Produce(ctx context.Context, p catchup.Partition, recs []catchup.Record, stamp *catchup.Provenance) (acked int, end int64, err error) {
 	if len(recs) == 0 {
 		return 0, -1, nil
 	}
-	n := t.batchLen(p.Topic, recs)
-	base, err := t.produceBatch(ctx, p, recs[:n], 0)
+	n := t.batchLen(p.Topic, recs, stamp)
+	base, err := t.produceBatch(ctx, p, recs[:n], stamp, 0)
 	if err != nil {
 		return 0, -1, err
 	}
@@ -143,13 +144,18 @@ func (t *Target) Produce(ctx context.Context, p catchup.Partition, recs []catchu
 }
 
 // batchLen returns how many leading records of recs go in one request.
-func (t *Target) batchLen(topic string, recs []catchup.Record) int {
+func (t *Target) batchLen(topic string, recs []catchup.Record, stamp *catchup.Provenance) int {
 	size := requestOverheadBytes + len(topic)
+	perRecord := 0
+	if stamp != nil { // the longest a provenance header can be, offsets included
+		perRecord = len(catchup.ProvenanceHeader) + headerOverheadBytes +
+			catchup.ProvenanceLen(catchup.Provenance{Cluster: stamp.Cluster, Partition: stamp.Partition, Offset: math.MaxInt64})
+	}
 	for i := range recs {
 		if i == t.batchRecords {
 			return i
 		}
-		size += recordSize(&recs[i])
+		size += recordSize(&recs[i]) + perRecord
 		if size > t.batchBytes && i > 0 {
 			return i
 		}
@@ -164,7 +170,7 @@ func recordSize(r *catchup.Record) int {
 
 // produceBatch sends recs, which start at position pos of the caller's
 // records, in one request and returns the base offset the broker assigned.
-func (t *Target) produceBatch(ctx context.Context, p catchup.Partition, recs []catchup.Record, pos int) (int64, error) {
+func (t *Target) produceBatch(ctx context.Context, p catchup.Partition, recs []catchup.Record, stamp *catchup.Provenance, pos int) (int64, error) {
 	timeout := int32(t.timeout / time.Millisecond)
 	e := t.cl.newExchange(&produce.Request{ // routes the request; the frame is encode.go's
 		Acks:    t.acks,
@@ -175,7 +181,7 @@ func (t *Target) produceBatch(ctx context.Context, p catchup.Partition, recs []c
 		}},
 	}, 3) // v3: record batch format v2
 	e.produce = &produceRequest{clientID: t.cl.clientID, acks: t.acks, timeoutMs: timeout,
-		partition: p, compression: t.compression, recs: recs}
+		partition: p, compression: t.compression, recs: recs, stamp: stamp}
 	res, err := t.cl.roundTrip(ctx, e, t.timeout+produceResponseMargin)
 	if err != nil {
 		return 0, t.produceError(p, recs, pos, err, "", -1, classifyProduce(err, e.sent()))

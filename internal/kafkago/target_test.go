@@ -227,7 +227,7 @@ func TestProduceUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tg.Close()
-	_, _, err = tg.Produce(ctx, catchup.Partition{Topic: "t"}, copyRecords(1, time.UnixMilli(1)))
+	_, _, err = tg.Produce(ctx, catchup.Partition{Topic: "t"}, copyRecords(1, time.UnixMilli(1)), nil)
 	if !errors.Is(err, catchup.ErrRetriable) {
 		t.Errorf("Produce to a cluster that refuses connections = %v, want ErrRetriable", err)
 	}

@@ -108,7 +108,7 @@ func benchCopy(b *testing.B, valueBytes, totalBytes int) {
 			err = benchEachPartition(func(part int) error {
 				tp := catchup.Partition{Topic: benchTopic, Partition: int32(part)}
 				for rest := recs[part]; len(rest) > 0; { // one request per call
-					acked, _, err := tgt.Produce(ctx, tp, rest)
+					acked, _, err := tgt.Produce(ctx, tp, rest, nil)
 					if err != nil {
 						return fmt.Errorf("produce %s: %w", tp, err)
 					}

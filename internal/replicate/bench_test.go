@@ -7,27 +7,6 @@ import (
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
 )
 
-// BenchmarkStamp measures adding the provenance header to a fetched batch
-// of 1000 records with two headers each.
-func BenchmarkStamp(b *testing.B) {
-	e, err := New(Options{Pipeline: "p", Owner: "o", Cluster: "onprem", Provenance: true,
-		Source: &fakeCluster{}, Target: &fakeCluster{}, Store: checkpoint.NewMemStore(nil)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	pc := &partitionCopy{e: e, p: catchup.Partition{Topic: "orders", Partition: 3}}
-	orig := make([]catchup.Record, 1000)
-	for i := range orig {
-		orig[i] = catchup.Record{Offset: int64(1e9 + i), Headers: []catchup.Header{{Key: "a", Value: []byte("1")}, {Key: "b", Value: []byte("2")}}}
-	}
-	recs := make([]catchup.Record, len(orig))
-	b.ReportAllocs()
-	for b.Loop() {
-		copy(recs, orig)
-		pc.stamp(recs)
-	}
-}
-
 // BenchmarkDropLooped measures loop prevention on a batch with no looped record.
 func BenchmarkDropLooped(b *testing.B) {
 	e, err := New(Options{Pipeline: "p", Owner: "o", Cluster: "onprem", Provenance: true, LoopCluster: "dr",

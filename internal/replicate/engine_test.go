@@ -405,10 +405,10 @@ func TestTakeoverWaitsForTheDeadHoldersLastRequest(t *testing.T) {
 						pv := catchup.Provenance{Cluster: "src", Partition: pA, Offset: late[i].Offset}
 						late[i].Headers = append(slices.Clone(late[i].Headers), catchup.Header{Key: catchup.ProvenanceHeader, Value: catchup.AppendProvenance(nil, pv)})
 					}
-					if n, _, err := r.dst.Produce(t.Context(), pA, late); err != nil || n != 2 {
+					if n, _, err := r.dst.Produce(t.Context(), pA, late, nil); err != nil || n != 2 {
 						t.Errorf("late produce: %d, %v", n, err) // perBatch 2: a second request for the third
 					}
-					if n, _, err := r.dst.Produce(t.Context(), pA, late[2:]); err != nil || n != 1 {
+					if n, _, err := r.dst.Produce(t.Context(), pA, late[2:], nil); err != nil || n != 1 {
 						t.Errorf("late produce: %d, %v", n, err)
 					}
 				})

@@ -168,7 +168,7 @@ func (c *fakeCluster) EndOffsets(_ context.Context, ps []catchup.Partition) (map
 	return out, nil
 }
 
-func (c *fakeCluster) Produce(ctx context.Context, p catchup.Partition, recs []catchup.Record) (int, int64, error) {
+func (c *fakeCluster) Produce(ctx context.Context, p catchup.Partition, recs []catchup.Record, stamp *catchup.Provenance) (int, int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, -1, fmt.Errorf("%w: %w", err, catchup.ErrRetriable)
 	}
@@ -187,12 +187,17 @@ func (c *fakeCluster) Produce(ctx context.Context, p catchup.Partition, recs []c
 		for _, r := range recs[:n] {
 			// A copy, as a real target's request is: the caller may
 			// reuse the records' memory once they are acknowledged.
-			r.Offset = c.end(p)
 			r.Key, r.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
 			r.Headers = slices.Clone(r.Headers)
 			for h := range r.Headers {
 				r.Headers[h].Value = bytes.Clone(r.Headers[h].Value)
 			}
+			if stamp != nil {
+				pv := *stamp
+				pv.Offset = r.Offset
+				r.Headers = append(r.Headers, catchup.Header{Key: catchup.ProvenanceHeader, Value: catchup.AppendProvenance(nil, pv)})
+			}
+			r.Offset = c.end(p)
 			l.recs = append(l.recs, r)
 		}
 	}

@@ -32,8 +32,7 @@ type Source interface {
 	// log start it returns a *catchup.GapError; if from is above the log end
 	// it returns an error wrapping catchup.ErrTopicRecreated. Transient errors
 	// (leader moved, connection lost) wrap catchup.ErrRetriable. The records
-	// belong to the caller, and so does any spare capacity of a record's
-	// Headers: the engine appends the provenance header there.
+	// belong to the caller until it releases them (Fetched.Release).
 	Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (Fetched, error)
 }
 
@@ -62,14 +61,18 @@ type Target interface {
 
 	// Produce appends the leading records of recs to p in ONE produce
 	// request, as many as the batch limits allow (at least one), preserving
-	// key, value (nil and empty apart), headers and timestamp. It returns
+	// key, value (nil and empty apart), headers and timestamp. With stamp
+	// set, each record is written with one more header after its own, the
+	// provenance header catchup.ProvenanceHeader with the value
+	// catchup.AppendProvenance of stamp at the record's Offset; recs are
+	// not changed. It returns
 	// acked, the number of records the acknowledged request held (0 on
 	// error), and end, the target end offset after it. One request per call
 	// lets the caller check its lease and its deadline before every request.
 	// An error wrapping catchup.ErrUnknownOutcome means the request may have
 	// been appended; one wrapping catchup.ErrRetriable means it was not.
 	// Produce never retries by itself.
-	Produce(ctx context.Context, p catchup.Partition, recs []catchup.Record) (acked int, end int64, err error)
+	Produce(ctx context.Context, p catchup.Partition, recs []catchup.Record, stamp *catchup.Provenance) (acked int, end int64, err error)
 
 	// ReadBack returns the records of the record batch that holds offset
 	// end-1 of p (all of them, also those below end-1) and base, the offset

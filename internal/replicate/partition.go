@@ -520,9 +520,6 @@ func (pc *partitionCopy) fetchLoop(ctx context.Context, from, to int64, ch chan<
 // reconciling with the target what may have been.
 func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) error {
 	e := pc.e
-	if e.o.Provenance {
-		pc.stamp(recs)
-	}
 	tp := pc.targetPartition()
 	attempt := 0 // failed attempts in a row
 	for len(recs) > 0 {
@@ -536,7 +533,7 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 		// every produce request, not once per fetched batch.
 		// The request is not cut off when ctx ends (see lasting): ctx only
 		// stops the next one.
-		acked, end, err := e.o.Target.Produce(pc.lasting, tp, recs[:min(len(recs), e.o.BatchRecords)])
+		acked, end, err := e.o.Target.Produce(pc.lasting, tp, recs[:min(len(recs), e.o.BatchRecords)], pc.stamp())
 		if acked > 0 {
 			pc.acked(recs[:acked], end)
 			recs = recs[acked:]
@@ -606,39 +603,13 @@ func (pc *partitionCopy) reconcileProduce(ctx context.Context, recs []catchup.Re
 	return n, nil
 }
 
-// stamp adds the provenance header to every record: in place when the
-// record's header list has spare capacity (kafkago's Source leaves one slot
-// after each record's headers, which belongs to that record alone), else
-// in a copy.
-func (pc *partitionCopy) stamp(recs []catchup.Record) {
-	pv := catchup.Provenance{Cluster: pc.e.o.Cluster, Partition: pc.p}
-	// One buffer for all header values and one for the header lists that
-	// must be copied: two allocations per batch, not two per record.
-	buf := make([]byte, 0, len(recs)*(len(pv.Cluster)+len(pc.p.Topic)+32))
-	n := 0
-	for i := range recs {
-		if h := recs[i].Headers; len(h) == cap(h) {
-			n += len(h) + 1
-		}
+// stamp returns the provenance the target stamps on each record, nil
+// without provenance.
+func (pc *partitionCopy) stamp() *catchup.Provenance {
+	if !pc.e.o.Provenance {
+		return nil
 	}
-	var hs []catchup.Header
-	if n > 0 {
-		hs = make([]catchup.Header, 0, n)
-	}
-	for i := range recs {
-		pv.Offset = recs[i].Offset
-		start := len(buf)
-		buf = catchup.AppendProvenance(buf, pv)
-		h := catchup.Header{Key: catchup.ProvenanceHeader, Value: buf[start:len(buf):len(buf)]}
-		if rh := recs[i].Headers; len(rh) < cap(rh) {
-			recs[i].Headers = append(rh, h)[: len(rh)+1 : len(rh)+1]
-			continue
-		}
-		first := len(hs)
-		hs = append(hs, recs[i].Headers...)
-		hs = append(hs, h)
-		recs[i].Headers = hs[first:len(hs):len(hs)]
-	}
+	return &catchup.Provenance{Cluster: pc.e.o.Cluster, Partition: pc.p}
 }
 
 // acked records that recs were written and the target ended at end.
@@ -652,8 +623,13 @@ func (pc *partitionCopy) acked(recs []catchup.Record, end int64) {
 
 func (pc *partitionCopy) countCopied(recs []catchup.Record) {
 	var n int64
+	stamp := pc.stamp()
 	for i := range recs {
 		n += int64(recs[i].Size())
+		if stamp != nil { // as written: with the provenance header
+			stamp.Offset = recs[i].Offset
+			n += int64(len(catchup.ProvenanceHeader) + catchup.ProvenanceLen(*stamp))
+		}
 	}
 	pc.res.Copied += int64(len(recs))
 	pc.res.Bytes += n

@@ -178,7 +178,7 @@ func produceAll(ctx context.Context, tgt *kafkago.Target, p *cfg.Pipeline, marks
 			}
 			// Produce may acknowledge a prefix (one request's worth) per call.
 			for rest := recs; len(rest) > 0; {
-				acked, _, err := tgt.Produce(ctx, tp, rest)
+				acked, _, err := tgt.Produce(ctx, tp, rest, nil)
 				if err != nil {
 					return err
 				}

@@ -335,7 +335,7 @@ func produceOne(ctx context.Context, brokers, topic string) error {
 		value[i] = 'A' + byte(i%26)
 	}
 	rec := catchup.Record{Key: []byte("window"), Value: value, Timestamp: time.Now()}
-	acked, _, err := tgt.Produce(ctx, catchup.Partition{Topic: topic, Partition: 0}, []catchup.Record{rec})
+	acked, _, err := tgt.Produce(ctx, catchup.Partition{Topic: topic, Partition: 0}, []catchup.Record{rec}, nil)
 	if err == nil && acked != 1 {
 		err = errors.New("the record was not acknowledged")
 	}
