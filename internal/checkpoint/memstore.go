@@ -128,6 +128,9 @@ func (s *MemStore) Commit(ctx context.Context, l Lease, c Commit) error {
 		cp.Gaps = append(slices.Clip(cp.Gaps), *c.Gap)
 	}
 	cp.LastError, cp.Updated = c.Error, s.now()
+	if c.Release {
+		cp.Owner, cp.Expires = "", time.Time{}
+	}
 	return nil
 }
 

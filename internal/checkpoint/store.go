@@ -99,6 +99,10 @@ type Commit struct {
 	Bytes     int64 // bytes copied since the previous commit (added to the counters)
 	Gap       *Gap  // a gap skipped since the previous commit, if any (appended)
 	Error     string
+	// Release frees the lease in the same write, as Release would: a run's
+	// last commit, one write (and, in DynamoDB, one request) instead of two.
+	// The lease is no longer valid afterwards.
+	Release bool
 }
 
 // Store keeps checkpoints and leases. All methods are safe for concurrent use
@@ -125,8 +129,9 @@ type Store interface {
 	Release(ctx context.Context, l Lease) error
 
 	// Commit writes c under l if l.Owner still holds the lease with l.Epoch
-	// (an expired but untaken lease still commits); otherwise it returns an
-	// error wrapping ErrFenced and changes nothing. A c.Next below the stored
+	// (an expired but untaken lease still commits), and with c.Release frees
+	// the lease (keeping the epoch); otherwise it returns an error wrapping
+	// ErrFenced and changes nothing. A c.Next below the stored
 	// Next returns an error wrapping ErrRegress and changes nothing.
 	Commit(ctx context.Context, l Lease, c Commit) error
 

@@ -30,6 +30,7 @@ type partitionCopy struct {
 	// takeover: the lease was found unreleased, so its holder may have
 	// left a produce request in flight (see settle).
 	takeover bool
+	released bool // the last commit released the lease
 
 	next      int64 // offset after the last acknowledged record (or covered marker)
 	stop      int64 // a bounded job's stop offset; math.MaxInt64 for a pipeline
@@ -84,6 +85,9 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		pc.committedNext = -1
 	}
 	defer func() {
+		if pc.released {
+			return // by the last commit
+		}
 		rctx, cancel := pc.storeCall()
 		defer cancel()
 		if err := e.o.Store.Release(rctx, pc.lease); err != nil && !errors.Is(err, checkpoint.ErrFenced) {
@@ -111,7 +115,7 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		res.Status = StatusPartial
 	}
 	if res.Status != StatusFenced {
-		if cerr := pc.commit(true, res.Err); cerr != nil {
+		if cerr := pc.commitAndRelease(res.Err); cerr != nil {
 			if errors.Is(cerr, checkpoint.ErrFenced) {
 				res.Status = StatusFenced
 			} else if res.Status != StatusFailed {
@@ -659,6 +663,17 @@ func (pc *partitionCopy) keepLease() error {
 // commit writes the checkpoint if force is set or CommitInterval has passed
 // since the last commit, and there is something new to write.
 func (pc *partitionCopy) commit(force bool, cause error) error {
+	return pc.commitWith(force, cause, false)
+}
+
+// commitAndRelease is the last commit of a run: forced, and releasing the
+// lease in the same write when there is something to write (else the lease
+// is released on its own).
+func (pc *partitionCopy) commitAndRelease(cause error) error {
+	return pc.commitWith(true, cause, true)
+}
+
+func (pc *partitionCopy) commitWith(force bool, cause error, release bool) error {
 	e := pc.e
 	now := e.o.Now()
 	if !force && now.Sub(pc.lastCommit) < e.o.CommitInterval {
@@ -673,7 +688,8 @@ func (pc *partitionCopy) commit(force bool, cause error) error {
 		// checkpoint, so that the next run starts by the start policy again.
 		return nil
 	}
-	c := checkpoint.Commit{Next: pc.next, TargetEnd: pc.targetEnd, Records: pc.pendRecords, Bytes: pc.pendBytes, Gap: pc.pendGap}
+	c := checkpoint.Commit{Next: pc.next, TargetEnd: pc.targetEnd, Records: pc.pendRecords, Bytes: pc.pendBytes, Gap: pc.pendGap,
+		Release: release}
 	if cause != nil {
 		c.Error = cause.Error()
 	}
@@ -682,6 +698,7 @@ func (pc *partitionCopy) commit(force bool, cause error) error {
 	if err := e.o.Store.Commit(sctx, pc.lease, c); err != nil {
 		return fmt.Errorf("commit %s at %d: %w", pc.p, pc.next, err)
 	}
+	pc.released = release
 	pc.committedNext, pc.committedTargetEnd = pc.next, pc.targetEnd
 	pc.pendRecords, pc.pendBytes, pc.pendGap = 0, 0, nil
 	pc.lastCommit = now

@@ -72,6 +72,7 @@ func subtests() []struct {
 		{"Renew", testRenew},
 		{"RenewExpiredUntaken", testRenewExpiredUntaken},
 		{"Release", testRelease},
+		{"CommitAndRelease", testCommitAndRelease},
 		{"Commit", testCommit},
 		{"CommitGaps", testCommitGaps},
 		{"CommitLastError", testCommitLastError},
@@ -249,6 +250,25 @@ func testRelease(t *testing.T, e *env) {
 		t.Errorf("Acquire after Release: epoch %d, want 2", lb.Epoch)
 	}
 	e.fenced(la)
+}
+
+func testCommitAndRelease(t *testing.T, e *env) {
+	p := catchup.Partition{Topic: "orders", Partition: 0}
+	la := e.acquire(p, "run-a")
+	e.commit(la, checkpoint.Commit{Next: 5, TargetEnd: 5, Records: 5, Bytes: 50})
+	e.clk.Advance(time.Minute)
+	e.commit(la, checkpoint.Commit{Next: 8, TargetEnd: 8, Records: 3, Bytes: 30, Error: "stopped", Release: true})
+	e.checkUpdated(p, checkpoint.Checkpoint{Partition: p, Exists: true, Next: 8, TargetEnd: 8, Records: 8, Bytes: 80, Commits: 2,
+		Epoch: 1, LastError: "stopped", Updated: e.clk.Now()})
+	e.fenced(la) // released: neither commit, renew nor release goes through
+
+	lb := e.acquire(p, "run-b") // at once, no wait for the ttl
+	if lb.Epoch != 2 {
+		t.Errorf("Acquire after a releasing Commit: epoch %d, want 2", lb.Epoch)
+	}
+	e.commit(lb, checkpoint.Commit{Next: 9, TargetEnd: 9, Records: 1, Bytes: 10, Release: true}) // also without an error to clear
+	e.check(p, checkpoint.Checkpoint{Partition: p, Exists: true, Next: 9, TargetEnd: 9, Records: 9, Bytes: 90, Commits: 3, Epoch: 2})
+	e.fenced(lb)
 }
 
 func testCommit(t *testing.T, e *env) {

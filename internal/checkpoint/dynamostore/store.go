@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -277,12 +278,19 @@ func (s *Store) Commit(ctx context.Context, l checkpoint.Lease, c checkpoint.Com
 	cond := "#owner = :owner AND #epoch = :epoch AND (attribute_not_exists(#next) OR #next <= :next) " +
 		"AND (attribute_not_exists(#last_op) OR #last_op <> :op)"
 	set := "SET #next = :next, #exists = :true, #target_end = :targetEnd, #updated = :now, #last_op = :op"
-	remove := ""
+	var removes []string
 	if c.Error != "" {
 		set += ", #last_error = :error"
 		values[":error"] = str(c.Error)
 	} else {
-		remove = " REMOVE #last_error"
+		removes = append(removes, "#last_error")
+	}
+	if c.Release {
+		removes = append(removes, "#owner", "#lease_expires")
+	}
+	remove := ""
+	if len(removes) > 0 {
+		remove = " REMOVE " + strings.Join(removes, ", ")
 	}
 	if c.Gap != nil {
 		set += ", #gaps = list_append(if_not_exists(#gaps, :noGaps), :gap)"

@@ -175,6 +175,9 @@ func (s *Store) Commit(ctx context.Context, l checkpoint.Lease, c checkpoint.Com
 			cp.Gaps = append(cp.Gaps, *c.Gap)
 		}
 		cp.LastError, cp.Updated = c.Error, now
+		if c.Release {
+			cp.Owner, cp.Expires = "", time.Time{}
+		}
 		return nil
 	})
 	if err != nil {
