@@ -60,8 +60,8 @@ lint: $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) ## golangci-lint (vet, stati
 	if command -v shellcheck >/dev/null; then shellcheck -x -P SCRIPTDIR test/kafka/*.sh bench/*.sh .ci/run; else echo "shellcheck not installed: skipped"; fi
 
 .PHONY: bench-go
-bench-go: ## Go benchmarks: copy between kfake clusters next to produce-only and fetch-only
-	$(GO) test -run XXX -bench . -benchtime 3x -count 3 ./internal/pipeline/
+bench-go: ## Go benchmarks of the hot path and kfake copies, via benchstat; BASE=rev compares with a revision
+	bench/gobench.sh $(BASE)
 
 .PHONY: bench
 bench: deps ## real brokers: ceiling, catchup, MirrorMaker 2 and 1, kcat side by side -> docs/benchmarks.md (BENCH_BASELINE=REV also runs REV; bench/run.sh --help)
