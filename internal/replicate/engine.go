@@ -166,7 +166,10 @@ func (e *Engine) Plan(ctx context.Context) ([]plan.Planned, error) {
 }
 
 // survey lists the selected partitions, their watermarks and checkpoints.
-func (e *Engine) survey(ctx context.Context) ([]catchup.Offsets, map[catchup.Partition]checkpoint.Checkpoint, error) {
+// With alongside set, it calls it with the partitions while it reads the
+// watermarks and the checkpoints, and returns its error if it has none of
+// its own: a round trip to the target saved on every run.
+func (e *Engine) survey(ctx context.Context, alongside func([]catchup.Partition) error) ([]catchup.Offsets, map[catchup.Partition]checkpoint.Checkpoint, error) {
 	parts := e.o.Partitions
 	if parts == nil {
 		var err error
@@ -174,6 +177,20 @@ func (e *Engine) survey(ctx context.Context) ([]catchup.Offsets, map[catchup.Par
 			return nil, nil, fmt.Errorf("list source partitions: %w", err)
 		}
 	}
+	if alongside != nil {
+		done := make(chan error, 1)
+		go func() { done <- alongside(parts) }()
+		marks, cps, err := e.watermarks(ctx, parts)
+		if aerr := <-done; err == nil && aerr != nil {
+			return nil, nil, aerr
+		}
+		return marks, cps, err
+	}
+	return e.watermarks(ctx, parts)
+}
+
+// watermarks reads the watermarks of parts and the stored checkpoints.
+func (e *Engine) watermarks(ctx context.Context, parts []catchup.Partition) ([]catchup.Offsets, map[catchup.Partition]checkpoint.Checkpoint, error) {
 	marks, err := e.o.Source.ListOffsets(ctx, parts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list source offsets: %w", err)
@@ -242,11 +259,8 @@ func merge(a, b map[catchup.Partition]int64) map[catchup.Partition]int64 {
 // outcome is in the report.
 func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	start := e.o.Now()
-	marks, cps, err := e.survey(ctx)
+	marks, cps, err := e.survey(ctx, func(parts []catchup.Partition) error { return e.checkTarget(ctx, parts) })
 	if err != nil {
-		return nil, err
-	}
-	if err := e.checkTarget(ctx, marks); err != nil {
 		return nil, err
 	}
 	pol, err := e.policy(ctx, marks, cps)
@@ -296,12 +310,12 @@ func (e *Engine) copyContext(ctx context.Context) (context.Context, context.Canc
 
 // checkTarget verifies that every source topic exists on the target with at
 // least as many partitions, creating the missing ones with CreateTopics.
-func (e *Engine) checkTarget(ctx context.Context, marks []catchup.Offsets) error {
+func (e *Engine) checkTarget(ctx context.Context, parts []catchup.Partition) error {
 	need := map[string]int32{} // target topic → partitions needed
 	from := map[string]string{}
-	for _, m := range marks {
+	for _, m := range parts {
 		t := e.o.TargetTopic(m.Topic)
-		need[t] = max(need[t], m.Partition.Partition+1)
+		need[t] = max(need[t], m.Partition+1)
 		if other, ok := from[t]; ok && other != m.Topic {
 			return fmt.Errorf("source topics %s and %s both map to target topic %s; one target partition must have one source partition", other, m.Topic, t)
 		}

@@ -261,7 +261,26 @@ const anchorBatches = 4
 // to compare and the check passes.
 func (pc *partitionCopy) checkAnchor(ctx context.Context) error {
 	anchor := pc.next - 1
+	tp := pc.targetPartition()
+	end := pc.targetEnd
+	// The source record and the target's last batch are read at once: two
+	// round trips in the time of one, on every resume.
+	type readBack struct {
+		recs []catchup.Record
+		base int64
+		err  error
+	}
+	first := make(chan readBack, 1)
+	go func() {
+		if end <= 0 {
+			first <- readBack{}
+			return
+		}
+		recs, base, err := pc.e.o.Target.ReadBack(ctx, tp, end)
+		first <- readBack{recs, base, err}
+	}()
 	f, err := pc.e.o.Source.Fetch(ctx, pc.p, anchor, 1)
+	rb := <-first
 	var gap *catchup.GapError
 	switch {
 	case errors.As(err, &gap):
@@ -272,13 +291,14 @@ func (pc *partitionCopy) checkAnchor(ctx context.Context) error {
 		return nil
 	}
 	src := &f.Records[0]
-	tp := pc.targetPartition()
-	end := pc.targetEnd
-	for range anchorBatches {
+	for i := range anchorBatches {
 		if end <= 0 {
 			return nil
 		}
-		recs, base, err := pc.e.o.Target.ReadBack(ctx, tp, end)
+		recs, base, err := rb.recs, rb.base, rb.err
+		if i > 0 {
+			recs, base, err = pc.e.o.Target.ReadBack(ctx, tp, end)
+		}
 		if err != nil {
 			return fmt.Errorf("read back %s for the copy of source offset %d: %w", tp, anchor, err)
 		}

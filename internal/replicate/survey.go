@@ -21,7 +21,7 @@ type Survey struct {
 // Survey returns what Plan returns, with the watermarks and the stored
 // checkpoints it read (one store Load). It leases and copies nothing.
 func (e *Engine) Survey(ctx context.Context) (*Survey, error) {
-	marks, cps, err := e.survey(ctx)
+	marks, cps, err := e.survey(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
