@@ -3,8 +3,8 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"sync/atomic"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
