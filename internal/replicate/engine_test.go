@@ -433,6 +433,85 @@ func TestTakeoverWaitsForTheDeadHoldersLastRequest(t *testing.T) {
 	}
 }
 
+// TestProduceInDoubtAtTheEndIsResolvedBeforeRelease: a run stopped right
+// after a produce whose outcome is unknown finds out what landed (waiting
+// for the target to hold still) before its last commit, so that the next
+// run, which does not wait, copies nothing twice; and when it cannot find
+// out, it keeps the lease, so that the next run waits.
+func TestProduceInDoubtAtTheEndIsResolvedBeforeRelease(t *testing.T) {
+	// The request in doubt: offsets [5, 6), appended on the target only
+	// a moment later, at the next look at its end.
+	stage := func(r *rig, cancel func()) {
+		var fault, land sync.Once
+		r.dst.produceFault = func(p catchup.Partition, first int64) (bool, error) {
+			var err error
+			if first >= 5 {
+				fault.Do(func() {
+					cancel()
+					err = fmt.Errorf("connection reset after the write: %w", catchup.ErrUnknownOutcome)
+					r.dst.afterEndOffsets = func() {
+						land.Do(func() {
+							if _, _, err := r.dst.Produce(t.Context(), pA, slices.Clone(r.src.logs[pA].recs[5:6]),
+								&catchup.Provenance{Cluster: "src", Partition: pA}); err != nil {
+								t.Errorf("late produce: %v", err)
+							}
+						})
+					}
+				})
+			}
+			return false, err
+		}
+	}
+	t.Run("resolved", func(t *testing.T) {
+		r := newRig(map[catchup.Partition]int{pA: 10})
+		ctx, cancel := context.WithCancel(t.Context())
+		stage(r, cancel)
+		res := r.run(t, ctx, r.options("stops")).Partitions[0]
+		if res.Status != StatusPartial || res.Next != 6 || res.Settled != 1 {
+			t.Errorf("stopped run: status %s next %d settled %d; want partial, 6 (the late record found), 1", res.Status, res.Next, res.Settled)
+		}
+		if cp := r.checkpoints(t)[pA]; cp.Next != 6 || cp.Owner != "" {
+			t.Errorf("checkpoint next %d owner %q; want 6 and the lease released", cp.Next, cp.Owner)
+		}
+		r.dst.produceFault = nil
+		r.run(t, t.Context(), r.options("next"))
+		r.checkExactCopy(t)
+	})
+	t.Run("unresolved", func(t *testing.T) {
+		r := newRig(map[catchup.Partition]int{pA: 10})
+		ctx, cancel := context.WithCancel(t.Context())
+		stage(r, cancel)
+		var down atomic.Bool // the target is unreachable once the request is in doubt
+		r.dst.readFault = func() error {
+			if r.dst.afterEndOffsets != nil && down.Load() {
+				return fmt.Errorf("target down: %w", catchup.ErrRetriable)
+			}
+			return nil
+		}
+		inner := r.dst.produceFault
+		r.dst.produceFault = func(p catchup.Partition, first int64) (bool, error) {
+			ok, err := inner(p, first)
+			if err != nil {
+				down.Store(true)
+			}
+			return ok, err
+		}
+		res := r.run(t, ctx, r.options("worker-1")).Partitions[0]
+		if cp := r.checkpoints(t)[pA]; cp.Owner != "worker-1" || res.Next != 5 {
+			t.Errorf("checkpoint owner %q, run next %d; want the lease kept by worker-1 and next 5", cp.Owner, res.Next)
+		}
+		// The target is back; the same worker restarts at once, and its
+		// takeover waits for the late request.
+		down.Store(false)
+		r.dst.produceFault = nil
+		res = r.run(t, t.Context(), r.options("worker-1")).Partitions[0]
+		if res.Status != StatusDone || res.Settled != 1 {
+			t.Errorf("restarted run: status %s settled %d; want done, 1", res.Status, res.Settled)
+		}
+		r.checkExactCopy(t)
+	})
+}
+
 func TestResumeWithASmallerWindowThanTheCrashedRun(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 20})
 	o := r.options("dies")

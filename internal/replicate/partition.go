@@ -30,6 +30,13 @@ type partitionCopy struct {
 	// takeover: the lease was found unreleased, so its holder may have
 	// left a produce request in flight (see settle).
 	takeover bool
+	// inDoubt: a produce request may have been appended, or may still be,
+	// and this run has not found out (a takeover not yet reconciled, a
+	// produce whose outcome is unknown when the run stops or its
+	// reconciliation fails). The lease is then not released at the end, so
+	// that the next run settles first.
+	inDoubt  bool
+	planned  bool // the window was planned (resolveDoubt moves nothing on a run that failed its plan)
 	released bool // the last commit released the lease
 
 	next      int64 // offset after the last acknowledged record (or covered marker)
@@ -88,6 +95,13 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		if pc.released {
 			return // by the last commit
 		}
+		if pc.inDoubt {
+			// Kept, so that the next run waits for the target to hold
+			// still before it reconciles (see settle).
+			e.o.Log.WarnContext(ctx, "lease kept: a produce request may still land in the target", "pipeline", e.o.Pipeline,
+				"topic", m.Topic, "partition", m.Partition.Partition, "next", pc.next)
+			return
+		}
 		rctx, cancel := pc.storeCall()
 		defer cancel()
 		if err := e.o.Store.Release(rctx, pc.lease); err != nil && !errors.Is(err, checkpoint.ErrFenced) {
@@ -100,7 +114,11 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 	// released: its holder died (or is this owner, restarted) and may have
 	// left a produce request in flight.
 	pc.takeover = loaded.Owner != ""
+	pc.inDoubt = pc.takeover && e.o.Provenance
 	err = pc.run(copyCtx, m, cp, pol)
+	if pc.inDoubt {
+		pc.resolveDoubt(lasting)
+	}
 	res.Next = pc.next
 	switch {
 	case errors.Is(err, checkpoint.ErrFenced):
@@ -115,7 +133,11 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		res.Status = StatusPartial
 	}
 	if res.Status != StatusFenced {
-		if cerr := pc.commitAndRelease(res.Err); cerr != nil {
+		commit := pc.commitAndRelease
+		if pc.inDoubt {
+			commit = func(cause error) error { return pc.commit(true, cause) } // the lease stays
+		}
+		if cerr := commit(res.Err); cerr != nil {
 			if errors.Is(cerr, checkpoint.ErrFenced) {
 				res.Status = StatusFenced
 			} else if res.Status != StatusFailed {
@@ -157,6 +179,7 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 	if pl.Err != nil {
 		return pl.Err
 	}
+	pc.planned = true
 	pc.next, pc.stop = pl.From, math.MaxInt64
 	if stop, ok := pol.StopOffsets[pc.p]; ok {
 		pc.stop = stop
@@ -173,6 +196,7 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 		if err := pc.retry(ctx, func() error { return pc.reconcileStart(ctx, cp) }); err != nil {
 			return err
 		}
+		pc.inDoubt = false
 		if cp.Exists && cp.TargetEnd > 0 && pc.next > 0 {
 			if err := pc.retry(ctx, func() error { return pc.checkAnchor(ctx) }); err != nil {
 				return err
@@ -188,6 +212,38 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 	}
 	pc.res.From = min(pc.next, pl.To)
 	return pc.copy(ctx, pl.To)
+}
+
+// resolveDoubt tries, at the end of a run left in doubt, to find out under
+// ctx (which outlives the copy but not the caller's deadline) what the
+// target holds: it waits for the target to hold still, then reconciles from
+// the last acknowledged end, as the next run would. On success the run is
+// no longer in doubt and its last commit covers what landed.
+func (pc *partitionCopy) resolveDoubt(ctx context.Context) {
+	if !pc.planned || pc.targetEnd < 0 || pc.next < 0 {
+		return // nothing known to reconcile from: the next run settles
+	}
+	err := pc.retry(ctx, func() error {
+		if pc.e.o.TakeoverSettle > 0 {
+			if err := pc.settle(ctx); err != nil {
+				return err
+			}
+		}
+		end, err := pc.targetEndOffset(ctx)
+		if err != nil {
+			return err
+		}
+		if end > pc.targetEnd {
+			if err := pc.reconcile(ctx, pc.targetEnd, end); err != nil {
+				return err
+			}
+		}
+		pc.targetEnd = max(pc.targetEnd, end)
+		return nil
+	})
+	if err == nil {
+		pc.inDoubt = false
+	}
 }
 
 // TakeoverSettleMax bounds the wait of settle: a target written to
@@ -569,6 +625,7 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 		case ctx.Err() != nil:
 			// The outcome of the request in flight is unknown; it is not
 			// committed, and the next run reconciles.
+			pc.inDoubt = pc.inDoubt || (e.o.Provenance && errors.Is(err, catchup.ErrUnknownOutcome))
 			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, ctx.Err())
 		case errors.Is(err, catchup.ErrUnknownOutcome) && e.o.Provenance && pc.targetEnd >= 0:
 			// Never retried blindly: find out what was appended first,
@@ -579,6 +636,7 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 				return err
 			})
 			if rerr != nil {
+				pc.inDoubt = true
 				return errors.Join(err, rerr)
 			}
 			recs = recs[n:]
@@ -607,6 +665,13 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 // reconcileProduce finds out, after a produce whose outcome is unknown, how
 // many leading records of recs the target holds, and accounts for them.
 func (pc *partitionCopy) reconcileProduce(ctx context.Context, recs []catchup.Record) (int, error) {
+	// The request may still be on its way to the broker (a connection
+	// lost after the write): let it land first.
+	if pc.e.o.TakeoverSettle > 0 {
+		if err := pc.settle(ctx); err != nil {
+			return 0, err
+		}
+	}
 	end, err := pc.targetEndOffset(ctx)
 	if err != nil {
 		return 0, err
