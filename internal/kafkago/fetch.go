@@ -277,8 +277,10 @@ func (d *recordDecoder) appendRecords(dst []catchup.Record, b *batch, from int64
 			return dst, fmt.Errorf("record batch at offset %d: %w", b.FirstOffset, errShort)
 		}
 		end := used + int(n)
-		// Unsafe: header keys share memory with data, which nobody
-		// writes to again.
+		// Unsafe: header keys are strings sharing memory with data,
+		// which nobody writes to until the fetch is released
+		// (replicate.Fetched.Release): a header key, like a key or a
+		// value, must not be kept past that, not even as a map key.
 		if err := d.rec.UnsafeReadFrom(data[:end]); err != nil {
 			return dst, fmt.Errorf("record batch at offset %d: %w", b.FirstOffset, err)
 		}

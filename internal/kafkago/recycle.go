@@ -22,6 +22,17 @@ type recycler struct {
 // is fetched.
 const recycled = 16
 
+// Bounds of what a recycler keeps and hands out: buffers of a fetch_bytes
+// raised far above the default are not held for the life of the process
+// (16 of them would be a gigabyte at 64 MiB), and a small response (the
+// anchor check's one record, a fetch at the log end) does not take, and
+// keep, a megabyte buffer.
+const (
+	maxRecycledBody    = 8 << 20
+	minRecycledBody    = 64 << 10
+	maxRecycledRecords = 64 << 10 // records in a slice: 6.5 MiB of catchup.Record
+)
+
 func newRecycler() *recycler {
 	return &recycler{bodies: make(chan []byte, recycled), records: make(chan []catchup.Record, recycled)}
 }
@@ -29,7 +40,7 @@ func newRecycler() *recycler {
 // body returns a buffer of n bytes, its contents undefined. A nil
 // recycler allocates.
 func (r *recycler) body(n int) []byte {
-	if r != nil {
+	if r != nil && n >= minRecycledBody {
 		select {
 		case b := <-r.bodies:
 			if cap(b) >= n {
@@ -56,13 +67,13 @@ func (r *recycler) recordSlice() []catchup.Record {
 // stale contents stay in the slice until overwritten: clearing them would
 // cost what recycling saves, and what they point to is recycled too.
 func (r *recycler) release(body []byte, recs []catchup.Record) {
-	if body != nil {
+	if cap(body) >= minRecycledBody && cap(body) <= maxRecycledBody {
 		select {
 		case r.bodies <- body:
 		default:
 		}
 	}
-	if cap(recs) > 0 {
+	if cap(recs) > 0 && cap(recs) <= maxRecycledRecords {
 		select {
 		case r.records <- recs[:0]:
 		default:
