@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"runtime/debug"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -27,10 +26,7 @@ import (
 func main() {
 	ctx := context.Background()
 	log := lambdaenv.Logger()
-	if limit := lambdaenv.MemoryLimit(os.Getenv); limit > 0 {
-		debug.SetMemoryLimit(limit)
-		log.Info("soft memory limit set from the function's memory size", "bytes", limit)
-	}
+	lambdaenv.SetMemoryLimit(os.Getenv, log)
 	fail := func(msg string, err error) {
 		log.Error(msg, "error", err)
 		os.Exit(1)

@@ -8,7 +8,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -28,10 +27,7 @@ import (
 func main() {
 	ctx := context.Background()
 	log := lambdaenv.Logger()
-	if limit := lambdaenv.MemoryLimit(os.Getenv); limit > 0 {
-		debug.SetMemoryLimit(limit)
-		log.Info("soft memory limit set from the function's memory size", "bytes", limit)
-	}
+	lambdaenv.SetMemoryLimit(os.Getenv, log)
 	fail := func(msg string, err error) {
 		log.Error(msg, "error", err)
 		os.Exit(1)

@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -58,6 +59,14 @@ const (
 // asked to stay under: the rest is for what it does not count (the binary's
 // text, thread stacks of the OS) and the Lambda runtime API client.
 const memoryLimitShare = 0.9
+
+// SetMemoryLimit applies MemoryLimit to the Go runtime, if any, and logs it.
+func SetMemoryLimit(getenv func(string) string, log *slog.Logger) {
+	if limit := MemoryLimit(getenv); limit > 0 {
+		debug.SetMemoryLimit(limit)
+		log.Info("soft memory limit set from the function's memory size", "bytes", limit)
+	}
+}
 
 // MemoryLimit returns the soft memory limit (runtime/debug.SetMemoryLimit)
 // for a function with getenv's memory size: 90% of it, so that the garbage
