@@ -43,6 +43,7 @@ import (
 	cfg "github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
+	"github.com/kafka-catchup/catchup/internal/procstat"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
@@ -524,7 +525,7 @@ func newBenchMeter() *benchMeter { return &benchMeter{kfakeOK: true} }
 func (m *benchMeter) start(clusters ...*benchCluster) {
 	runtime.GC()
 	m.clusters = clusters
-	m.cpu0, _ = benchCPUTime("self")
+	m.cpu0, _ = procstat.CPU("self")
 	m.kf0, _ = m.kfakeTime()
 	m.stopSample, m.sampled = make(chan struct{}), make(chan uint64)
 	go func() {
@@ -548,7 +549,7 @@ func (m *benchMeter) start(clusters ...*benchCluster) {
 func (m *benchMeter) stop() {
 	close(m.stopSample)
 	m.peak = max(m.peak, <-m.sampled)
-	cpu, _ := benchCPUTime("self")
+	cpu, _ := procstat.CPU("self")
 	m.cpu += cpu - m.cpu0
 	kf, ok := m.kfakeTime()
 	m.kfake += kf - m.kf0
@@ -562,7 +563,7 @@ func (m *benchMeter) kfakeTime() (d time.Duration, ok bool) {
 		if c.pid == 0 {
 			return 0, false
 		}
-		t, ok := benchCPUTime(strconv.Itoa(c.pid))
+		t, ok := procstat.CPU(strconv.Itoa(c.pid))
 		if !ok {
 			return 0, false
 		}
@@ -585,26 +586,4 @@ func (m *benchMeter) report(b *testing.B, n, size int64) {
 	if m.kfakeOK {
 		b.ReportMetric(float64(m.kfake.Milliseconds())/float64(iters), "kfake-cpu-ms/op")
 	}
-}
-
-// benchCPUTime returns the user+sys CPU time of process pid ("self" for this
-// one) from /proc; ok is false where there is no /proc.
-func benchCPUTime(pid string) (d time.Duration, ok bool) {
-	data, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	// Fields after the command name, which is in parentheses: state is
-	// field 3, utime 14, stime 15, in clock ticks of 10ms (USER_HZ).
-	s := string(data)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(fields) < 13 {
-		return 0, false
-	}
-	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
-	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond, true
 }

@@ -38,10 +38,10 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/kafka-catchup/catchup/bench/internal/procstat"
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	cfg "github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/procstat"
 )
 
 type result struct {

@@ -32,10 +32,10 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/kafka-catchup/catchup/bench/internal/procstat"
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	cfg "github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/procstat"
 )
 
 func main() { os.Exit(mainErr()) }

@@ -22,9 +22,9 @@ import (
 	"runtime/pprof"
 	"syscall"
 
-	"github.com/kafka-catchup/catchup/bench/internal/procstat"
 	cfg "github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
+	"github.com/kafka-catchup/catchup/internal/procstat"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 

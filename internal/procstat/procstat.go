@@ -1,5 +1,5 @@
 // Package procstat reads a process's CPU time and peak resident set from
-// /proc, for the benchmark tools under bench/.
+// /proc, for the benchmark tools under bench/ and the Go benchmarks.
 package procstat
 
 import (
