@@ -133,11 +133,9 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		res.Status = StatusPartial
 	}
 	if res.Status != StatusFenced {
-		commit := pc.commitAndRelease
-		if pc.inDoubt {
-			commit = func(cause error) error { return pc.commit(true, cause) } // the lease stays
-		}
-		if cerr := commit(res.Err); cerr != nil {
+		// The last commit releases the lease in the same write, unless
+		// the run is in doubt: then the lease stays.
+		if cerr := pc.commitWith(true, res.Err, !pc.inDoubt); cerr != nil {
 			if errors.Is(cerr, checkpoint.ErrFenced) {
 				res.Status = StatusFenced
 			} else if res.Status != StatusFailed {
@@ -188,12 +186,12 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 		pc.pendGap = &checkpoint.Gap{From: pl.Gap.From, To: pl.Gap.To, At: e.o.Now()}
 	}
 	if e.o.Provenance {
-		if pc.takeover && e.o.TakeoverSettle > 0 {
+		if pc.takeover {
 			if err := pc.retry(ctx, func() error { return pc.settle(ctx) }); err != nil {
 				return err
 			}
 		}
-		if err := pc.retry(ctx, func() error { return pc.reconcileStart(ctx, cp) }); err != nil {
+		if err := pc.retry(ctx, func() error { return pc.reconcileFrom(ctx, cp.TargetEnd) }); err != nil {
 			return err
 		}
 		pc.inDoubt = false
@@ -223,23 +221,12 @@ func (pc *partitionCopy) resolveDoubt(ctx context.Context) {
 	if !pc.planned || pc.targetEnd < 0 || pc.next < 0 {
 		return // nothing known to reconcile from: the next run settles
 	}
+	floor := pc.targetEnd
 	err := pc.retry(ctx, func() error {
-		if pc.e.o.TakeoverSettle > 0 {
-			if err := pc.settle(ctx); err != nil {
-				return err
-			}
-		}
-		end, err := pc.targetEndOffset(ctx)
-		if err != nil {
+		if err := pc.settle(ctx); err != nil {
 			return err
 		}
-		if end > pc.targetEnd {
-			if err := pc.reconcile(ctx, pc.targetEnd, end); err != nil {
-				return err
-			}
-		}
-		pc.targetEnd = max(pc.targetEnd, end)
-		return nil
+		return pc.reconcileFrom(ctx, floor)
 	})
 	if err == nil {
 		pc.inDoubt = false
@@ -255,6 +242,9 @@ const TakeoverSettleMax = 30 * time.Second
 // TakeoverSettleMax has passed.
 func (pc *partitionCopy) settle(ctx context.Context) error {
 	e := pc.e
+	if e.o.TakeoverSettle <= 0 {
+		return nil // turned off
+	}
 	end, err := pc.targetEndOffset(ctx)
 	if err != nil {
 		return err
@@ -281,21 +271,24 @@ func (pc *partitionCopy) settle(ctx context.Context) error {
 	}
 }
 
-// reconcileStart finds what a previous run wrote to the target after its
-// last commit and moves next past it.
-func (pc *partitionCopy) reconcileStart(ctx context.Context, cp checkpoint.Checkpoint) error {
+// reconcileFrom finds what was written to the target after the end offset
+// floor (the stored end at the start of a run, the last acknowledged one at
+// the end of a run in doubt; -1: unknown, nothing to read back) and moves
+// next past it. A target that ends below floor was truncated or recreated:
+// that fails, and nothing moves.
+func (pc *partitionCopy) reconcileFrom(ctx context.Context, floor int64) error {
 	end, err := pc.targetEndOffset(ctx)
 	if err != nil {
 		return err
 	}
-	if cp.TargetEnd >= 0 {
-		if end < cp.TargetEnd {
+	if floor >= 0 {
+		if end < floor {
 			return fmt.Errorf("target partition %s ends at %d, below the end %d recorded at the last commit: "+
 				"the target topic was truncated or recreated; run `catchup reset --topic %s` to copy again deliberately",
-				pc.p, end, cp.TargetEnd, pc.p.Topic)
+				pc.p, end, floor, pc.p.Topic)
 		}
-		if end > cp.TargetEnd {
-			if err := pc.reconcile(ctx, cp.TargetEnd, end); err != nil {
+		if end > floor {
+			if err := pc.reconcile(ctx, floor, end); err != nil {
 				return err
 			}
 		}
@@ -667,10 +660,8 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 func (pc *partitionCopy) reconcileProduce(ctx context.Context, recs []catchup.Record) (int, error) {
 	// The request may still be on its way to the broker (a connection
 	// lost after the write): let it land first.
-	if pc.e.o.TakeoverSettle > 0 {
-		if err := pc.settle(ctx); err != nil {
-			return 0, err
-		}
+	if err := pc.settle(ctx); err != nil {
+		return 0, err
 	}
 	end, err := pc.targetEndOffset(ctx)
 	if err != nil {
@@ -751,13 +742,8 @@ func (pc *partitionCopy) commit(force bool, cause error) error {
 	return pc.commitWith(force, cause, false)
 }
 
-// commitAndRelease is the last commit of a run: forced, and releasing the
-// lease in the same write when there is something to write (else the lease
-// is released on its own).
-func (pc *partitionCopy) commitAndRelease(cause error) error {
-	return pc.commitWith(true, cause, true)
-}
-
+// commitWith is commit that, with release, also frees the lease in the same
+// write (checkpoint.Commit.Release): a run's last commit.
 func (pc *partitionCopy) commitWith(force bool, cause error, release bool) error {
 	e := pc.e
 	now := e.o.Now()
