@@ -512,6 +512,45 @@ func TestProduceInDoubtAtTheEndIsResolvedBeforeRelease(t *testing.T) {
 	})
 }
 
+// TestProduceInDoubtKeepsTheDeadline: finding out what a request in doubt
+// did takes at most half of the time left, so that a run whose target never
+// holds still still commits before its deadline, and keeps its lease.
+func TestProduceInDoubtKeepsTheDeadline(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 10})
+	var fault sync.Once
+	r.dst.produceFault = func(p catchup.Partition, first int64) (bool, error) {
+		var err error
+		if first >= 4 {
+			fault.Do(func() { err = fmt.Errorf("connection reset after the write: %w", catchup.ErrUnknownOutcome) })
+		}
+		return false, err
+	}
+	var other atomic.Int64
+	r.dst.afterEndOffsets = func() { // another producer: the end never holds still
+		other.Add(1)
+		r.dst.mu.Lock()
+		r.dst.logs[pA].recs = append(r.dst.logs[pA].recs, catchup.Record{Offset: -1, Value: []byte("foreign")})
+		r.dst.mu.Unlock()
+	}
+	o := r.options("worker-1")
+	o.TakeoverSettle = 20 * time.Millisecond
+	o.Margin = 400 * time.Millisecond
+	deadline := time.Now().Add(600 * time.Millisecond)
+	ctx, cancel := context.WithDeadline(t.Context(), deadline)
+	defer cancel()
+	res := r.run(t, ctx, o).Partitions[0]
+	if late := time.Since(deadline); late > 0 {
+		t.Errorf("the run ended %s after its deadline", late)
+	}
+	cp := r.checkpoints(t)[pA]
+	if cp.Next != res.Next || cp.Next < 4 || cp.Owner != "worker-1" {
+		t.Errorf("checkpoint next %d owner %q, run next %d; want the run's next (at least 4) committed and the lease kept", cp.Next, cp.Owner, res.Next)
+	}
+	if other.Load() < 3 {
+		t.Errorf("the target was read %d times: the run did not try to settle", other.Load())
+	}
+}
+
 func TestResumeWithASmallerWindowThanTheCrashedRun(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 20})
 	o := r.options("dies")

@@ -221,6 +221,12 @@ func (pc *partitionCopy) resolveDoubt(ctx context.Context) {
 	if !pc.planned || pc.targetEnd < 0 || pc.next < 0 {
 		return // nothing known to reconcile from: the next run settles
 	}
+	if dl, ok := ctx.Deadline(); ok {
+		// At most half the time left: the last commit needs the rest.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Until(dl)/2)
+		defer cancel()
+	}
 	floor := pc.targetEnd
 	err := pc.retry(ctx, func() error {
 		if err := pc.settle(ctx); err != nil {
