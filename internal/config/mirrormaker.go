@@ -154,7 +154,13 @@ type Migration struct {
 // holds every notice but no File or YAML.
 func FromMirrorMaker(consumers []MMFile, producer MMFile, flags MMFlags) (*Migration, error) {
 	c := &mmConv{flags: flags, keys: mmKeys(), passwords: map[string]Secret{}, envs: map[string]string{}}
-	c.known = slices.Sorted(maps.Keys(c.keys))
+	for _, k := range slices.Sorted(maps.Keys(c.keys)) {
+		for side, ans := range c.keys[k] {
+			if ans.kind != "" {
+				c.known[side] = append(c.known[side], k)
+			}
+		}
+	}
 	if c.flags.WhitelistFlag == "" {
 		c.flags.WhitelistFlag = "--whitelist"
 	}
@@ -233,7 +239,7 @@ func FromMirrorMaker(consumers []MMFile, producer MMFile, flags MMFlags) (*Migra
 type mmConv struct {
 	flags     MMFlags
 	keys      map[string]mmKey
-	known     []string
+	known     [2][]string // per mmSide, sorted: suggestions come from the file's own kind
 	notices   []Notice
 	passwords map[string]Secret
 	envs      map[string]string // password variable → cluster
@@ -493,8 +499,8 @@ func (fc *mmFile) key(k string) {
 
 // unknown explains a key that no Kafka client knows, suggesting the nearest.
 func (fc *mmFile) unknown(k string) {
-	if best, ok := nearest(k, fc.c.known); ok {
-		fc.note(k, NoticeUnknown, "not a Kafka %s setting (did you mean %q?)", fc.side, best)
+	if best := nearestMMKeys(k, fc.c.known[fc.side]); len(best) > 0 {
+		fc.note(k, NoticeUnknown, "not a Kafka %s setting (did you mean %s?)", fc.side, quoteOr(best))
 		return
 	}
 	fc.note(k, NoticeUnknown, "not a Kafka %s setting that catchup knows; remove it, or fix it if it is misspelled", fc.side)
@@ -1452,4 +1458,46 @@ func sparseYAML(v reflect.Value, path string, explicit map[string]bool) (any, bo
 		return nil, false
 	}
 	return v.Interface(), true
+}
+
+// nearestMMKeys returns the keys of one side (consumer or producer) that a
+// misspelled key most likely meant: the nearest whole key, or else the keys
+// with a dotted part near one of k's distinctive parts ("derializer.class"
+// finds key.deserializer and value.deserializer on the consumer side).
+func nearestMMKeys(k string, candidates []string) []string {
+	if best, ok := nearest(k, candidates); ok {
+		return []string{best}
+	}
+	generic := map[string]bool{"class": true, "config": true, "bytes": true, "enable": true, "max": true, "min": true, "ms": true, "type": true}
+	var out []string
+	for _, c := range candidates {
+	parts:
+		for _, kp := range strings.Split(strings.ToLower(k), ".") {
+			if len(kp) < 6 || generic[kp] {
+				continue
+			}
+			for _, cp := range strings.Split(c, ".") {
+				if editDistance(kp, cp) <= max(1, len(kp)/3) {
+					out = append(out, c)
+					break parts
+				}
+			}
+		}
+	}
+	if len(out) > 3 {
+		return nil // too vague to be a suggestion
+	}
+	return out
+}
+
+// quoteOr joins quoted keys: "a", "a" or "b", "a", "b" or "c".
+func quoteOr(keys []string) string {
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = strconv.Quote(k)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
