@@ -363,3 +363,59 @@ func mmSeed(t *testing.T, brokers []string, mech sasl.Mechanism, topics []string
 		}
 	}
 }
+
+// The command line as blog posts print it — the launcher, en dashes and
+// curly quotes — pasted verbatim after catchup mirrormaker, gives the same
+// configuration as the ASCII one, with a notice per changed argument; what
+// cannot be read safely is bad usage (exit 2) with the fix, never a run
+// whose pattern matches nothing.
+func TestMirrorMakerTypography(t *testing.T) {
+	t.Chdir("../../internal/config/testdata/mirrormaker")
+	seed := strings.Fields("kafka-run-class.sh kafka.tools.MirrorMaker –consumer.config sourceCluster1Consumer.config " +
+		"–consumer.config sourceCluster2Consumer.config –num.streams 2 –producer.config targetClusterProducer.config –whitelist=”.*”")
+	ascii := []string{"--consumer.config", "sourceCluster1Consumer.config", "--consumer.config", "sourceCluster2Consumer.config",
+		"--num.streams", "2", "--producer.config", "targetClusterProducer.config", "--whitelist=.*"}
+	wantCode, wantOut, _ := mmCLI(t, append([]string{"mirrormaker", "--print-config"}, ascii...)...)
+	if wantCode != exitOK || wantOut == "" {
+		t.Fatalf("the ASCII command line: exit %d, stdout %q", wantCode, wantOut)
+	}
+
+	code, stdout, stderr := mmCLI(t, append([]string{"mirrormaker", "--print-config"}, seed...)...)
+	if code != exitOK {
+		t.Fatalf("the pasted command line: exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+	if diff := cmp.Diff(lines(wantOut), lines(stdout)); diff != "" {
+		t.Errorf("YAML of the pasted command line (-ascii +pasted):\n%s", diff)
+	}
+	for _, w := range []string{
+		`catchup mirrormaker: ignored "kafka-run-class.sh" "kafka.tools.MirrorMaker"`,
+		`catchup mirrormaker: read "–consumer.config" as "--consumer.config": typographic dashes`,
+		`catchup mirrormaker: read "–num.streams" as "--num.streams"`,
+		`catchup mirrormaker: read "–whitelist=”.*”" as "--whitelist=.*"`,
+	} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr does not say %q:\n%s", w, stderr)
+		}
+	}
+
+	bad := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"typographic quote inside a value", []string{"–consumer.config", "sourceCluster1Consumer.config", "--whitelist=a”b"},
+			`argument "--whitelist=a”b" holds typographic dashes or quotes`},
+		{"a stray argument", []string{"--consumer.config", "sourceCluster1Consumer.config", "MirrorMaker"},
+			`unexpected argument "MirrorMaker": mirrormaker takes only flags`},
+		{"unknown flag", []string{"–consumer.confg", "sourceCluster1Consumer.config"},
+			`unknown flag: --consumer.confg; see catchup mirrormaker --help`},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := mmCLI(t, append([]string{"mirrormaker"}, tt.args...)...)
+			if code != exitUsage || !strings.Contains(stderr, tt.want) || stdout != "" {
+				t.Errorf("exit %d (want %d), stdout %q, stderr %q (want %q)", code, exitUsage, stdout, stderr, tt.want)
+			}
+		})
+	}
+}
