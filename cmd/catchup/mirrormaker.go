@@ -140,6 +140,11 @@ func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPa
 	}
 	var mmErr *config.MirrorMakerError
 	if errors.As(err, &mmErr) {
+		if printConfig && m.YAML != nil {
+			if _, werr := a.out.Write(m.YAML); werr != nil {
+				return werr
+			}
+		}
 		return usageError{fmt.Errorf("the MirrorMaker configuration cannot be converted: %d problems, listed above", len(mmErr.Problems))}
 	}
 	if err != nil {

@@ -199,8 +199,14 @@ func TestUnknownKeys(t *testing.T) {
 	m, err := convert(t, plainConsumer+"bootstrap.server=x:1\nfoo.bar.baz=1\nderializer.class=x\n",
 		plainProducer+"compresion.type=lz4\nserilizer.class=x\n", MMFlags{})
 	var mmErr *MirrorMakerError
-	if !errors.As(err, &mmErr) || len(mmErr.Problems) != 5 || m.File != nil || m.YAML != nil {
+	if !errors.As(err, &mmErr) || len(mmErr.Problems) != 5 || m.File != nil {
 		t.Fatalf("err = %v, File %v; want a *MirrorMakerError with 5 problems and no File", err, m.File)
+	}
+	// The draft YAML is still there, every problem in it as a comment.
+	for _, p := range mmErr.Problems {
+		if !strings.Contains(string(m.YAML), "PROBLEM: "+p.String()) && !strings.Contains(string(m.YAML), "PROBLEM: "+p.Key+": ") {
+			t.Errorf("the draft YAML does not carry %q:\n%s", p, m.YAML)
+		}
 	}
 	want := map[string][]string{
 		"bootstrap.server": {`unknown: not a Kafka consumer setting (did you mean "bootstrap.servers"?)`},
