@@ -59,6 +59,16 @@ lint: $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) ## golangci-lint (vet, stati
 	$(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) run ./...
 	if command -v shellcheck >/dev/null; then shellcheck -x -P SCRIPTDIR test/kafka/*.sh bench/*.sh .ci/run; else echo "shellcheck not installed: skipped"; fi
 
+GOVULNCHECK_VERSION := v1.9.0
+
+$(BIN)/govulncheck-$(GOVULNCHECK_VERSION):
+	GOBIN=$(CURDIR)/$(BIN)/tmp $(GO) install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
+	mv $(BIN)/tmp/govulncheck $@ && rmdir $(BIN)/tmp
+
+.PHONY: vuln
+vuln: $(BIN)/govulncheck-$(GOVULNCHECK_VERSION) ## govulncheck: reachable known vulnerabilities (needs https://vuln.go.dev, or GOVULNDB=file:///dir)
+	$(BIN)/govulncheck-$(GOVULNCHECK_VERSION) ./...
+
 .PHONY: bench-go
 bench-go: ## Go benchmarks of the hot path and kfake copies, via benchstat; BASE=rev compares with a revision
 	bench/gobench.sh $(BASE)

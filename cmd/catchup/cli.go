@@ -13,6 +13,7 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
+	"github.com/kafka-catchup/catchup/internal/version"
 )
 
 // Exit codes.
@@ -92,8 +93,10 @@ run resumes exactly where the last acknowledged write ended.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Version: version.Get().String(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	pf := root.PersistentFlags()
 	pf.StringVarP(&a.configPath, "config", "c", "pipelines.yaml", "pipeline configuration file")
 	pf.StringVarP(&a.pipeline, "pipeline", "p", "", "pipeline name (default: every pipeline, or the only one)")
@@ -101,7 +104,7 @@ run resumes exactly where the last acknowledged write ended.`,
 		"lease owner id (env CATCHUP_OWNER; default host-pid-time); a restarted run with the same id takes its own leases back at once. Two live processes must never share one")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log every window and retry")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(a.runCmd(), a.planCmd(), a.backfillCmd(), a.translateCmd(), a.statusCmd(), a.resetCmd(), a.verifyCmd(), a.initStoreCmd(), a.demoCmd(), a.mirrorMakerCmd())
+	root.AddCommand(a.runCmd(), a.planCmd(), a.backfillCmd(), a.translateCmd(), a.statusCmd(), a.resetCmd(), a.verifyCmd(), a.initStoreCmd(), a.demoCmd(), a.mirrorMakerCmd(), a.versionCmd())
 	return root
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -39,9 +41,29 @@ sasl.jaas.config are never printed: the YAML names an environment variable.`,
 		Example: `  catchup mirrormaker --consumer.config sourceCluster1Consumer.config \
       --consumer.config sourceCluster2Consumer.config --num.streams 2 \
       --producer.config targetClusterProducer.config --whitelist=".*" --print-config > pipelines.yaml`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		// Parsed here, after normalising what a web page's typography did
+		// to the dashes and quotes of a copied command line.
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			args, notes, err := normalizeMMArgs(args)
+			for _, n := range notes {
+				fmt.Fprintf(a.err, "catchup mirrormaker: %s\n", n)
+			}
+			if err != nil {
+				return usageError{err}
+			}
+			cmd.InheritedFlags() // merges the root's persistent flags into cmd.Flags()
+			if err := cmd.Flags().Parse(args); err != nil {
+				return usageError{fmt.Errorf("%w; see catchup mirrormaker --help", err)}
+			}
 			flags := cmd.Flags()
+			if help, _ := flags.GetBool("help"); help {
+				return cmd.Help()
+			}
+			if rest := flags.Args(); len(rest) > 0 {
+				return usageError{fmt.Errorf("unexpected argument %q: mirrormaker takes only flags "+
+					"(--consumer.config FILE, --producer.config FILE, --whitelist REGEX, ...); see catchup mirrormaker --help", rest[0])}
+			}
 			switch {
 			case flags.Changed("whitelist") && flags.Changed("include"):
 				return usageError{errors.New("--whitelist and --include are the same flag: give one")}
@@ -118,6 +140,11 @@ func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPa
 	}
 	var mmErr *config.MirrorMakerError
 	if errors.As(err, &mmErr) {
+		if printConfig && m.YAML != nil {
+			if _, werr := a.out.Write(m.YAML); werr != nil {
+				return werr
+			}
+		}
 		return usageError{fmt.Errorf("the MirrorMaker configuration cannot be converted: %d problems, listed above", len(mmErr.Problems))}
 	}
 	if err != nil {
@@ -153,4 +180,66 @@ func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPa
 		return errNotDone
 	}
 	return nil
+}
+
+// Typographic characters that word processors and web pages put in place of
+// the ASCII ones of a command line.
+const (
+	mmDashes = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212" // hyphen, non-breaking hyphen, figure dash, en dash, em dash, bar, minus
+	mmQuotes = "\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u00ab\u00bb"
+)
+
+// normalizeMMArgs undoes what copying a MirrorMaker command line from a web
+// page does to it: it drops a leading "kafka-run-class.sh
+// kafka.tools.MirrorMaker" (or kafka-mirror-maker.sh), reads a typographic
+// dash that starts an argument as "--", and removes typographic quotes
+// around a value (which the shell, unlike ASCII quotes, leaves in place).
+// Each change is described in a note. A typographic character left
+// anywhere else is refused, with the fix.
+func normalizeMMArgs(args []string) (out, notes []string, err error) {
+	launcher := func(arg string) bool {
+		return strings.TrimSuffix(filepath.Base(arg), ".sh") == "kafka-run-class"
+	}
+	var kept []string
+	for i := 0; i < len(args); i++ {
+		switch {
+		case launcher(args[i]) && i+1 < len(args) && args[i+1] == "kafka.tools.MirrorMaker":
+			notes = append(notes, fmt.Sprintf("ignored %q %q: catchup mirrormaker stands for them", args[i], args[i+1]))
+			i++
+		case strings.TrimSuffix(filepath.Base(args[i]), ".sh") == "kafka-mirror-maker":
+			notes = append(notes, fmt.Sprintf("ignored %q: catchup mirrormaker stands for it", args[i]))
+		default:
+			kept = append(kept, args[i])
+		}
+	}
+	args = kept
+	for _, arg := range args {
+		fixed := arg
+		if trimmed := strings.TrimLeft(fixed, mmDashes+"-"); trimmed != fixed && strings.ContainsAny(fixed[:len(fixed)-len(trimmed)], mmDashes) {
+			fixed = "--" + trimmed
+		}
+		name, value, hasValue := strings.Cut(fixed, "=")
+		if !strings.HasPrefix(fixed, "-") {
+			name, value, hasValue = "", fixed, true
+		}
+		if hasValue {
+			if v := strings.Trim(value, mmQuotes); v != value {
+				value = v
+			}
+			if name != "" {
+				fixed = name + "=" + value
+			} else {
+				fixed = value
+			}
+		}
+		if strings.ContainsAny(fixed, mmDashes+mmQuotes) {
+			return nil, notes, fmt.Errorf("argument %q holds typographic dashes or quotes, as a web page or word processor writes them: "+
+				"retype them as ASCII - and \" (for example --whitelist='.*')", arg)
+		}
+		if fixed != arg {
+			notes = append(notes, fmt.Sprintf("read %q as %q: typographic dashes and quotes, as pasted from a web page, replaced by ASCII ones", arg, fixed))
+		}
+		out = append(out, fixed)
+	}
+	return out, notes, nil
 }

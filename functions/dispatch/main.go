@@ -21,6 +21,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/fanout"
 	"github.com/kafka-catchup/catchup/internal/lambdaenv"
 	"github.com/kafka-catchup/catchup/internal/metrics"
+	"github.com/kafka-catchup/catchup/internal/version"
 )
 
 func main() {
@@ -83,6 +84,6 @@ func main() {
 	if err != nil {
 		fail("build handler", err)
 	}
-	log.Info("ready", slog.Int("pipelines", len(file.Pipelines)), slog.String("table", loc.Path), slog.String("replicate_function", function))
+	log.Info("ready", version.Get().LogAttr(), slog.Int("pipelines", len(file.Pipelines)), slog.String("table", loc.Path), slog.String("replicate_function", function))
 	lambda.StartWithOptions(d.Handle, lambda.WithContext(ctx))
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/lambdaenv"
 	"github.com/kafka-catchup/catchup/internal/metrics"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
+	"github.com/kafka-catchup/catchup/internal/version"
 	"github.com/kafka-catchup/catchup/internal/worker"
 )
 
@@ -69,6 +70,6 @@ func main() {
 	if err != nil {
 		fail("build handler", err)
 	}
-	log.Info("ready", slog.Int("pipelines", len(file.Pipelines)), slog.String("table", loc.Path))
+	log.Info("ready", version.Get().LogAttr(), slog.Int("pipelines", len(file.Pipelines)), slog.String("table", loc.Path))
 	lambda.StartWithOptions(h.Handle, lambda.WithContext(ctx))
 }

@@ -130,6 +130,9 @@ type Migration struct {
 	File *File
 	// YAML is the equivalent configuration file. It never holds a password:
 	// SASL blocks name an environment variable (password_env) instead.
+	// When FromMirrorMaker returned an error it is a draft, headed "NOT
+	// RUNNABLE YET", with the problems as comments; nil if no pipeline
+	// could be built.
 	YAML []byte
 	// Notices explain every key and flag, in file order, then the problems
 	// that Parse found in the result.
@@ -151,10 +154,18 @@ type Migration struct {
 // will not honour (acks=0 and other ways of losing records, unless
 // flags.AllowDataLoss; Java message handlers; Kerberos) make the conversion
 // fail: the error is a *MirrorMakerError, and the returned Migration still
-// holds every notice but no File or YAML.
+// holds every notice and, when a pipeline could be built, a draft YAML with
+// each problem as a comment beside the setting it concerns (or in the
+// header), but no File.
 func FromMirrorMaker(consumers []MMFile, producer MMFile, flags MMFlags) (*Migration, error) {
 	c := &mmConv{flags: flags, keys: mmKeys(), passwords: map[string]Secret{}, envs: map[string]string{}}
-	c.known = slices.Sorted(maps.Keys(c.keys))
+	for _, k := range slices.Sorted(maps.Keys(c.keys)) {
+		for side, ans := range c.keys[k] {
+			if ans.kind != "" {
+				c.known[side] = append(c.known[side], k)
+			}
+		}
+	}
 	if c.flags.WhitelistFlag == "" {
 		c.flags.WhitelistFlag = "--whitelist"
 	}
@@ -208,7 +219,7 @@ func FromMirrorMaker(consumers []MMFile, producer MMFile, flags MMFlags) (*Migra
 
 	m := &Migration{Passwords: c.passwords}
 	if len(f.Pipelines) > 0 {
-		m.YAML = c.yaml(f, explicit, consumers, producer)
+		m.YAML = c.yaml(f, explicit, consumers, producer, nil, nil)
 		parsed, err := Parse(m.YAML, "catchup.yaml")
 		for _, e := range joinedErrors(err) {
 			c.addParseProblem(e, origins, covered)
@@ -224,6 +235,15 @@ func FromMirrorMaker(consumers []MMFile, producer MMFile, flags MMFlags) (*Migra
 	}
 	if len(blocking) > 0 {
 		m.File, m.YAML = nil, nil
+		if len(f.Pipelines) > 0 {
+			comments, rest := problemComments(blocking, origins)
+			head := []string{fmt.Sprintf("NOT RUNNABLE YET: %d problems, each beside its setting (# PROBLEM: ...) or listed here;", len(blocking)),
+				"fix them in the MirrorMaker files and convert again, or fix this file."}
+			for _, n := range rest {
+				head = append(head, "PROBLEM: "+n.String())
+			}
+			m.YAML = c.yaml(f, explicit, consumers, producer, comments, head)
+		}
 		return m, &MirrorMakerError{Problems: blocking}
 	}
 	return m, nil
@@ -233,7 +253,7 @@ func FromMirrorMaker(consumers []MMFile, producer MMFile, flags MMFlags) (*Migra
 type mmConv struct {
 	flags     MMFlags
 	keys      map[string]mmKey
-	known     []string
+	known     [2][]string // per mmSide, sorted: suggestions come from the file's own kind
 	notices   []Notice
 	passwords map[string]Secret
 	envs      map[string]string // password variable → cluster
@@ -493,8 +513,8 @@ func (fc *mmFile) key(k string) {
 
 // unknown explains a key that no Kafka client knows, suggesting the nearest.
 func (fc *mmFile) unknown(k string) {
-	if best, ok := nearest(k, fc.c.known); ok {
-		fc.note(k, NoticeUnknown, "not a Kafka %s setting (did you mean %q?)", fc.side, best)
+	if best := nearestMMKeys(k, fc.c.known[fc.side]); len(best) > 0 {
+		fc.note(k, NoticeUnknown, "not a Kafka %s setting (did you mean %s?)", fc.side, quoteOr(best))
 		return
 	}
 	fc.note(k, NoticeUnknown, "not a Kafka %s setting that catchup knows; remove it, or fix it if it is misspelled", fc.side)
@@ -1386,23 +1406,30 @@ func joinedErrors(err error) []*Error {
 
 // yaml writes f as a YAML configuration holding only the settings that the
 // conversion set, with a header naming the files it came from.
-func (c *mmConv) yaml(f *File, explicit map[string]bool, consumers []MMFile, producer MMFile) []byte {
+func (c *mmConv) yaml(f *File, explicit map[string]bool, consumers []MMFile, producer MMFile, comments yaml.CommentMap, head []string) []byte {
 	names := make([]string, len(consumers))
 	for i, cf := range consumers {
 		names[i] = cf.Name
 	}
 	doc, _ := sparseYAML(reflect.ValueOf(f).Elem(), "", explicit)
-	body, err := yaml.MarshalWithOptions(doc, yaml.IndentSequence(true))
+	opts := []yaml.EncodeOption{yaml.IndentSequence(true)}
+	if len(comments) > 0 {
+		opts = append(opts, yaml.WithComment(comments))
+	}
+	body, err := yaml.MarshalWithOptions(doc, opts...)
 	if err != nil {
 		// Not expected: the document holds only strings, numbers, booleans and lists.
 		c.add(Notice{Kind: NoticeInvalid, Msg: fmt.Sprintf("write the YAML: %v", err)})
 		return nil
 	}
-	head := fmt.Sprintf("# catchup configuration converted from MirrorMaker by `catchup mirrormaker --print-config`\n"+
+	top := fmt.Sprintf("# catchup configuration converted from MirrorMaker by `catchup mirrormaker --print-config`\n"+
 		"# consumer configs: %s\n# producer config: %s\n"+
 		"# Every setting left out takes its default: see internal/config/testdata/pipelines.yaml.\n",
 		strings.Join(names, ", "), producer.Name)
-	return append([]byte(head), body...)
+	for _, h := range head {
+		top += "# " + h + "\n"
+	}
+	return append([]byte(top), body...)
 }
 
 // sparseYAML returns v as a YAML value holding only the fields that are
@@ -1452,4 +1479,72 @@ func sparseYAML(v reflect.Value, path string, explicit map[string]bool) (any, bo
 		return nil, false
 	}
 	return v.Interface(), true
+}
+
+// nearestMMKeys returns the keys of one side (consumer or producer) that a
+// misspelled key most likely meant: the nearest whole key, or else the keys
+// with a dotted part near one of k's distinctive parts ("derializer.class"
+// finds key.deserializer and value.deserializer on the consumer side).
+func nearestMMKeys(k string, candidates []string) []string {
+	if best, ok := nearest(k, candidates); ok {
+		return []string{best}
+	}
+	generic := map[string]bool{"class": true, "config": true, "bytes": true, "enable": true, "max": true, "min": true, "ms": true, "type": true}
+	var out []string
+	for _, c := range candidates {
+	parts:
+		for _, kp := range strings.Split(strings.ToLower(k), ".") {
+			if len(kp) < 6 || generic[kp] {
+				continue
+			}
+			for _, cp := range strings.Split(c, ".") {
+				if editDistance(kp, cp) <= max(1, len(kp)/3) {
+					out = append(out, c)
+					break parts
+				}
+			}
+		}
+	}
+	if len(out) > 3 {
+		return nil // too vague to be a suggestion
+	}
+	return out
+}
+
+// quoteOr joins quoted keys: "a", "a" or "b", "a", "b" or "c".
+func quoteOr(keys []string) string {
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = strconv.Quote(k)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// problemComments places each blocking notice beside the YAML setting it
+// came from, as a line comment at its path in the document
+// ("$.pipelines[0].source.brokers"); rest holds the notices that no setting
+// of the YAML came from (an unknown key, a missing flag).
+func problemComments(problems []Notice, origins []map[string]mmOrigin) (comments yaml.CommentMap, rest []Notice) {
+	comments = yaml.CommentMap{}
+	for _, n := range problems {
+		var paths []string
+		for i, o := range origins {
+			for _, path := range slices.Sorted(maps.Keys(o)) {
+				if o[path].key == n.Key && o[path].file == n.File {
+					paths = append(paths, fmt.Sprintf("$.pipelines[%d].%s", i, path))
+				}
+			}
+		}
+		if len(paths) == 0 {
+			rest = append(rest, n)
+			continue
+		}
+		for _, p := range paths {
+			comments[p] = []*yaml.Comment{yaml.LineComment(" PROBLEM: " + n.Key + ": " + string(n.Kind) + ": " + n.Msg)}
+		}
+	}
+	return comments, rest
 }

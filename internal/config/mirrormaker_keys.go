@@ -35,6 +35,7 @@ const (
 	whyJavaTuning  = "connection tuning of the Java client; catchup's Kafka client (kafka-go) uses its own"
 	whyJavaPlugin  = "a Java plugin class, which catchup cannot load"
 	whyBytes       = "catchup copies keys and values as bytes, unchanged"
+	whyNoWait      = "catchup copies a fixed window up to the end offset it saw when the run started, so it never waits for new records"
 	whyTLSTuning   = "Go's TLS stack negotiates TLS 1.2 or 1.3 with its own cipher suites and providers"
 	whyCommitted   = "catchup commits its checkpoints to its own store, after the target acknowledged the records, " +
 		"every commit_interval (--offset.commit.interval.ms)"
@@ -77,7 +78,8 @@ func mmKeys() map[string]mmKey {
 	add(mmConsumer, NoticeObsolete, whyOldConsumer+whyCommitted, "offsets.storage", "dual.commit.enabled",
 		"offsets.channel.backoff.ms", "offsets.channel.socket.timeout.ms", "offsets.commit.max.retries")
 	add(mmConsumer, NoticeObsolete, whyOldConsumer+whyJavaTuning, "socket.receive.buffer.bytes", "socket.timeout.ms",
-		"fetch.wait.max.ms", "num.consumer.fetchers")
+		"num.consumer.fetchers")
+	add(mmConsumer, NoticeObsolete, whyOldConsumer+whyNoWait, "fetch.wait.max.ms")
 	add(mmConsumer, NoticeObsolete, whyOldConsumer+whyMemory, "queued.max.message.chunks")
 
 	// The Java consumer.
@@ -88,8 +90,7 @@ func mmKeys() map[string]mmKey {
 	add(mmConsumer, NoticeNotApplicable, "catchup fetches by bytes per partition (fetch_bytes), not by records",
 		"max.poll.records")
 	add(mmConsumer, NoticeNotApplicable, "one fetch is bounded per partition by fetch_bytes", "fetch.max.bytes")
-	add(mmConsumer, NoticeNotApplicable, "catchup copies a fixed window up to the end offset it saw when the run "+
-		"started, so it never waits for new records", "fetch.min.bytes", "fetch.max.wait.ms")
+	add(mmConsumer, NoticeNotApplicable, whyNoWait, "fetch.min.bytes", "fetch.max.wait.ms")
 	add(mmConsumer, NoticeNotApplicable, "the broker and kafka-go check record batches", "check.crcs")
 	add(mmConsumer, NoticeNotApplicable, "catchup fetches from partition leaders", "client.rack")
 	add(mmConsumer, NoticeNotApplicable, "catchup never creates source topics", "allow.auto.create.topics")

@@ -196,15 +196,26 @@ func TestEveryKeyAnswered(t *testing.T) {
 }
 
 func TestUnknownKeys(t *testing.T) {
-	m, err := convert(t, plainConsumer+"bootstrap.server=x:1\nfoo.bar.baz=1\n", plainProducer+"compresion.type=lz4\n", MMFlags{})
+	m, err := convert(t, plainConsumer+"bootstrap.server=x:1\nfoo.bar.baz=1\nderializer.class=x\n",
+		plainProducer+"compresion.type=lz4\nserilizer.class=x\n", MMFlags{})
 	var mmErr *MirrorMakerError
-	if !errors.As(err, &mmErr) || len(mmErr.Problems) != 3 || m.File != nil || m.YAML != nil {
-		t.Fatalf("err = %v, File %v; want a *MirrorMakerError with 3 problems and no File", err, m.File)
+	if !errors.As(err, &mmErr) || len(mmErr.Problems) != 5 || m.File != nil {
+		t.Fatalf("err = %v, File %v; want a *MirrorMakerError with 5 problems and no File", err, m.File)
+	}
+	// The draft YAML is still there, every problem in it as a comment.
+	for _, p := range mmErr.Problems {
+		if !strings.Contains(string(m.YAML), "PROBLEM: "+p.String()) && !strings.Contains(string(m.YAML), "PROBLEM: "+p.Key+": ") {
+			t.Errorf("the draft YAML does not carry %q:\n%s", p, m.YAML)
+		}
 	}
 	want := map[string][]string{
 		"bootstrap.server": {`unknown: not a Kafka consumer setting (did you mean "bootstrap.servers"?)`},
 		"foo.bar.baz":      {"unknown: not a Kafka consumer setting that catchup knows; remove it, or fix it if it is misspelled"},
 		"compresion.type":  {`unknown: not a Kafka producer setting (did you mean "compression.type"?)`},
+		// Suggestions come from the file's own kind: a consumer file is
+		// never told about serializer.class, a producer key.
+		"derializer.class": {`unknown: not a Kafka consumer setting (did you mean "key.deserializer" or "value.deserializer"?)`},
+		"serilizer.class":  {`unknown: not a Kafka producer setting (did you mean "serializer.class"?)`},
 	}
 	for key, w := range want {
 		if got := noticesOf(m, key); !slices.Equal(got, w) {
