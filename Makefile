@@ -30,15 +30,30 @@ deps: node_modules/.package-lock.json ## install the test servers' dependencies 
 HERMETIC = $$($(GO) list ./... | grep -v /internal/brokers)
 
 .PHONY: test
-test: deps ## vet, the unit and kfake end-to-end suites with -race, then the real-Kafka suite
+test: deps ## vet, the unit and kfake end-to-end suites with -race, each fuzz target for 5s, then the real-Kafka suite
 	$(GO) vet ./...
 	CATCHUP_REQUIRE_DYNAMODB=1 $(GO) test -race -count=1 $(HERMETIC)
+	$(MAKE) --no-print-directory fuzz
 	KAFKA_VERSION=$(KAFKA_VERSION) test/kafka/it.sh
 
 .PHONY: test-unit
 test-unit: deps ## only the hermetic suites (no real brokers)
 	$(GO) vet ./...
 	CATCHUP_REQUIRE_DYNAMODB=1 $(GO) test -race -count=1 $(HERMETIC)
+
+# Every fuzz target, package:name. go test runs their seed corpora
+# (f.Add and testdata/fuzz) anyway; make fuzz also mutates each for FUZZTIME.
+FUZZ_TARGETS := internal/catchup:FuzzParseProvenance \
+	internal/config:FuzzParse internal/config:FuzzFromMirrorMaker internal/config:FuzzJAASPassword \
+	internal/kafkago:FuzzParseFetch internal/kafkago:FuzzEncodeProduce \
+	internal/worker:FuzzDecodeEvent
+FUZZTIME ?= 5s
+
+.PHONY: fuzz
+fuzz: ## run each fuzz target for FUZZTIME (default 5s); a failing input lands in the package's testdata/fuzz
+	for t in $(FUZZ_TARGETS); do \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) ./$${t%%:*}/; \
+	done
 
 .PHONY: crashtest
 crashtest: deps ## SIGKILL the real binary 500 times per store at random moments, then compare target and source
@@ -54,10 +69,17 @@ $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION):
 	GOBIN=$(CURDIR)/$(BIN)/tmp $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(BIN)/tmp/golangci-lint $@ && rmdir $(BIN)/tmp
 
+# shellcheck comes from Debian's archive when the machine lacks it (apt-get,
+# through sudo unless root); make lint fails rather than skip it.
+.PHONY: shellcheck
+shellcheck:
+	command -v shellcheck >/dev/null || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get install -y -qq shellcheck >/dev/null || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq shellcheck >/dev/null; }; }
+
 .PHONY: lint
-lint: $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) ## golangci-lint (vet, staticcheck, errcheck, revive, gocritic, depguard), shellcheck
+lint: $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) shellcheck ## golangci-lint (vet, staticcheck, errcheck, revive, gocritic, depguard: the layers, nolintlint), shellcheck, cfn-lint
 	$(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) run ./...
-	if command -v shellcheck >/dev/null; then shellcheck -x -P SCRIPTDIR test/kafka/*.sh bench/*.sh .ci/run; else echo "shellcheck not installed: skipped"; fi
+	shellcheck -x -P SCRIPTDIR test/kafka/*.sh bench/*.sh .ci/run
 
 GOVULNCHECK_VERSION := v1.9.0
 
@@ -120,9 +142,9 @@ $(BIN)/cfn-lint-$(CFN_LINT_VERSION)/bin/cfn-lint:
 	$(BIN)/cfn-lint-$(CFN_LINT_VERSION)/bin/pip install --quiet --disable-pip-version-check "cfn-lint==$(CFN_LINT_VERSION)"
 
 .PHONY: lint-aws
-lint-aws: $(CFN_LINT) ## cfn-lint on template.yaml; bash -n and shellcheck on localstack/
+lint-aws: $(CFN_LINT) shellcheck ## cfn-lint on template.yaml; bash -n and shellcheck on localstack/
 	$(CFN_LINT) template.yaml
 	for f in localstack/*.sh localstack/init/ready.d/*.sh; do bash -n "$$f"; done
-	if command -v shellcheck >/dev/null; then shellcheck -x localstack/*.sh localstack/init/ready.d/*.sh; else echo "shellcheck not installed: skipped"; fi
+	shellcheck -x localstack/*.sh localstack/init/ready.d/*.sh
 
 lint: lint-aws

@@ -1,0 +1,71 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzFromMirrorMaker converts arbitrary consumer and producer property
+// files: the conversion never panics, always returns a Migration, and a
+// conversion without error gives YAML that Parse accepts as it is.
+func FuzzFromMirrorMaker(f *testing.F) {
+	f.Add([]byte(plainConsumer), []byte(plainProducer), ".*")
+	f.Add([]byte(plainConsumer+"security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.jaas.config=x.PlainLoginModule required username=\"u\" password=\"p\";\n"),
+		[]byte(plainProducer+"acks=all\ncompression.type=zstd\n"), "a,b")
+	f.Add([]byte("bootstrap.servers=\\\n  a:1\ngroup.id=g\\u0041\n"), []byte("bootstrap.servers=b:1\nssl.truststore.location=/x.jks\n"), "t.*")
+	f.Fuzz(func(t *testing.T, consumer, producer []byte, whitelist string) {
+		m, err := FromMirrorMaker([]MMFile{{Name: "c.properties", Data: consumer}},
+			MMFile{Name: "p.properties", Data: producer}, MMFlags{Whitelist: whitelist})
+		if m == nil {
+			t.Fatalf("FromMirrorMaker returned a nil Migration (err %v)", err)
+		}
+		if err != nil {
+			if m.File != nil || m.YAML != nil {
+				t.Errorf("FromMirrorMaker failed (%v) but returned a File or YAML", err)
+			}
+			return
+		}
+		if m.File == nil {
+			t.Fatalf("FromMirrorMaker succeeded without a File; YAML:\n%s", m.YAML)
+		}
+		if _, err := Parse(m.YAML, "catchup.yaml"); err != nil {
+			t.Errorf("Parse of the converted YAML: %v\n%s", err, m.YAML)
+		}
+	})
+}
+
+// FuzzJAASPassword puts any password into sasl.jaas.config, quoted and
+// escaped as JAAS wants it: the converter must read it back exactly, and it
+// must reach neither the YAML nor a notice nor the error.
+func FuzzJAASPassword(f *testing.F) {
+	for _, pw := range []string{"secret-1", `pa"ss;w0rd`, `back\slash`, "with space and = sign", "ünïcødé-pässwörd"} {
+		f.Add(pw)
+	}
+	f.Fuzz(func(t *testing.T, pw string) {
+		if len(pw) < 6 || strings.ContainsAny(pw, "\r\n\x00") || strings.Contains(plainConsumer+plainProducer+"PlainLoginModule required username=u", pw) {
+			t.Skip("too short to find in the output, or not one line of a .properties file")
+		}
+		quoted := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(pw)
+		// .properties escaping on top: a backslash is written twice.
+		line := `sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="` +
+			strings.ReplaceAll(quoted, `\`, `\\`) + `";`
+		consumer := plainConsumer + "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n" + line + "\n"
+		m, err := convert(t, consumer, plainProducer, MMFlags{Whitelist: "t"})
+		everything := string(m.YAML)
+		if err != nil {
+			everything += err.Error()
+		}
+		for _, n := range m.Notices {
+			everything += n.String()
+		}
+		if strings.Contains(everything, pw) {
+			t.Fatalf("the password %q reached the output:\n%s", pw, everything)
+		}
+		if err != nil {
+			t.Fatalf("FromMirrorMaker: %v", err)
+		}
+		if got := m.Passwords["CATCHUP_C_PASSWORD"].Reveal(); got != pw {
+			t.Errorf("Passwords[CATCHUP_C_PASSWORD] = %q, want %q", got, pw)
+		}
+	})
+}
