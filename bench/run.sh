@@ -467,9 +467,12 @@ step_producer_perf() {
 	put "$STEP/step.env" records "$RECORDS"
 	fresh_target
 	jcmd "${HEAP_PERF[*]}" "$KAFKA_LIBS" "$STEP/java.log" WARN
+	# Its best settings at catchup's durability (acks=all): large batches
+	# given time to fill, buffer room for them, no compression.
 	timed perf "${JCMD[@]}" org.apache.kafka.tools.ProducerPerformance --bootstrap-server "$DST" \
 		--topic "$TOPIC" --num-records "$RECORDS" --record-size "$VALUE" --throughput -1 \
-		--command-property acks=all
+		--command-property acks=all --command-property batch.size=262144 \
+		--command-property linger.ms=10 --command-property buffer.memory=134217728
 	check_target
 }
 
@@ -477,7 +480,9 @@ step_consumer_perf() {
 	put "$STEP/step.env" records "$RECORDS"
 	jcmd "${HEAP_PERF[*]}" "$KAFKA_LIBS" "$STEP/java.log" WARN
 	timed perf "${JCMD[@]}" org.apache.kafka.tools.ConsumerPerformance --bootstrap-server "$SRC" \
-		--topic "$TOPIC" --num-records "$RECORDS" --group "bench-perf-$STEP_N" --timeout 60000
+		--topic "$TOPIC" --num-records "$RECORDS" --group "bench-perf-$STEP_N" --timeout 60000 \
+		--fetch-size 1048576 --command-property max.poll.records=10000 \
+		--command-property fetch.max.bytes=52428800
 }
 
 step_catchup() { # step_catchup file|dynamodb BINDIR
