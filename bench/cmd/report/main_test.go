@@ -115,6 +115,7 @@ func TestReportRefusesRatiosAboveOne(t *testing.T) {
 			marks := map[string]bool{
 				"**⚠ ABOVE 1: NOT A BOUND**": strings.Contains(got, "| 2.00 **⚠ ABOVE 1: NOT A BOUND**"),
 				"the warning at the top":     strings.Contains(got, "> **⚠ CEILING RATIOS ABOVE 1"),
+				"the target refused":         strings.Contains(got, "| 100b | 2.00 × **⚠ ABOVE 1: NOT A BOUND** | **refused**"),
 			}
 			for what, found := range marks {
 				if found != tt.flagged {
