@@ -96,7 +96,7 @@ bench-go: ## Go benchmarks of the hot path and kfake copies, via benchstat; BASE
 	bench/gobench.sh $(BASE)
 
 .PHONY: bench
-bench: deps ## real brokers: ceiling, catchup, MirrorMaker 2 and 1, kcat side by side -> docs/benchmarks.md (BENCH_BASELINE=REV also runs REV; bench/run.sh --help)
+bench: ## real brokers: ceiling, catchup, MirrorMaker 2 and 1, kcat side by side -> docs/benchmarks.md (BENCH_BASELINE=REV also runs REV; bench/run.sh --help)
 	bench/run.sh
 
 .PHONY: clean

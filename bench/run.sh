@@ -61,9 +61,12 @@
 #   BENCH_TIMEOUT      seconds one measurement may take [3600]
 #   BENCH_KEEP=1       keep the brokers' data folder
 #
-# Needs: Go, Java 17+, Maven, python3 (test/kafka), /usr/bin/time, node and
-# npm-installed dynalite (catchup-dynamodb), kcat (installed with apt-get
-# when run as root; otherwise its row is left out with a notice).
+# Needs: Go, Java 17+, Maven, python3 (test/kafka), /usr/bin/time (each
+# installed with apt-get when missing and run as root), node and
+# npm-installed dynalite (catchup-dynamodb; npm ci when missing, else its
+# row is left out with a notice), kcat (apt-get, else its row is left out
+# with a notice). The Kafka, MirrorMaker 1 (Kafka 3.9) and MirrorMaker 2
+# jars come from Maven Central through mvn, once, into CATCHUP_KAFKA_CACHE.
 # Everything it starts is stopped on exit, also on failure or Ctrl-C. A step
 # that fails is recorded as failed and the run goes on; the exit status is 1
 # if any step failed.
@@ -175,27 +178,45 @@ trap 'exit 143' TERM
 
 # ---------------------------------------------------------------- checks
 
-for c in go mvn python3 /usr/bin/time setsid; do
-	command -v "$c" >/dev/null || die "$c not found"
+# apt_install PACKAGE...: installs Debian packages where this script may
+# (root with apt-get), so that an unattended run on a fresh machine gets what
+# it needs; returns non-zero (the log in $RUN/apt.log) where it may not.
+apt_install() {
+	[[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null || return 1
+	log "installing $* with apt-get"
+	{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"; } >>"$RUN/apt.log" 2>&1 ||
+		{ log "apt-get install $* failed (see $RUN/apt.log)"; return 1; }
+}
+
+# The commands every run needs, each with the Debian package that has it.
+for c in go:golang-go mvn:maven python3:python3 /usr/bin/time:time setsid:util-linux; do
+	command -v "${c%%:*}" >/dev/null || apt_install "${c#*:}" || true
+	command -v "${c%%:*}" >/dev/null || die "${c%%:*} not found (Debian package ${c#*:})"
 done
+if ! (java_bin) >/dev/null 2>&1 && [[ -z "${JAVA_HOME:-}" ]]; then
+	apt_install default-jre-headless || true
+fi
 JAVA="$(java_bin)"
 java_version="$("$JAVA" -version 2>&1 | head -n 1)"
 # kcat is a Debian package, not a Go or Maven one: install it where this
-# script may (root with apt-get), else leave the peer out and say so, so that
-# an unattended run on a fresh machine still reaches the end.
+# script may, else leave the peer out and say so, so that an unattended run
+# on a fresh machine still reaches the end.
+drop_tool() { # drop_tool TOOL REASON
+	log "NOTICE: $2: the $1 row is left out"
+	BENCH_TOOLS="$(tr ' ' '\n' <<<"$BENCH_TOOLS" | grep -vx "$1" | tr '\n' ' ')"
+}
 if has_tool kcat && ! command -v kcat >/dev/null; then
-	if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
-		log "kcat not found: installing it with apt-get"
-		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat; } >"$RUN/apt-kcat.log" 2>&1 ||
-			log "apt-get install kcat failed (see $RUN/apt-kcat.log)"
-	fi
-	if ! command -v kcat >/dev/null; then
-		log "NOTICE: kcat is not installed and could not be installed: the kcat row is left out (apt-get install -y kcat to include it)"
-		BENCH_TOOLS="$(tr ' ' '\n' <<<"$BENCH_TOOLS" | grep -vx kcat | tr '\n' ' ')"
-	fi
+	apt_install kcat || true
+	command -v kcat >/dev/null || drop_tool kcat "kcat is not installed and could not be installed (apt-get install -y kcat to include it)"
 fi
+# dynalite is an npm package: make deps installs it; bench/run.sh run by
+# hand does the same where npm is.
 if has_tool catchup-dynamodb && [[ ! -d "$REPO/node_modules/dynalite" ]]; then
-	die "dynalite not installed: make deps (npm ci), or leave catchup-dynamodb out of BENCH_TOOLS"
+	if command -v npm >/dev/null; then
+		log "dynalite not installed: npm ci"
+		(cd "$REPO" && npm ci --no-audit --no-fund) >"$RUN/npm.log" 2>&1 || log "npm ci failed (see $RUN/npm.log)"
+	fi
+	[[ -d "$REPO/node_modules/dynalite" ]] || drop_tool catchup-dynamodb "dynalite is not installed (make deps, which needs npm)"
 fi
 
 # ---------------------------------------------------------------- machine, versions
@@ -467,9 +488,12 @@ step_producer_perf() {
 	put "$STEP/step.env" records "$RECORDS"
 	fresh_target
 	jcmd "${HEAP_PERF[*]}" "$KAFKA_LIBS" "$STEP/java.log" WARN
+	# Its best settings at catchup's durability (acks=all): large batches
+	# given time to fill, buffer room for them, no compression.
 	timed perf "${JCMD[@]}" org.apache.kafka.tools.ProducerPerformance --bootstrap-server "$DST" \
 		--topic "$TOPIC" --num-records "$RECORDS" --record-size "$VALUE" --throughput -1 \
-		--command-property acks=all
+		--command-property acks=all --command-property batch.size=262144 \
+		--command-property linger.ms=10 --command-property buffer.memory=134217728
 	check_target
 }
 
@@ -477,7 +501,9 @@ step_consumer_perf() {
 	put "$STEP/step.env" records "$RECORDS"
 	jcmd "${HEAP_PERF[*]}" "$KAFKA_LIBS" "$STEP/java.log" WARN
 	timed perf "${JCMD[@]}" org.apache.kafka.tools.ConsumerPerformance --bootstrap-server "$SRC" \
-		--topic "$TOPIC" --num-records "$RECORDS" --group "bench-perf-$STEP_N" --timeout 60000
+		--topic "$TOPIC" --num-records "$RECORDS" --group "bench-perf-$STEP_N" --timeout 60000 \
+		--fetch-size 1048576 --command-property max.poll.records=10000 \
+		--command-property fetch.max.bytes=52428800
 }
 
 step_catchup() { # step_catchup file|dynamodb BINDIR

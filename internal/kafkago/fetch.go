@@ -11,6 +11,7 @@ import (
 	"io"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/segmentio/kafka-go/compress"
 	"github.com/segmentio/kafka-go/protocol/fetch"
@@ -277,19 +278,17 @@ func (d *recordDecoder) appendRecords(dst []catchup.Record, b *batch, from int64
 			return dst, fmt.Errorf("record batch at offset %d: %w", b.FirstOffset, errShort)
 		}
 		end := used + int(n)
-		// Unsafe: header keys are strings sharing memory with data,
-		// which nobody writes to until the fetch is released
-		// (replicate.Fetched.Release): a header key, like a key or a
-		// value, must not be kept past that, not even as a map key.
-		if err := d.rec.UnsafeReadFrom(data[:end]); err != nil {
+		rec, err := d.readRecord(data[used:end])
+		if err != nil {
 			return dst, fmt.Errorf("record batch at offset %d: %w", b.FirstOffset, err)
 		}
 		data = data[end:]
-		offset := b.FirstOffset + int64(d.rec.OffsetDelta)
+		offset := b.FirstOffset + rec.offsetDelta
 		if offset < from {
+			d.headers = d.headers[:len(d.headers)-len(rec.headers)] // not kept
 			continue
 		}
-		ts := b.FirstTimestamp + d.rec.TimestampDelta64
+		ts := b.FirstTimestamp + rec.timestampDelta
 		if b.Attributes&attrLogAppend != 0 {
 			ts = b.MaxTimestamp
 		}
@@ -300,31 +299,99 @@ func (d *recordDecoder) appendRecords(dst []catchup.Record, b *batch, from int64
 				dst = make([]catchup.Record, 0, max(d.capRecords, 1))
 			}
 		}
-		dst = append(dst, catchup.Record{Offset: offset, Key: d.rec.Key, Value: d.rec.Value,
-			Headers: d.copyHeaders(d.rec.Headers), Timestamp: time.UnixMilli(ts)})
+		dst = append(dst, catchup.Record{Offset: offset, Key: rec.key, Value: rec.value,
+			Headers: rec.headers, Timestamp: time.UnixMilli(ts)})
 		d.left = max(d.left-1, 1)
 	}
 	return dst, nil
 }
 
-// copyHeaders copies hs into the header arena and returns them, without
-// spare capacity (nil for no headers). The arena grows as if every record
-// left had as many headers as this one.
-func (d *recordDecoder) copyHeaders(hs []kmsg.Header) []catchup.Header {
-	n := len(hs)
-	if n == 0 {
+// record is one decoded record of a batch, relative to the batch.
+type record struct {
+	timestampDelta, offsetDelta int64
+	key, value                  []byte
+	headers                     []catchup.Header
+}
+
+// readRecord decodes one record (format v2, its length prefix taken off)
+// straight into catchup's types: keys, values and header values share
+// memory with data, header keys are strings sharing it too (unsafe.String),
+// and the headers go into the header arena without spare capacity (nil
+// for none). Nobody writes to data until the fetch is released
+// (replicate.Fetched.Release): a header key, like a key or a value, must
+// not be kept past that, not even as a map key. A length of -1 is nil, 0
+// is empty. Hand-written rather than kmsg.Record.UnsafeReadFrom: that
+// decodes into kmsg's types first, whose headers were then copied into
+// ours, for every record (the decoder's largest per-record cost for small
+// records, after the CRC).
+func (d *recordDecoder) readRecord(data []byte) (r record, err error) {
+	r2 := recordReader{buf: data}
+	r2.buf = r2.buf[min(1, len(r2.buf)):] // attributes: unused in format v2
+	if len(data) == 0 {
+		r2.bad = true
+	}
+	r.timestampDelta = r2.varint()
+	r.offsetDelta = r2.varint()
+	r.key = r2.bytes()
+	r.value = r2.bytes()
+	n := r2.varint()
+	if r2.bad || n < 0 || n > int64(len(r2.buf)) {
+		return r, errShort
+	}
+	if n > 0 {
+		if cap(d.headers)-len(d.headers) < int(n) {
+			// The arena grows as if every record left had as many
+			// headers as this one.
+			d.headers = make([]catchup.Header, 0, max(int(n), min(int(n)*d.left, d.maxHeaders)))
+		}
+		first := len(d.headers)
+		for range n {
+			k := r2.bytes()
+			v := r2.bytes()
+			if r2.bad {
+				d.headers = d.headers[:first]
+				return r, errShort
+			}
+			d.headers = append(d.headers, catchup.Header{Key: unsafe.String(unsafe.SliceData(k), len(k)), Value: v})
+		}
+		r.headers = d.headers[first:len(d.headers):len(d.headers)]
+	}
+	return r, nil
+}
+
+// recordReader reads the varints and length-prefixed byte strings of one
+// record; bad is set, for good, at the first short or malformed field.
+type recordReader struct {
+	buf []byte
+	bad bool
+}
+
+func (r *recordReader) varint() int64 {
+	v, n := binary.Varint(r.buf)
+	if n <= 0 {
+		r.bad, r.buf = true, nil
+		return 0
+	}
+	r.buf = r.buf[n:]
+	return v
+}
+
+// bytes reads a varint length and that many bytes, capacity cut to them:
+// nil for -1, empty for 0.
+func (r *recordReader) bytes() []byte {
+	n := r.varint()
+	switch {
+	case r.bad:
+		return nil
+	case n == -1:
+		return nil
+	case n < -1 || n > int64(len(r.buf)):
+		r.bad, r.buf = true, nil
 		return nil
 	}
-	if cap(d.headers)-len(d.headers) < n {
-		d.headers = make([]catchup.Header, 0, max(n, min(n*d.left, d.maxHeaders)))
-	}
-	first := len(d.headers)
-	for _, h := range hs {
-		d.headers = append(d.headers, catchup.Header{Key: h.Key, Value: h.Value})
-	}
-	hdrs := d.headers[first : first+n : first+n]
-	d.headers = d.headers[len(d.headers):]
-	return hdrs
+	b := r.buf[:n:n]
+	r.buf = r.buf[n:]
+	return b
 }
 
 // controlType returns the type of a control batch's record.

@@ -316,3 +316,39 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
+
+// TestReadRecordRejects feeds the record decoder records cut or corrupted
+// at each field: every one is an error, none a record with a field read
+// out of bounds.
+func TestReadRecordRejects(t *testing.T) {
+	v := func(n int64) []byte { return binary.AppendVarint(nil, n) }
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	good := cat([]byte{0}, v(5), v(1), v(1), []byte("k"), v(1), []byte("v"), v(1), v(1), []byte("h"), v(-1))
+	tests := []struct {
+		name string
+		rec  []byte
+	}{
+		{"empty", nil},
+		{"attributes only", []byte{0}},
+		{"key longer than the record", cat([]byte{0}, v(5), v(1), v(9), []byte("k"))},
+		{"key length below -1", cat([]byte{0}, v(5), v(1), v(-2))},
+		{"no header count", cat([]byte{0}, v(5), v(1), v(-1), v(-1))},
+		{"more headers than bytes", cat([]byte{0}, v(5), v(1), v(-1), v(-1), v(100))},
+		{"negative header count", cat([]byte{0}, v(5), v(1), v(-1), v(-1), v(-3))},
+		{"header value cut", good[:len(good)-1]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &recordDecoder{left: 1, maxHeaders: 4}
+			if r, err := d.readRecord(tt.rec); err == nil {
+				t.Errorf("readRecord(%x) = %+v, want an error", tt.rec, r)
+			}
+		})
+	}
+	d := &recordDecoder{left: 1, maxHeaders: 4}
+	r, err := d.readRecord(good)
+	want := record{timestampDelta: 5, offsetDelta: 1, key: []byte("k"), value: []byte("v"), headers: []catchup.Header{{Key: "h"}}}
+	if err != nil || !cmp.Equal(want, r, cmp.AllowUnexported(record{})) {
+		t.Errorf("readRecord(good) = %+v, %v; want %+v", r, err, want)
+	}
+}

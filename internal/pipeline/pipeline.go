@@ -105,11 +105,8 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 	if o.Owner == "" {
 		o.Owner = DefaultOwner()
 	}
-	pol := plan.Policy{
-		ReadCommitted: p.Isolation == "read_committed",
-		SkipGaps:      p.OnGap == "skip",
-		MaxRecords:    p.Window.MaxRecords,
-	}
+	eo := EngineSettings(p)
+	pol := eo.Policy
 	switch start.Kind {
 	case cfg.StartLatest:
 		pol.Start = plan.Latest
@@ -133,49 +130,49 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 		namespace, startTime, stopTime = o.Job.Namespace(p.Name), o.Job.From, o.Job.To
 		pol.Start, pol.StartOffsets = plan.Timestamp, nil
 	}
-	loop := ""
-	if p.LoopPreventionEnabled() {
-		loop = p.Target.Name
-	}
-	pl.Engine, err = replicate.New(replicate.Options{
-		Pipeline:       namespace,
-		Cluster:        p.Source.Name,
-		Owner:          o.Owner,
-		Source:         pl.Source,
-		Target:         pl.Target,
-		Store:          pl.Store,
-		Match:          p.Topics.Match,
-		TargetTopic:    p.MapTopic,
-		Partitions:     o.Partitions,
-		Policy:         pol,
-		StartTime:      startTime,
-		StopTime:       stopTime,
-		LoopCluster:    loop,
-		Provenance:     p.ProvenanceEnabled(),
-		CommitInterval: p.CommitInterval,
-		Parallelism:    p.Parallelism,
-		FetchBytes:     p.FetchBytes,
-		LeaseTTL:       p.LeaseDuration,
-		TakeoverSettle: takeoverSettle(p.TakeoverSettle),
-		MaxBytes:       p.Window.MaxBytes,
-		MaxDuration:    p.Window.MaxDuration,
-		BatchRecords:   p.Producer.BatchRecords,
-		Retries:        p.Producer.Retries,
-		RetryBackoff:   p.Producer.RetryBackoff,
-		Margin:         o.Margin,
-		Log:            o.Log,
-		Now:            o.Now,
-		OnProgress:     o.OnProgress,
-		OnPlan:         o.OnPlan,
-		// create_topics
-		CreateTopics:      p.CreateTopics,
-		ReplicationFactor: p.ReplicationFactor,
-	})
+	eo.Pipeline, eo.Owner = namespace, o.Owner
+	eo.Source, eo.Target, eo.Store = pl.Source, pl.Target, pl.Store
+	eo.Partitions, eo.Policy, eo.StartTime, eo.StopTime = o.Partitions, pol, startTime, stopTime
+	eo.Margin, eo.Log, eo.Now, eo.OnProgress, eo.OnPlan = o.Margin, o.Log, o.Now, o.OnProgress, o.OnPlan
+	pl.Engine, err = replicate.New(eo)
 	if err != nil {
 		pl.Close()
 		return nil, err
 	}
 	return pl, nil
+}
+
+// EngineSettings returns the engine options that pipeline p's
+// configuration sets: what it copies (topics, target topic names,
+// provenance, loop prevention, window limits, topic creation) and how
+// (fetch size, parallelism, batch limits, retries, commit interval,
+// leases). Open adds the clusters, the store, the start policy and the
+// callbacks; bench/cmd/ceiling runs the same engine with one end replaced.
+func EngineSettings(p *cfg.Pipeline) replicate.Options {
+	loop := ""
+	if p.LoopPreventionEnabled() {
+		loop = p.Target.Name
+	}
+	return replicate.Options{
+		Cluster:           p.Source.Name,
+		Match:             p.Topics.Match,
+		TargetTopic:       p.MapTopic,
+		Policy:            plan.Policy{ReadCommitted: p.Isolation == "read_committed", SkipGaps: p.OnGap == "skip", MaxRecords: p.Window.MaxRecords},
+		LoopCluster:       loop,
+		Provenance:        p.ProvenanceEnabled(),
+		CommitInterval:    p.CommitInterval,
+		Parallelism:       p.Parallelism,
+		FetchBytes:        p.FetchBytes,
+		LeaseTTL:          p.LeaseDuration,
+		TakeoverSettle:    takeoverSettle(p.TakeoverSettle),
+		MaxBytes:          p.Window.MaxBytes,
+		MaxDuration:       p.Window.MaxDuration,
+		BatchRecords:      p.Producer.BatchRecords,
+		Retries:           p.Producer.Retries,
+		RetryBackoff:      p.Producer.RetryBackoff,
+		CreateTopics:      p.CreateTopics,
+		ReplicationFactor: p.ReplicationFactor,
+	}
 }
 
 // Close closes the connections and the store that Open opened.

@@ -1,29 +1,37 @@
-// Command ceiling measures what catchup's own Kafka adapters can do with the
-// copy taken out: fetch-only reads the whole source backlog with
-// kafkago.Source.Fetch and throws it away; produce-only first reads the
-// backlog into memory (not timed), then writes it to the target with
-// kafkago.Target.Produce (timed). Both use the pipeline's settings (fetch
-// size, parallelism, producer acks, batch limits, isolation) from the same
-// configuration file catchup runs with, so that min(fetch-only,
-// produce-only) is the ceiling a copy can reach.
+// Command ceiling measures what catchup's own copy loop can do with one of
+// its two ends taken away, so that each figure is an upper bound of a copy
+// on the same brokers and cores. Every step runs replicate.Engine, the
+// engine catchup runs, with the pipeline's settings (fetch size,
+// parallelism, producer acks and batch limits, isolation, provenance) from
+// the same configuration file:
 //
-// both does the two at once, in one process: it reads the backlog into
-// memory (not timed), then fetches the whole backlog again and produces the
-// in-memory copy at the same time, timed until both are done. Where the
-// brokers and this process share few cores, that, not min(), is what
-// fetching and producing the backlog can cost together, without a copy's
-// coupling (a record is produced only after it was fetched).
+//   - fetch: the engine reads the whole source backlog through
+//     kafkago.Source (the same decoder, CRC checks, request sizes,
+//     pipelining and recycling) into a sink target that acknowledges every
+//     record at once. A copy fetches the same bytes the same way, and
+//     produces besides.
 //
-//	ceiling -c pipelines.yaml [-pipeline NAME] fetch|produce|both
+//   - produce: the backlog is first read into memory (not timed); then the
+//     engine copies it from an in-memory source through kafkago.Target (the
+//     same encoder, provenance header, batching and acks). A copy produces
+//     the same records the same way, and fetches besides.
 //
-// It prints one JSON object: records, bytes (keys and values, as catchup
-// counts them), wall_s and cpu_s of the timed part (user+sys of this
-// process from /proc/self/stat), and rss_kb, the peak resident set
-// (VmHWM), which for produce-only and both includes the backlog held in
-// memory. both adds fetch_wall_s and produce_wall_s, when each side was done;
-// its records and bytes are the backlog's, moved once each way.
-// Partitions are copied Parallelism at a time, each in the chunks one fetch
-// returns, as the engine does; no provenance header is added.
+//   - both: the two at once, in one process, each its own engine: the
+//     backlog in memory (not timed), then fetch-only and produce-only
+//     together, timed until both are done. It is the same work a copy does
+//     on the same cores, without a copy's coupling (a record is produced
+//     only after it was fetched), so where brokers and catchup share few
+//     cores it, not min(fetch, produce), bounds the copy.
+//
+//     ceiling -c pipelines.yaml [-pipeline NAME] fetch|produce|both
+//
+// It prints one JSON object: records, bytes (as the engine counts them,
+// catchup.Record.Size with the provenance header), wall_s and cpu_s of the
+// timed part (user+sys of this process from /proc/self/stat), and rss_kb,
+// the peak resident set (VmHWM), which for produce-only and both includes
+// the backlog held in memory. both adds fetch_wall_s and produce_wall_s,
+// when each side was done. Checkpoints go to an in-memory store, which
+// costs less than any store a copy uses.
 package main
 
 import (
@@ -38,7 +46,6 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/kafka-catchup/catchup/internal/catchup"
 	cfg "github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/procstat"
@@ -104,21 +111,21 @@ func run(ctx context.Context, conf, name, mode string) (*result, error) {
 	if len(ps) == 0 {
 		return nil, errors.New("no source partition matches the pipeline's topics")
 	}
-	marks, err := src.ListOffsets(ctx, ps)
-	if err != nil {
-		return nil, err
-	}
 	res := &result{Mode: mode}
 	if mode == "fetch" {
 		m := procstat.StartSelf()
-		res.Records, res.Bytes, err = fetchAll(ctx, src, marks, int32(p.FetchBytes), p.Parallelism, nil)
+		res.Records, res.Bytes, err = copyWith(ctx, p, "fetch", src, newSink(ps, p.MapTopic))
 		res.WallS, res.CPUS = m.Stop()
 		res.RSSKB = procstat.PeakRSSKB("self")
 		return res, err
 	}
 	// produce and both: the backlog into memory first, untimed.
-	chunks := make([][][]catchup.Record, len(marks))
-	if _, _, err := fetchAll(ctx, src, marks, int32(p.FetchBytes), p.Parallelism, chunks); err != nil {
+	marks, err := src.ListOffsets(ctx, ps)
+	if err != nil {
+		return nil, err
+	}
+	mem, err := load(ctx, src, marks, int32(p.FetchBytes), p.Parallelism)
+	if err != nil {
 		return nil, err
 	}
 	tgt, err := kafkago.NewTarget(p.Target, p.Producer, nil)
@@ -128,13 +135,13 @@ func run(ctx context.Context, conf, name, mode string) (*result, error) {
 	defer tgt.Close()
 	if mode == "produce" {
 		m := procstat.StartSelf()
-		res.Records, res.Bytes, err = produceAll(ctx, tgt, p, marks, chunks)
+		res.Records, res.Bytes, err = copyWith(ctx, p, "produce", mem, tgt)
 		res.WallS, res.CPUS = m.Stop()
 		res.RSSKB = procstat.PeakRSSKB("self")
 		return res, err
 	}
-	// both: each side Parallelism partitions at a time, as in fetch-only
-	// and produce-only, so that only running them together differs.
+	// both: fetch-only and produce-only at once, each its own engine, so
+	// that only running them together differs.
 	var (
 		wg                  sync.WaitGroup
 		fetchErr, prodErr   error
@@ -143,11 +150,11 @@ func run(ctx context.Context, conf, name, mode string) (*result, error) {
 	)
 	m := procstat.StartSelf()
 	wg.Go(func() {
-		fr, fb, fetchErr = fetchAll(ctx, src, marks, int32(p.FetchBytes), p.Parallelism, nil)
+		fr, fb, fetchErr = copyWith(ctx, p, "fetch", src, newSink(ps, p.MapTopic))
 		fetchWall, _ = m.Stop()
 	})
 	wg.Go(func() {
-		pr, pb, prodErr = produceAll(ctx, tgt, p, marks, chunks)
+		pr, pb, prodErr = copyWith(ctx, p, "produce", mem, tgt)
 		prodWall, _ = m.Stop()
 	})
 	wg.Wait()
@@ -164,37 +171,6 @@ func run(ctx context.Context, conf, name, mode string) (*result, error) {
 	return res, nil
 }
 
-// produceAll writes chunks[i] to the target partition of marks[i],
-// parallelism partitions at a time, and returns the records and bytes
-// acknowledged.
-func produceAll(ctx context.Context, tgt *kafkago.Target, p *cfg.Pipeline, marks []catchup.Offsets, chunks [][][]catchup.Record) (records, bytes int64, err error) {
-	var nr, nb atomic.Int64
-	err = each(len(marks), p.Parallelism, func(i int) error {
-		tp := catchup.Partition{Topic: p.MapTopic(marks[i].Topic), Partition: marks[i].Partition.Partition}
-		for _, recs := range chunks[i] {
-			var b int64
-			for j := range recs {
-				b += int64(recs[j].Size())
-			}
-			// Produce may acknowledge a prefix (one request's worth) per call.
-			for rest := recs; len(rest) > 0; {
-				acked, _, err := tgt.Produce(ctx, tp, rest, nil)
-				if err != nil {
-					return err
-				}
-				if acked <= 0 {
-					return fmt.Errorf("produce %s: no record of %d acknowledged", tp, len(rest))
-				}
-				rest = rest[acked:]
-			}
-			nr.Add(int64(len(recs)))
-			nb.Add(b)
-		}
-		return nil
-	})
-	return nr.Load(), nb.Load(), err
-}
-
 func pick(f *cfg.File, name string) (*cfg.Pipeline, error) {
 	if len(f.Pipelines) == 0 {
 		return nil, errors.New("no pipeline in the configuration")
@@ -208,50 +184,6 @@ func pick(f *cfg.File, name string) (*cfg.Pipeline, error) {
 		}
 	}
 	return nil, fmt.Errorf("no pipeline %q", name)
-}
-
-// fetchAll reads every partition of marks from its log start to its end
-// (last stable offset), parallelism partitions at a time, and returns the
-// records and bytes read. With keep non-nil, keep[i] receives the chunks of
-// partition i.
-func fetchAll(ctx context.Context, src *kafkago.Source, marks []catchup.Offsets, fetchBytes int32, parallelism int, keep [][][]catchup.Record) (records, bytes int64, err error) {
-	var nr, nb atomic.Int64
-	err = each(len(marks), parallelism, func(i int) error {
-		m := marks[i]
-		end := m.LastStable
-		if end <= 0 {
-			end = m.HighWatermark
-		}
-		for off := m.LogStart; off < end; {
-			f, err := src.Fetch(ctx, m.Partition, off, fetchBytes)
-			if err != nil {
-				return err
-			}
-			if f.Next <= off {
-				return fmt.Errorf("fetch %s at %d: no progress", m.Partition, off)
-			}
-			recs := f.Records
-			for len(recs) > 0 && recs[len(recs)-1].Offset >= end {
-				recs = recs[:len(recs)-1]
-			}
-			var b int64
-			for j := range recs {
-				b += int64(recs[j].Size())
-			}
-			nr.Add(int64(len(recs)))
-			nb.Add(b)
-			if keep != nil && len(recs) > 0 {
-				keep[i] = append(keep[i], recs)
-			} else if f.Release != nil {
-				// Thrown away: the Source reuses the memory, as it does
-				// for catchup once a batch is produced.
-				f.Release()
-			}
-			off = f.Next
-		}
-		return nil
-	})
-	return nr.Load(), nb.Load(), err
 }
 
 // each calls f(0..n-1), at most parallelism at a time, and returns the first
