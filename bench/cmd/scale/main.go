@@ -64,13 +64,24 @@ func main() {
 		quick = flag.Bool("quick", false, "only 100/10 and 1,000/100 partitions/topics")
 		out   = flag.String("out", "", "replace the scale section of this markdown file with the table")
 		label = flag.String("label", "", "a label for the table (e.g. before or after)")
-		only  = flag.String("only", "", "comma-separated steps to run (default all)")
+		only  = flag.String("only", "", "comma-separated steps to run (default all; the first run always runs)")
+		sizes = flag.String("scenarios", "", "comma-separated PARTITIONS/TOPICS to run instead of the default list, e.g. 10000/100")
 	)
 	flag.Parse()
 	log.SetFlags(0)
 	scenarios := []scenario{{100, 10}, {1000, 10}, {1000, 100}, {10000, 100}}
 	if *quick {
 		scenarios = []scenario{{100, 10}, {1000, 100}}
+	}
+	if *sizes != "" {
+		scenarios = nil
+		for _, f := range strings.Split(*sizes, ",") {
+			var sc scenario
+			if _, err := fmt.Sscanf(f, "%d/%d", &sc.partitions, &sc.topics); err != nil || sc.topics <= 0 || sc.partitions%sc.topics != 0 {
+				log.Fatalf("-scenarios %q: want PARTITIONS/TOPICS with partitions a multiple of topics", f)
+			}
+			scenarios = append(scenarios, sc)
+		}
 	}
 	ctx := context.Background()
 	endpoint, stop, err := dynamotest.StartDynalite()
