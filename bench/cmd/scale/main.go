@@ -33,6 +33,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,7 +41,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore/dynamotest"
+	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/fanout"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
 
 // scenario is one pipeline size.
@@ -67,8 +72,24 @@ func main() {
 		only  = flag.String("only", "", "comma-separated steps to run (default all; the first run always runs)")
 		sizes = flag.String("scenarios", "", "comma-separated PARTITIONS/TOPICS to run instead of the default list, e.g. 10000/100")
 	)
+	dispatchChild := flag.String("dispatch-child", "", "internal: run the dispatcher once over this configuration and exit")
+	dispatcher := flag.String("dispatcher", "", "the binary that runs the dispatcher step (default this one; a build of another revision for a before figure)")
+	baseline := flag.String("dispatcher-baseline", "", "also run the idle dispatch step with this binary (a build of another revision)")
 	flag.Parse()
 	log.SetFlags(0)
+	if *dispatchChild != "" {
+		if err := dispatchOnce(context.Background(), *dispatchChild); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	if *dispatcher == "" {
+		self, err := os.Executable()
+		if err != nil {
+			log.Fatal(err)
+		}
+		*dispatcher = self
+	}
 	scenarios := []scenario{{100, 10}, {1000, 10}, {1000, 100}, {10000, 100}}
 	if *quick {
 		scenarios = []scenario{{100, 10}, {1000, 100}}
@@ -95,7 +116,7 @@ func main() {
 	}
 	var steps []step
 	for _, sc := range scenarios {
-		got, err := measure(ctx, *bin, proxy, sc, *only)
+		got, err := measure(ctx, *bin, *dispatcher, *baseline, proxy, sc, *only)
 		if err != nil {
 			log.Fatalf("%d partitions over %d topics: %v", sc.partitions, sc.topics, err)
 		}
@@ -112,7 +133,7 @@ func main() {
 
 // measure runs the steps of one scenario against fresh clusters and a
 // fresh table.
-func measure(ctx context.Context, bin string, proxy *countingProxy, sc scenario, only string) ([]step, error) {
+func measure(ctx context.Context, bin, dispatcher, baseline string, proxy *countingProxy, sc scenario, only string) ([]step, error) {
 	per := sc.partitions / sc.topics
 	var topics []string
 	for i := range sc.topics {
@@ -178,9 +199,15 @@ pipelines:
 		{"run (all active)", func() error { return produce(1) }, []string{"run"}},
 		{"plan (idle)", nil, []string{"plan"}},
 		{"status", nil, []string{"status"}},
+		{"dispatch (idle)", nil, nil},
+		{"dispatch (idle) baseline", nil, nil},
+		{"dispatch (1% active)", func() error { return produce(100) }, nil},
 	}
 	var steps []step
 	for _, p := range plan {
+		if p.name == "dispatch (idle) baseline" && baseline == "" {
+			continue
+		}
 		if only != "" && !slices.Contains(strings.Split(only, ","), p.name) && p.name != "run (first)" {
 			continue
 		}
@@ -195,7 +222,15 @@ pipelines:
 		proxy.reset()
 		st := step{scenario: sc, name: p.name, kafka: map[string]map[string]int{}}
 		start := time.Now()
-		ru, err := child(ctx, bin, env, append(p.args, "-c", cfg)...)
+		var ru *syscall.Rusage
+		switch {
+		case p.name == "dispatch (idle) baseline":
+			ru, err = child(ctx, baseline, env, "-dispatch-child", cfg)
+		case p.args == nil:
+			ru, err = child(ctx, dispatcher, env, "-dispatch-child", cfg)
+		default:
+			ru, err = child(ctx, bin, env, append(p.args, "-c", cfg)...)
+		}
 		st.wall = time.Since(start)
 		if err != nil {
 			st.err = err.Error()
@@ -233,6 +268,42 @@ func child(ctx context.Context, bin string, env []string, args ...string) (*sysc
 		return ru, fmt.Errorf("catchup %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(tail))
 	}
 	return ru, nil
+}
+
+// dispatchOnce runs the dispatcher over the configuration at path once, as
+// the dispatch function does, with an invoker that only counts.
+func dispatchOnce(ctx context.Context, path string) error {
+	f, err := config.Load(path)
+	if err != nil {
+		return err
+	}
+	loc, err := f.StoreLocation()
+	if err != nil {
+		return err
+	}
+	client, err := pipeline.DynamoDB(ctx)
+	if err != nil {
+		return err
+	}
+	var invoked countInvoker
+	d, err := fanout.New(fanout.Options{File: f, Store: dynamostore.New(client, loc.Path), Invoker: &invoked})
+	if err != nil {
+		return err
+	}
+	sum, err := d.Handle(ctx, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("shards %d invoked %d\n", sum.Shards, invoked.n.Load())
+	return nil
+}
+
+// countInvoker counts the shards a dispatch would invoke.
+type countInvoker struct{ n atomic.Int64 }
+
+func (c *countInvoker) Invoke(context.Context, []byte) error {
+	c.n.Add(1)
+	return nil
 }
 
 // keyCounter counts the requests a kfake cluster receives per API key.
