@@ -37,9 +37,16 @@ func (c *Cluster) metadata(ctx context.Context, topics []string) (*meta.Response
 func (c *Cluster) listOffsets(ctx context.Context, ps []catchup.Partition, ts int64, isolation int8) ([]int64, error) {
 	// The Transport's cached layout tells the leaders; a stale entry
 	// costs a NOT_LEADER_OR_FOLLOWER, which is retriable.
-	topics := make([]string, 0, len(ps))
+	// Each topic is named once: kafka-go decodes a topic's whole layout for
+	// every name in the request, so one name per partition cost memory in
+	// partitions × partitions per topic (issue 13).
+	topics := make([]string, 0)
+	named := make(map[string]bool)
 	for _, p := range ps {
-		topics = append(topics, p.Topic)
+		if !named[p.Topic] {
+			named[p.Topic] = true
+			topics = append(topics, p.Topic)
+		}
 	}
 	md, err := c.client.Metadata(ctx, &kafka.MetadataRequest{Topics: topics})
 	if err != nil {

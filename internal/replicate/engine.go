@@ -274,27 +274,58 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	defer cancel()
 
 	rep := &Report{Pipeline: e.o.Pipeline, Partitions: make([]Result, len(marks))}
-	sem := make(chan struct{}, e.o.Parallelism)
+	// Parallelism workers take the partitions in turn, rather than a
+	// goroutine per partition waiting for a slot: at 10,000 partitions the
+	// waiting goroutines cost more memory than the copies.
+	work := make(chan int)
 	var wg sync.WaitGroup
-	for i, m := range marks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
+	for range min(e.o.Parallelism, max(len(marks), 1)) {
+		wg.Go(func() {
+			for i := range work {
+				m := marks[i]
+				if r, ok := idle(m, pol, cps[m.Partition]); ok {
+					rep.Partitions[i] = r
+					continue
+				}
+				if copyCtx.Err() != nil {
+					rep.Partitions[i] = Result{Partition: m.Partition, Status: StatusNotStarted}
+					continue
+				}
 				rep.Partitions[i] = e.copyPartition(ctx, copyCtx, m, pol, cps[m.Partition])
-			case <-copyCtx.Done():
-				rep.Partitions[i] = Result{Partition: m.Partition, Status: StatusNotStarted}
 			}
-		}()
+		})
 	}
+	for i := range marks {
+		work <- i
+	}
+	close(work)
 	wg.Wait()
 	rep.Duration = e.o.Now().Sub(start)
 	if c, ok := e.o.Store.(interface{ Requests() int64 }); ok {
 		rep.StoreRequests = c.Requests()
 	}
 	return rep, nil
+}
+
+// idle returns the result of a partition that needs no work at all, and
+// true, when its window is empty and its checkpoint is clean: committed
+// before (so there is no start to record), no owner (no dead run's lease to
+// take over, nothing in doubt: a run in doubt keeps its lease), no error
+// recorded (a commit would clear it) and no gap or plan error. Such a
+// partition is not leased, not reconciled with the target and not
+// anchor-checked: nothing is fetched, produced or committed, so there is
+// nothing to fence or reconcile, and the checks that guard a copy (the
+// anchor check of a recreated source topic, the reconciliation with the
+// target) run on the first run whose window is not empty, before it copies.
+func idle(m catchup.Offsets, pol plan.Policy, cp checkpoint.Checkpoint) (Result, bool) {
+	if !cp.Exists || cp.Owner != "" || cp.LastError != "" {
+		return Result{}, false
+	}
+	pl := plan.Window(m, cp, pol)
+	if pl.Err != nil || pl.Gap != nil || pl.From != pl.To || pl.From != cp.Next {
+		return Result{}, false
+	}
+	return Result{Partition: m.Partition, Status: StatusDone, From: pl.From, To: pl.To, Next: cp.Next}, true
 }
 
 // copyContext returns the context copying runs under: cancelled with ctx, and

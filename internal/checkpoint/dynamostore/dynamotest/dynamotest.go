@@ -275,3 +275,17 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// StartDynalite starts a dynalite of its own for a program that is not a
+// test (bench/cmd/scale), from the repo root above the working directory,
+// and returns its endpoint and the function that stops it.
+func StartDynalite() (endpoint string, stop func(), err error) {
+	endpoint, p, err := startDynalite()
+	if err != nil {
+		return "", nil, err
+	}
+	return endpoint, func() {
+		_ = p.stdin.Close() // dynalite.js exits when its stdin closes
+		<-p.waited
+	}, nil
+}

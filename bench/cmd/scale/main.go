@@ -1,0 +1,466 @@
+// Command scale measures what catchup costs as a pipeline grows to 10,000
+// partitions (issue 13): it starts two in-process kfake clusters of three
+// brokers each, dynalite behind a proxy that counts DynamoDB requests per
+// operation, and runs the real catchup binary (run, plan, status) as a child
+// process per step, so that each step's peak RSS is the child's own.
+//
+// Per scenario (partitions × topics) the steps are: a first run over empty
+// topics (it creates the checkpoints), an idle run, a run with 1 % of the
+// partitions holding one new record, a run with every partition holding one
+// new record, then plan and status. Kafka requests are counted per API key
+// and cluster with kfake's ControlKey; counts are the primary figures, times
+// are secondary on a shared machine.
+//
+// Usage: go run ./bench/cmd/scale -catchup bin/catchup [-quick] [-out docs/benchmarks.md]
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
+	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore/dynamotest"
+	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/fanout"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
+)
+
+// scenario is one pipeline size.
+type scenario struct{ partitions, topics int }
+
+// step is one measured child process.
+type step struct {
+	scenario
+	name     string
+	kafka    map[string]map[string]int // cluster -> API key name -> requests
+	dynamo   map[string]int            // operation -> requests
+	rssKB    int64
+	wall     time.Duration
+	outBytes int64 // block output of the child (fsynced file-store bytes)
+	err      string
+}
+
+func main() {
+	var (
+		bin   = flag.String("catchup", "bin/catchup", "the catchup binary to measure")
+		quick = flag.Bool("quick", false, "only 100/10 and 1,000/100 partitions/topics")
+		out   = flag.String("out", "", "replace the scale section of this markdown file with the table")
+		label = flag.String("label", "", "a label for the table (e.g. before or after)")
+		only  = flag.String("only", "", "comma-separated steps to run (default all; the first run always runs)")
+		sizes = flag.String("scenarios", "", "comma-separated PARTITIONS/TOPICS to run instead of the default list, e.g. 10000/100")
+	)
+	dispatchChild := flag.String("dispatch-child", "", "internal: run the dispatcher once over this configuration and exit")
+	dispatcher := flag.String("dispatcher", "", "the binary that runs the dispatcher step (default this one; a build of another revision for a before figure)")
+	baseline := flag.String("dispatcher-baseline", "", "also run the idle dispatch step with this binary (a build of another revision)")
+	flag.Parse()
+	log.SetFlags(0)
+	if *dispatchChild != "" {
+		if err := dispatchOnce(context.Background(), *dispatchChild); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	if *dispatcher == "" {
+		self, err := os.Executable()
+		if err != nil {
+			log.Fatal(err)
+		}
+		*dispatcher = self
+	}
+	scenarios := []scenario{{100, 10}, {1000, 10}, {1000, 100}, {10000, 100}}
+	if *quick {
+		scenarios = []scenario{{100, 10}, {1000, 100}}
+	}
+	if *sizes != "" {
+		scenarios = nil
+		for _, f := range strings.Split(*sizes, ",") {
+			var sc scenario
+			if _, err := fmt.Sscanf(f, "%d/%d", &sc.partitions, &sc.topics); err != nil || sc.topics <= 0 || sc.partitions%sc.topics != 0 {
+				log.Fatalf("-scenarios %q: want PARTITIONS/TOPICS with partitions a multiple of topics", f)
+			}
+			scenarios = append(scenarios, sc)
+		}
+	}
+	ctx := context.Background()
+	endpoint, stop, err := dynamotest.StartDynalite()
+	if err != nil {
+		log.Fatalf("dynalite: %v", err)
+	}
+	defer stop()
+	proxy, err := newCountingProxy(endpoint)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var steps []step
+	for _, sc := range scenarios {
+		got, err := measure(ctx, *bin, *dispatcher, *baseline, proxy, sc, *only)
+		if err != nil {
+			log.Fatalf("%d partitions over %d topics: %v", sc.partitions, sc.topics, err)
+		}
+		steps = append(steps, got...)
+	}
+	table := render(steps, *label)
+	fmt.Print(table)
+	if *out != "" {
+		if err := writeSection(*out, *label, table); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// measure runs the steps of one scenario against fresh clusters and a
+// fresh table.
+func measure(ctx context.Context, bin, dispatcher, baseline string, proxy *countingProxy, sc scenario, only string) ([]step, error) {
+	per := sc.partitions / sc.topics
+	var topics []string
+	for i := range sc.topics {
+		topics = append(topics, fmt.Sprintf("t%03d", i))
+	}
+	src, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(int32(per), topics...))
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	dst, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(int32(per), topics...))
+	if err != nil {
+		return nil, err
+	}
+	defer dst.Close()
+	counters := map[string]*keyCounter{"source": countKeys(src), "target": countKeys(dst)}
+
+	dir, err := os.MkdirTemp("", "catchup-scale-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	table := fmt.Sprintf("catchup-scale-%d-%d", sc.partitions, sc.topics)
+	cfg := filepath.Join(dir, "pipelines.yaml")
+	yaml := fmt.Sprintf(`store: dynamodb://%s
+pipelines:
+  - name: scale
+    source: {name: src, brokers: ['%s']}
+    target: {name: dst, brokers: ['%s']}
+    topics: {include: ['t[0-9]+']}
+`, table, strings.Join(src.ListenAddrs(), "', '"), strings.Join(dst.ListenAddrs(), "', '"))
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		return nil, err
+	}
+	env := append(os.Environ(), "AWS_ENDPOINT_URL_DYNAMODB="+proxy.url, "AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench")
+	if _, err := child(ctx, bin, env, "init-store", "-c", cfg); err != nil {
+		return nil, fmt.Errorf("init-store: %w", err)
+	}
+
+	producer, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerLinger(0))
+	if err != nil {
+		return nil, err
+	}
+	defer producer.Close()
+	produce := func(every int) error {
+		var recs []*kgo.Record
+		for i := 0; i < sc.partitions; i += every {
+			recs = append(recs, &kgo.Record{Topic: topics[i/per], Partition: int32(i % per), Value: []byte("v")})
+		}
+		return producer.ProduceSync(ctx, recs...).FirstErr()
+	}
+
+	plan := []struct {
+		name   string
+		before func() error
+		args   []string
+	}{
+		{"run (first)", nil, []string{"run"}},
+		{"run (idle)", nil, []string{"run"}},
+		{"run (1% active)", func() error { return produce(100) }, []string{"run"}},
+		{"run (all active)", func() error { return produce(1) }, []string{"run"}},
+		{"plan (idle)", nil, []string{"plan"}},
+		{"status", nil, []string{"status"}},
+		{"dispatch (idle)", nil, nil},
+		{"dispatch (idle) baseline", nil, nil},
+		{"dispatch (1% active)", func() error { return produce(100) }, nil},
+	}
+	var steps []step
+	for _, p := range plan {
+		if p.name == "dispatch (idle) baseline" && baseline == "" {
+			continue
+		}
+		if only != "" && !slices.Contains(strings.Split(only, ","), p.name) && p.name != "run (first)" {
+			continue
+		}
+		if p.before != nil {
+			if err := p.before(); err != nil {
+				return nil, fmt.Errorf("%s: produce: %w", p.name, err)
+			}
+		}
+		for _, c := range counters {
+			c.reset()
+		}
+		proxy.reset()
+		st := step{scenario: sc, name: p.name, kafka: map[string]map[string]int{}}
+		start := time.Now()
+		var ru *syscall.Rusage
+		switch {
+		case p.name == "dispatch (idle) baseline":
+			ru, err = child(ctx, baseline, env, "-dispatch-child", cfg)
+		case p.args == nil:
+			ru, err = child(ctx, dispatcher, env, "-dispatch-child", cfg)
+		default:
+			ru, err = child(ctx, bin, env, append(p.args, "-c", cfg)...)
+		}
+		st.wall = time.Since(start)
+		if err != nil {
+			st.err = err.Error()
+		}
+		if ru != nil {
+			st.rssKB, st.outBytes = ru.Maxrss, ru.Oublock*512
+		}
+		for name, c := range counters {
+			st.kafka[name] = c.snapshot()
+		}
+		st.dynamo = proxy.snapshot()
+		log.Printf("%d/%d %s: %s rss=%d MiB kafka=%v dynamo=%v %s", sc.partitions, sc.topics, p.name, st.wall.Round(time.Millisecond), st.rssKB/1024, st.kafka, st.dynamo, st.err)
+		steps = append(steps, st)
+	}
+	return steps, nil
+}
+
+// child runs the catchup binary and returns its resource usage.
+func child(ctx context.Context, bin string, env []string, args ...string) (*syscall.Rusage, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stdout = io.Discard
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ru *syscall.Rusage
+	if cmd.ProcessState != nil {
+		ru, _ = cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	}
+	if err != nil {
+		tail := stderr.String()
+		if len(tail) > 400 {
+			tail = tail[len(tail)-400:]
+		}
+		return ru, fmt.Errorf("catchup %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(tail))
+	}
+	return ru, nil
+}
+
+// dispatchOnce runs the dispatcher over the configuration at path once, as
+// the dispatch function does, with an invoker that only counts.
+func dispatchOnce(ctx context.Context, path string) error {
+	f, err := config.Load(path)
+	if err != nil {
+		return err
+	}
+	loc, err := f.StoreLocation()
+	if err != nil {
+		return err
+	}
+	client, err := pipeline.DynamoDB(ctx)
+	if err != nil {
+		return err
+	}
+	var invoked countInvoker
+	d, err := fanout.New(fanout.Options{File: f, Store: dynamostore.New(client, loc.Path), Invoker: &invoked})
+	if err != nil {
+		return err
+	}
+	sum, err := d.Handle(ctx, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("shards %d invoked %d\n", sum.Shards, invoked.n.Load())
+	return nil
+}
+
+// countInvoker counts the shards a dispatch would invoke.
+type countInvoker struct{ n atomic.Int64 }
+
+func (c *countInvoker) Invoke(context.Context, []byte) error {
+	c.n.Add(1)
+	return nil
+}
+
+// keyCounter counts the requests a kfake cluster receives per API key.
+type keyCounter struct {
+	mu sync.Mutex
+	n  map[int16]int
+}
+
+func countKeys(c *kfake.Cluster) *keyCounter {
+	k := &keyCounter{n: map[int16]int{}}
+	for key := int16(0); key <= kmsg.MaxKey; key++ {
+		c.ControlKey(key, func(kmsg.Request) (kmsg.Response, error, bool) {
+			c.KeepControl()
+			k.mu.Lock()
+			k.n[key]++
+			k.mu.Unlock()
+			return nil, nil, false // observe only
+		})
+	}
+	return k
+}
+
+func (k *keyCounter) reset() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	clear(k.n)
+}
+
+func (k *keyCounter) snapshot() map[string]int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := map[string]int{}
+	for key, n := range k.n {
+		out[kmsg.NameForKey(key)] = n
+	}
+	return out
+}
+
+// countingProxy forwards to dynalite and counts requests per operation (the
+// X-Amz-Target header names it).
+type countingProxy struct {
+	url string
+	mu  sync.Mutex
+	n   map[string]int
+}
+
+func newCountingProxy(endpoint string) (*countingProxy, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &countingProxy{url: "http://" + ln.Addr().String(), n: map[string]int{}}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	go func() {
+		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			op := r.Header.Get("X-Amz-Target")
+			if i := strings.LastIndexByte(op, '.'); i >= 0 {
+				op = op[i+1:]
+			}
+			p.mu.Lock()
+			p.n[op]++
+			p.mu.Unlock()
+			rp.ServeHTTP(w, r)
+		}))
+	}()
+	return p, nil
+}
+
+func (p *countingProxy) reset() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	clear(p.n)
+}
+
+func (p *countingProxy) snapshot() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.n)
+}
+
+// Monthly cost assumptions (us-east-1, on-demand, stated in the table).
+const (
+	runsPerMonth   = 30 * 24 * 12 // a 5-minute schedule
+	dynamoWriteUSD = 0.625 / 1e6  // per write request unit (on-demand, 2025 price)
+	dynamoReadUSD  = 0.125 / 1e6  // per read request unit
+)
+
+// render writes the table of steps.
+func render(steps []step, label string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n### %s\n\n", strings.TrimSpace("Scale "+label))
+	b.WriteString("| partitions/topics | step | Kafka requests (source) | Kafka requests (target) | DynamoDB requests | peak RSS MiB | wall s | block-out KiB | DynamoDB $/month at 5 min |\n")
+	b.WriteString("|---|---|---|---|---|---:|---:|---:|---:|\n")
+	for _, s := range steps {
+		writes, reads := 0, 0
+		for op, n := range s.dynamo {
+			switch op {
+			case "UpdateItem", "PutItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems":
+				writes += n
+			default:
+				reads += n
+			}
+		}
+		cost := float64(runsPerMonth) * (float64(writes)*dynamoWriteUSD + float64(reads)*dynamoReadUSD)
+		name := s.name
+		if s.err != "" {
+			name += " (failed: " + firstLine(s.err) + ")"
+		}
+		fmt.Fprintf(&b, "| %d/%d | %s | %s | %s | %s | %d | %.1f | %d | %.2f |\n",
+			s.partitions, s.topics, name, counts(s.kafka["source"]), counts(s.kafka["target"]), counts(s.dynamo),
+			s.rssKB/1024, s.wall.Seconds(), s.outBytes/1024, cost)
+	}
+	b.WriteString("\nDynamoDB cost assumes on-demand at $0.625 per million writes and $0.125 per million reads (one request unit each; items are small), 8,640 runs a month. " +
+		"For comparison, MSK Replicator costs $0.30 per replicator-hour ($219/month) plus $0.08 per GB replicated (us-east-1, assumed); " +
+		"Lambda for the run itself is not included here.\n")
+	return b.String()
+}
+
+func counts(m map[string]int) string {
+	if len(m) == 0 {
+		return "0"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 120 {
+		s = s[:120]
+	}
+	return s
+}
+
+// writeSection replaces (or appends) the "## Scale" section of path, from
+// its heading to the next "## " heading, keeping other sections (other
+// engineers regenerate them).
+func writeSection(path, label, table string) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	begin := fmt.Sprintf("<!-- bench-scale %s begin -->", label)
+	end := fmt.Sprintf("<!-- bench-scale %s end -->", label)
+	block := begin + "\n" + table + end
+	s := string(old)
+	if i, j := strings.Index(s, begin), strings.Index(s, end); i >= 0 && j > i {
+		s = s[:i] + block + s[j+len(end):]
+	} else {
+		s += "\n" + block + "\n"
+	}
+	return os.WriteFile(path, []byte(s), 0o644)
+}
