@@ -6,12 +6,15 @@
 # source backlog with Kafka's own ProducerPerformance, then measures, one
 # after the other on the same data, each into a freshly deleted and
 # recreated target topic:
-#   ceiling    fetch-only and produce-only with catchup's kafkago adapters
-#              (bench/cmd/ceiling), at catchup's default settings, and
-#              fetch+produce, the two at once in one process (the ceiling
-#              measured on the cores the brokers share)
+#   ceiling    catchup's own engine with one end taken away
+#              (bench/cmd/ceiling), at catchup's default settings:
+#              fetch-only into a sink, produce-only from the backlog in
+#              memory, and fetch+produce, the two at once in one process
+#              (the ceiling measured on the cores the brokers share); each
+#              bounds the copy, and the report flags a ratio above 1
 #   perf       Kafka's ProducerPerformance (into the target) and
-#              ConsumerPerformance (from the source), for reference
+#              ConsumerPerformance (from the source) at their best
+#              settings, the brokers' own limits, for reference
 #   catchup    `catchup run` at its defaults, file store
 #   catchup-dynamodb   the same with the DynamoDB store (dynalite on loopback)
 #   mm2        MirrorMaker 2, dedicated mode (connect-mirror, bench/pom.xml)
