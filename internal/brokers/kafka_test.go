@@ -20,12 +20,13 @@ import (
 // Helpers that talk to the brokers with franz-go, independently of the
 // kafka-go code under test: topic creation, seeding, reading back.
 
-// newClient returns a franz-go client of the PLAINTEXT listener brokers.
+// newClient returns a franz-go client of the PLAINTEXT listeners brokers
+// (comma separated).
 func newClient(t *testing.T, brokers string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	// A short metadata age: a topic just created, or a broker just
 	// restarted, is seen within a fraction of a second, not kgo's 5s.
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers), kgo.MetadataMinAge(100 * time.Millisecond)}, opts...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.MetadataMinAge(100 * time.Millisecond)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,6 +181,12 @@ func seed(ctx context.Context, t *testing.T, brokers string, recs [][]*kgo.Recor
 // watermark each has now, uncommitted ones included.
 func readAll(ctx context.Context, t *testing.T, brokers, topic string, n int32) [][]*kgo.Record {
 	t.Helper()
+	return readAllAs(ctx, t, brokers, topic, n, kgo.ReadUncommitted())
+}
+
+// readAllAs is readAll with the isolation level iso.
+func readAllAs(ctx context.Context, t *testing.T, brokers, topic string, n int32, iso kgo.IsolationLevel) [][]*kgo.Record {
+	t.Helper()
 	ends := mustEndOffsets(ctx, t, brokers, topic, n)
 	starts := map[int32]kgo.Offset{}
 	left := 0
@@ -190,7 +197,7 @@ func readAll(ctx context.Context, t *testing.T, brokers, topic string, n int32) 
 		}
 	}
 	cl := newClient(t, brokers, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: starts}),
-		kgo.FetchIsolationLevel(kgo.ReadUncommitted()))
+		kgo.FetchIsolationLevel(iso))
 	out := make([][]*kgo.Record, n)
 	for left > 0 {
 		fs := cl.PollFetches(ctx)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +20,7 @@ import (
 // endpoint is how a pipeline reaches one cluster, written as YAML by spec.
 type endpoint struct {
 	name    string // cluster name (provenance, errors)
-	brokers string
+	brokers string // comma separated
 	// TLS: tls block present when ca or skipVerify or serverName is set.
 	tls        bool
 	ca         string
@@ -38,7 +39,11 @@ func saslSSL(name string, c itCluster) endpoint {
 }
 
 func (e endpoint) yaml(b *strings.Builder, key string) {
-	fmt.Fprintf(b, "    %s:\n      name: %s\n      brokers: [%q]\n", key, e.name, e.brokers)
+	var list []string
+	for _, a := range strings.Split(e.brokers, ",") {
+		list = append(list, strconv.Quote(a))
+	}
+	fmt.Fprintf(b, "    %s:\n      name: %s\n      brokers: [%s]\n", key, e.name, strings.Join(list, ", "))
 	if e.tls {
 		b.WriteString("      tls:\n        enabled: true\n")
 		if e.ca != "" {

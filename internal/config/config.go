@@ -175,4 +175,9 @@ type Producer struct {
 	RetryBackoff time.Duration `yaml:"retry_backoff"`
 	// Timeout is how long the broker may take to acknowledge one request (default 30s).
 	Timeout time.Duration `yaml:"timeout"`
+	// Idempotent (default true, with acks all) numbers every batch as an
+	// idempotent producer, so that a request of unknown outcome is sent
+	// again without duplicating; false for brokers or ACLs that refuse
+	// InitProducerId (no IDEMPOTENT_WRITE before Kafka 2.8).
+	Idempotent *bool `yaml:"idempotent"`
 }

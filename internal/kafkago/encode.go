@@ -74,7 +74,20 @@ type produceRequest struct {
 	compression compress.Compression
 	recs        []catchup.Record
 	stamp       *catchup.Provenance // if set, the provenance header each record gets (Offset: the record's)
+	seq         producerSeq         // the idempotent producer's fields of the batch; noProducer if none
 }
+
+// producerSeq is what an idempotent producer writes into a record batch: its
+// producer id and epoch and the sequence number of the batch's first record.
+type producerSeq struct {
+	on    bool // an idempotent batch; else the fields are written as -1
+	id    int64
+	epoch int16
+	base  int32
+}
+
+// noProducer is the producerSeq of a batch that is not idempotent.
+var noProducer = producerSeq{}
 
 // encode returns the request as a frame for the given API version and
 // correlation id. The caller releases the frame.
@@ -95,7 +108,7 @@ func (r *produceRequest) encode(version int16, corr int32) (*produceFrame, error
 	b = binary.BigEndian.AppendUint32(b, uint32(r.partition.Partition))
 	at := len(b)
 	b = binary.BigEndian.AppendUint32(b, 0) // records size, set below
-	b, err := appendRecordBatch(b, r.recs, r.stamp, r.compression)
+	b, err := appendProducerBatch(b, r.recs, r.stamp, r.compression, r.seq)
 	if err != nil {
 		f.buf = b
 		f.release()
@@ -123,6 +136,12 @@ const (
 // records compressed with c, stamped with the provenance header if stamp is
 // set.
 func appendRecordBatch(b []byte, recs []catchup.Record, stamp *catchup.Provenance, c compress.Compression) ([]byte, error) {
+	return appendProducerBatch(b, recs, stamp, c, noProducer)
+}
+
+// appendProducerBatch is appendRecordBatch with the producer fields of seq:
+// an idempotent batch when seq.on.
+func appendProducerBatch(b []byte, recs []catchup.Record, stamp *catchup.Provenance, c compress.Compression, seq producerSeq) ([]byte, error) {
 	if len(recs) == 0 {
 		return b, fmt.Errorf("record batch: no records")
 	}
@@ -141,9 +160,12 @@ func appendRecordBatch(b []byte, recs []catchup.Record, stamp *catchup.Provenanc
 	b = binary.BigEndian.AppendUint32(b, uint32(len(recs)-1)) // last offset delta
 	b = binary.BigEndian.AppendUint64(b, uint64(first))
 	b = binary.BigEndian.AppendUint64(b, uint64(maxTS))
-	b = binary.BigEndian.AppendUint64(b, 0xffffffffffffffff) // producer id: -1
-	b = binary.BigEndian.AppendUint16(b, 0xffff)             // producer epoch: -1
-	b = binary.BigEndian.AppendUint32(b, 0xffffffff)         // base sequence: -1
+	if !seq.on {
+		seq = producerSeq{id: -1, epoch: -1, base: -1}
+	}
+	b = binary.BigEndian.AppendUint64(b, uint64(seq.id))
+	b = binary.BigEndian.AppendUint16(b, uint16(seq.epoch))
+	b = binary.BigEndian.AppendUint32(b, uint32(seq.base))
 	b = binary.BigEndian.AppendUint32(b, uint32(len(recs)))
 	if c == compress.None {
 		for i := range recs {

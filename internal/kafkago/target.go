@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -37,6 +38,9 @@ type Target struct {
 	batchRecords int
 	batchBytes   int
 	timeout      time.Duration
+	idempotent   bool        // producer id and sequences in every batch (acks all only)
+	idem         idempotence // the producer id and sequences, when idempotent
+	resent       atomic.Int64
 }
 
 // NewTarget returns a Target for the cluster c that produces with p's acks,
@@ -44,6 +48,7 @@ type Target struct {
 // password is as for Dial.
 func NewTarget(c config.Cluster, p config.Producer, password PasswordFunc) (*Target, error) {
 	t := &Target{batchRecords: p.BatchRecords, batchBytes: p.BatchBytes, timeout: p.Timeout}
+	t.idem.id = -1
 	switch p.Acks {
 	case "", "all":
 		t.acks = int16(kafka.RequireAll)
@@ -73,6 +78,8 @@ func NewTarget(c config.Cluster, p config.Producer, password PasswordFunc) (*Tar
 	if t.timeout <= 0 {
 		t.timeout = defaultProduceTimeout
 	}
+	// The brokers accept an idempotent batch only with acks all.
+	t.idempotent = (p.Idempotent == nil || *p.Idempotent) && t.acks == int16(kafka.RequireAll)
 	cl, err := Dial(c, password)
 	if err != nil {
 		return nil, err
@@ -80,6 +87,10 @@ func NewTarget(c config.Cluster, p config.Producer, password PasswordFunc) (*Tar
 	t.cl = cl
 	return t, nil
 }
+
+// Resent returns how many produce requests of unknown outcome the Target
+// sent again, identical (idempotent produce), since it was made.
+func (t *Target) Resent() int64 { return t.resent.Load() }
 
 // Close releases the Target's connections.
 func (t *Target) Close() { t.cl.Close() }
@@ -137,7 +148,7 @@ func (t *Target) Produce(ctx context.Context, p catchup.Partition, recs []catchu
 	if err != nil {
 		return 0, -1, err
 	}
-	if t.acks == int16(kafka.RequireNone) {
+	if t.acks == int16(kafka.RequireNone) || base < 0 {
 		return n, -1, nil
 	}
 	return n, base + int64(n), nil
@@ -169,8 +180,55 @@ func recordSize(r *catchup.Record) int {
 }
 
 // produceBatch sends recs, which start at position pos of the caller's
-// records, in one request and returns the base offset the broker assigned.
+// records, in one request and returns the base offset the broker assigned
+// (-1 when it does not say: a duplicate it no longer remembers). An
+// idempotent Target sends a request of unknown outcome again, identical,
+// up to produceResends times: the leader appends it at most once.
 func (t *Target) produceBatch(ctx context.Context, p catchup.Partition, recs []catchup.Record, stamp *catchup.Provenance, pos int) (int64, error) {
+	seq := noProducer
+	if t.idempotent {
+		var err error
+		if seq, err = t.nextSeq(ctx, p); err != nil {
+			return 0, fmt.Errorf("produce %s: %w", p, err)
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		base, code, err := t.sendBatch(ctx, p, recs, stamp, pos, seq)
+		switch {
+		case err == nil:
+			if seq.on {
+				t.appended(p, seq, len(recs))
+			}
+			return base, nil
+		case !seq.on:
+			return 0, err
+		case producerLost(code):
+			// Not appended, but the broker lost our sequence (producer
+			// state expired or deleted, a leader that lacks it): an
+			// earlier request of unknown outcome may be in the log. A
+			// new producer id starts from 0; the engine reconciles.
+			t.resetProducer(seq)
+			return 0, err
+		case !errors.Is(err, catchup.ErrUnknownOutcome):
+			// Not appended (NOT_ENOUGH_REPLICAS, ...): the engine sends
+			// the same records again, with this same sequence, so that a
+			// copy an earlier attempt appended is still recognised.
+			return 0, err
+		case attempt == produceResends || ctx.Err() != nil:
+			// Still unknown: the engine reconciles and goes on from what
+			// it finds, with other records than these. They must not
+			// reuse this sequence: a leader that holds this batch would
+			// take the next one, as long, for its duplicate and drop it.
+			t.resetProducer(seq)
+			return 0, err
+		}
+		t.resent.Add(1)
+	}
+}
+
+// sendBatch sends recs in one request with the producer fields seq and
+// returns the base offset, or the broker's error code and the error.
+func (t *Target) sendBatch(ctx context.Context, p catchup.Partition, recs []catchup.Record, stamp *catchup.Provenance, pos int, seq producerSeq) (int64, kafka.Error, error) {
 	timeout := int32(t.timeout / time.Millisecond)
 	e := t.cl.newExchange(&produce.Request{ // routes the request; the frame is encode.go's
 		Acks:    t.acks,
@@ -181,34 +239,39 @@ func (t *Target) produceBatch(ctx context.Context, p catchup.Partition, recs []c
 		}},
 	}, 3) // v3: record batch format v2
 	e.produce = &produceRequest{clientID: t.cl.clientID, acks: t.acks, timeoutMs: timeout,
-		partition: p, compression: t.compression, recs: recs, stamp: stamp}
+		partition: p, compression: t.compression, recs: recs, stamp: stamp, seq: seq}
 	res, err := t.cl.roundTrip(ctx, e, t.timeout+produceResponseMargin)
 	if err != nil {
-		return 0, t.produceError(p, recs, pos, err, "", -1, classifyProduce(err, e.sent()))
+		var code kafka.Error
+		errors.As(err, &code)
+		return 0, code, t.produceError(p, recs, pos, err, "", -1, classifyProduce(err, e.sent()))
 	}
 	if t.acks == int16(kafka.RequireNone) {
-		return -1, nil
+		return -1, 0, nil
 	}
 	for _, rt := range res.(*produce.Response).Topics {
 		for _, rp := range rt.Partitions {
 			if rt.Topic != p.Topic || rp.Partition != p.Partition {
 				continue
 			}
-			if rp.ErrorCode == 0 {
-				return rp.BaseOffset, nil
-			}
 			code := kafka.Error(rp.ErrorCode)
+			switch {
+			case code == 0:
+				return rp.BaseOffset, 0, nil
+			case code == kafka.DuplicateSequenceNumber && seq.on:
+				return -1, 0, nil // appended before; the broker no longer has its offset
+			}
 			first := -1
 			for _, re := range rp.RecordErrors {
 				if first < 0 || int(re.BatchIndex) < first {
 					first = int(re.BatchIndex)
 				}
 			}
-			return 0, t.produceError(p, recs, pos, code, rp.ErrorMessage, first, classifyProduce(code, true))
+			return 0, code, t.produceError(p, recs, pos, code, rp.ErrorMessage, first, classifyProduce(code, true))
 		}
 	}
 	err = fmt.Errorf("the produce response lacks the partition")
-	return 0, t.produceError(p, recs, pos, err, "", -1, maybeAppended)
+	return 0, 0, t.produceError(p, recs, pos, err, "", -1, maybeAppended)
 }
 
 // outcome is what a failed produce request did to the target partition.
@@ -270,8 +333,11 @@ func classifyProduce(err error, sent bool) outcome {
 		// the same request fails the same way again.
 		return rejected
 	}
-	// Sequence, epoch and transaction errors cannot happen to a
-	// non-idempotent producer; anything else is not understood.
+	// OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID,
+	// INVALID_PRODUCER_EPOCH, PRODUCER_FENCED (idempotent produce): this
+	// batch was not appended but an earlier one of unknown outcome may have
+	// been, so the engine reconciles (produceBatch gets a new producer id).
+	// Anything else is not understood.
 	return maybeAppended
 }
 

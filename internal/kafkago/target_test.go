@@ -169,7 +169,9 @@ func TestProduceFaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testContext(t)
 			c := newCluster(t, kfake.SeedTopics(1, "t"))
-			tg := newTarget(t, c, config.Producer{})
+			// Not idempotent: the outcome classes of one request
+			// (TestIdempotentProduce: what idempotence makes of them).
+			tg := newTarget(t, c, config.Producer{Idempotent: new(false)})
 			tc.fault(c)
 			acked, end, err := produceAll(ctx, tg, p, recs)
 			if acked != 0 || end != -1 || err == nil {
@@ -198,7 +200,7 @@ func TestProduceFaults(t *testing.T) {
 func TestProduceFaultOnSecondRequest(t *testing.T) {
 	ctx := testContext(t)
 	c := newCluster(t, kfake.SeedTopics(1, "t"))
-	tg := newTarget(t, c, config.Producer{BatchRecords: 2})
+	tg := newTarget(t, c, config.Producer{BatchRecords: 2, Idempotent: new(false)})
 	p := catchup.Partition{Topic: "t"}
 	produced := 0 // control functions run serially
 	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {

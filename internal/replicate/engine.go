@@ -274,6 +274,11 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	defer cancel()
 
 	rep := &Report{Pipeline: e.o.Pipeline, Partitions: make([]Result, len(marks))}
+	rs, _ := e.o.Target.(resentCounter)
+	var resent0 int64
+	if rs != nil {
+		resent0 = rs.Resent()
+	}
 	// Parallelism workers take the partitions in turn, rather than a
 	// goroutine per partition waiting for a slot: at 10,000 partitions the
 	// waiting goroutines cost more memory than the copies.
@@ -301,6 +306,9 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	close(work)
 	wg.Wait()
 	rep.Duration = e.o.Now().Sub(start)
+	if rs != nil {
+		rep.Resent = rs.Resent() - resent0
+	}
 	if c, ok := e.o.Store.(interface{ Requests() int64 }); ok {
 		rep.StoreRequests = c.Requests()
 	}

@@ -24,7 +24,15 @@ type Report struct {
 	Partitions    []Result // in the order of the source partitions
 	Duration      time.Duration
 	StoreRequests int64 // requests made to the checkpoint store, where it counts them
+	// Resent is how many produce requests of unknown outcome (a timeout
+	// after the leader may have appended) the target sent again, identical,
+	// as an idempotent producer: the leader appended each at most once.
+	Resent int64
 }
+
+// resentCounter is a Target that re-sends requests of unknown outcome itself
+// (kafkago.Target with idempotent produce) and counts them.
+type resentCounter interface{ Resent() int64 }
 
 // Result is the outcome of one partition.
 type Result struct {

@@ -12,6 +12,17 @@
 #   CATCHUP_IT_<C>_SASL_SSL=127.0.0.1:S  CATCHUP_IT_<C>_SASL_SSL_WRONG_HOST=127.0.0.1:W
 #   CATCHUP_IT_<C>_CA=<ca.crt>           CATCHUP_IT_<C>_SASL_USER=catchup
 #   CATCHUP_IT_<C>_SASL_PASSWORD=<password>
+# and with CATCHUP_KAFKA_REPLICATED=1 also a replicated target: a dedicated KRaft
+# controller (node 100) and three brokers (nodes 1-3), replication factor 3,
+# min.insync.replicas=2, unclean election off, each node in <run>/replicated/<node>:
+#   CATCHUP_IT_REPLICATED=127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3
+#   CATCHUP_IT_REPLICATED_DATA=<run>/replicated   (node folders controller, broker-1..3)
+# Its timing settings (the stall tests of internal/brokers depend on them):
+#   CATCHUP_KAFKA_REPLICA_LAG_MS     replica.lag.time.max.ms of the brokers (default 6000;
+#                                    Kafka's is 30000)
+#   CATCHUP_KAFKA_SESSION_TIMEOUT_MS broker.session.timeout.ms of the controller (default
+#                                    20000): a SIGSTOPped broker stays registered that long,
+#                                    so a stall between the two shrinks the ISR by lag alone
 # Load it with:  set -a; . <run>/env; set +a
 # `up` prints the env file's path on stdout; the rest goes to stderr. All
 # start.sh settings (CATCHUP_KAFKA_VERSION, ...) apply to both clusters.
@@ -50,9 +61,50 @@ field() {
 	return 1
 }
 
+# up_replicated DIR: the replicated target in DIR (controller first, then the
+# three brokers in parallel); prints the brokers' listeners, comma separated.
+up_replicated() {
+	local dir="$1" cid cline voters n rc=0 list=""
+	local -a bp=()
+	cid="$(new_cluster_id)"
+	mkdir -p "$dir"
+	local common="replica.lag.time.max.ms=${CATCHUP_KAFKA_REPLICA_LAG_MS:-6000}
+broker.session.timeout.ms=${CATCHUP_KAFKA_SESSION_TIMEOUT_MS:-20000}"
+	cline="$(CATCHUP_KAFKA_SASL_SSL=0 CATCHUP_KAFKA_ROLE=controller CATCHUP_KAFKA_NODE_ID=100 \
+		CATCHUP_KAFKA_CLUSTER_ID="$cid" CATCHUP_KAFKA_REPLICAS=3 CATCHUP_KAFKA_EXTRA_CONFIG="$common" \
+		"$KAFKA_HERE/start.sh" "$dir/controller")" || return 1
+	voters="100@$(field CONTROLLER "$cline")"
+	for n in 1 2 3; do
+		CATCHUP_KAFKA_SASL_SSL=0 CATCHUP_KAFKA_ROLE=broker CATCHUP_KAFKA_NODE_ID=$n \
+			CATCHUP_KAFKA_VOTERS="$voters" CATCHUP_KAFKA_CLUSTER_ID="$cid" CATCHUP_KAFKA_REPLICAS=3 \
+			CATCHUP_KAFKA_EXTRA_CONFIG="$common" \
+			"$KAFKA_HERE/start.sh" "$dir/broker-$n" >"$dir/broker-$n.out" &
+		bp+=($!)
+	done
+	for n in "${bp[@]}"; do
+		wait "$n" || rc=1
+	done
+	((rc == 0)) || return 1
+	for n in 1 2 3; do
+		list+="${list:+,}$(field BROKERS "$(cat "$dir/broker-$n.out")")"
+	done
+	printf '%s\n' "$list"
+}
+
+# replicated_nodes DIR: the node folders of the replicated target in DIR.
+replicated_nodes() {
+	local n
+	for n in broker-1 broker-2 broker-3 controller; do
+		[[ -d "$1/$n" ]] && printf '%s\n' "$1/$n"
+	done
+	return 0
+}
+
 up() {
 	local run version t0 t1 c rc=0 line upper
 	local -A pids=()
+	local -a clusters=(source target)
+	[[ "${CATCHUP_KAFKA_REPLICATED:-0}" == 1 ]] && clusters+=(replicated)
 	if [[ -n "${CATCHUP_KAFKA_RUN:-}" ]]; then
 		run="$CATCHUP_KAFKA_RUN"
 		mkdir -p "$run"
@@ -66,6 +118,7 @@ up() {
 		fi
 		[[ ! -e "$run/$c/ports" ]] || die "$run/$c holds an old cluster: cluster.sh down --rm first"
 	done
+	[[ ! -e "$run/replicated" ]] || die "$run/replicated holds an old cluster: cluster.sh down --rm first"
 	version="$(kafka_version)"
 	"$KAFKA_HERE/fetch.sh" "$version" >/dev/null # once, before the parallel starts
 	printf '%s\n' "$run" >"$(last_run_file)"
@@ -74,7 +127,11 @@ up() {
 		"$KAFKA_HERE/start.sh" "$run/$c" >"$run/$c.out" 2>"$run/$c.err" &
 		pids[$c]=$!
 	done
-	for c in source target; do
+	if [[ " ${clusters[*]} " == *" replicated "* ]]; then
+		up_replicated "$run/replicated" >"$run/replicated.out" 2>"$run/replicated.err" &
+		pids[replicated]=$!
+	fi
+	for c in "${clusters[@]}"; do
 		if ! wait "${pids[$c]}"; then
 			rc=1
 			log "the $c cluster failed to start:"
@@ -84,6 +141,9 @@ up() {
 	if ((rc)); then
 		"$KAFKA_HERE/stop.sh" "$run/source" --kill 2>/dev/null || true
 		"$KAFKA_HERE/stop.sh" "$run/target" --kill 2>/dev/null || true
+		for c in $(replicated_nodes "$run/replicated"); do
+			"$KAFKA_HERE/stop.sh" "$c" --kill 2>/dev/null || true
+		done
 		die "cluster.sh up failed"
 	fi
 	t1="$(now_ms)"
@@ -102,11 +162,16 @@ up() {
 				printf 'CATCHUP_IT_%s_SASL_PASSWORD=%s\n' "$upper" "$(cat "$run/$c/scram-password")"
 			fi
 		done
+		if [[ -s "$run/replicated.out" ]]; then
+			printf 'CATCHUP_IT_REPLICATED=%s\n' "$(cat "$run/replicated.out")"
+			printf 'CATCHUP_IT_REPLICATED_DATA=%s\n' "$run/replicated"
+		fi
 	} >"$run/env.tmp"
 	mv "$run/env.tmp" "$run/env"
 	log "source: $(cat "$run/source.out")"
 	log "target: $(cat "$run/target.out")"
-	log "both up in $(((t1 - t0) / 1000)).$(printf '%03d' $(((t1 - t0) % 1000)))s; load with: set -a; . $run/env; set +a"
+	[[ -s "$run/replicated.out" ]] && log "replicated target: BROKERS=$(cat "$run/replicated.out")"
+	log "all up in $(((t1 - t0) / 1000)).$(printf '%03d' $(((t1 - t0) % 1000)))s; load with: set -a; . $run/env; set +a"
 	printf '%s\n' "$run/env"
 }
 
@@ -124,7 +189,14 @@ down() {
 			"$KAFKA_HERE/stop.sh" "$run/$c" &
 		fi
 	done
+	# the brokers before their controller, so that they shut down cleanly
+	for c in $(replicated_nodes "$run/replicated"); do
+		[[ "$c" == */controller ]] || "$KAFKA_HERE/stop.sh" "$c" &
+	done
 	wait
+	if [[ -d "$run/replicated/controller" ]]; then
+		"$KAFKA_HERE/stop.sh" "$run/replicated/controller"
+	fi
 	if ((rm)); then
 		rm -rf "$run"
 		log "removed $run"

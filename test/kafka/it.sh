@@ -3,8 +3,10 @@
 #
 # The integration run of `make test`: fetches Apache Kafka (KAFKA_VERSION,
 # default 4.4.0) from Maven Central, starts a source and a target cluster
-# with SASL_SSL listeners (cluster.sh up), and runs the Go tests that need
-# real brokers with the clusters in the environment (the env file of
+# with SASL_SSL listeners and a replicated target (3 brokers, a dedicated
+# controller, RF 3, min.insync.replicas 2; cluster.sh up with
+# CATCHUP_KAFKA_REPLICATED=1; =0 leaves it out), and runs the Go tests that
+# need real brokers with the clusters in the environment (the env file of
 # cluster.sh) and CATCHUP_REQUIRE_KAFKA=1, so that they fail instead of
 # skipping. Default arguments:
 #   -race -count=1 -p 1 -timeout 20m ./internal/e2e/... ./internal/brokers/...
@@ -34,6 +36,7 @@ esac
 version="${KAFKA_VERSION:-${CATCHUP_KAFKA_VERSION:-$KAFKA_DEFAULT_VERSION}}"
 export CATCHUP_KAFKA_VERSION="$version"
 export CATCHUP_KAFKA_SASL_SSL=1
+export CATCHUP_KAFKA_REPLICATED="${CATCHUP_KAFKA_REPLICATED:-1}"
 repo="$(cd "$KAFKA_HERE/../.." && pwd)"
 if (($#)); then
 	go_args=("$@")
@@ -59,10 +62,10 @@ timed() {
 	return "$rc"
 }
 
-# show_logs: the tails of both brokers' logs, for a failed run.
+# show_logs: the tails of the brokers' logs, for a failed run.
 show_logs() {
 	local c
-	for c in source target; do
+	for c in source target replicated/controller replicated/broker-1 replicated/broker-2 replicated/broker-3; do
 		[[ -d "$run/$c" ]] || continue
 		printf '\n---- %s broker (Kafka %s): tail of %s/server.log\n' "$c" "$version" "$run/$c"
 		tail -n 60 "$run/$c/server.log" 2>/dev/null || echo "(no server.log)"
@@ -126,7 +129,7 @@ java="$(java_bin 2>/dev/null)" || fail "java not found: Kafka brokers need Java 
 java_version="$("$java" -version 2>&1 | head -n 1)"
 [[ "$java_version" =~ \"([0-9]+)[.\"] ]] || fail "cannot tell the Java version from: $java_version"
 ((BASH_REMATCH[1] >= 17)) || fail "$java is Java ${BASH_REMATCH[1]}: Kafka brokers need Java 17+"
-log "Apache Kafka $version (two single-node KRaft clusters, SASL_SSL on); $java_version; $(go version)"
+log "Apache Kafka $version (two single-node KRaft clusters, SASL_SSL on; replicated target ${CATCHUP_KAFKA_REPLICATED/1/on}); $java_version; $(go version)"
 
 # ---------------------------------------------------------------- fetch
 

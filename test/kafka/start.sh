@@ -17,6 +17,18 @@
 #   CATCHUP_KAFKA_HEAP_OPTS      default "-Xms256m -Xmx512m"
 #   CATCHUP_KAFKA_JVM_OPTS       default "-XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError"
 #   CATCHUP_KAFKA_START_TIMEOUT  seconds to wait for "Kafka Server started" (default 90)
+#
+# A node of a multi-node cluster (cluster.sh's replicated target; new DATADIR only):
+#   CATCHUP_KAFKA_ROLE           combined (default, the single-node cluster above),
+#                                controller (a dedicated KRaft controller: one port,
+#                                printed as CONTROLLER=127.0.0.1:C, no BROKERS) or
+#                                broker (a broker of the quorum in CATCHUP_KAFKA_VOTERS)
+#   CATCHUP_KAFKA_NODE_ID        node.id (default 1)
+#   CATCHUP_KAFKA_VOTERS         controller.quorum.voters, for role broker (id@host:port)
+#   CATCHUP_KAFKA_CLUSTER_ID     the cluster id every node is formatted with
+#   CATCHUP_KAFKA_REPLICAS       replication factor of the internal topics and the
+#                                default of new topics (default 1); min.insync.replicas
+#                                is one less (at least 1); unclean election stays off
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
@@ -44,6 +56,9 @@ done
 mkdir -p "$data"
 data="$(cd "$data" && pwd)"
 timeout_s="${CATCHUP_KAFKA_START_TIMEOUT:-90}"
+role="${CATCHUP_KAFKA_ROLE:-combined}"
+node_id="${CATCHUP_KAFKA_NODE_ID:-1}"
+replicas="${CATCHUP_KAFKA_REPLICAS:-1}"
 START_T0="$(now_ms)"
 
 # ---------------------------------------------------------------- certificates
@@ -89,10 +104,26 @@ EOF
 # ---------------------------------------------------------------- configuration
 
 write_config() {
-	local listeners advertised protomap jaas pw kspw
+	local listeners advertised protomap jaas pw kspw roles voters rf isr
+	roles=broker,controller
+	voters="$node_id@127.0.0.1:$CONTROLLER_PORT"
 	listeners="PLAINTEXT://127.0.0.1:$PLAINTEXT_PORT,CONTROLLER://127.0.0.1:$CONTROLLER_PORT"
 	advertised="PLAINTEXT://127.0.0.1:$PLAINTEXT_PORT"
 	protomap="CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+	case "$role" in
+	controller)
+		roles=controller
+		listeners="CONTROLLER://127.0.0.1:$CONTROLLER_PORT"
+		advertised=""
+		;;
+	broker)
+		roles=broker
+		voters="$CATCHUP_KAFKA_VOTERS"
+		listeners="PLAINTEXT://127.0.0.1:$PLAINTEXT_PORT"
+		;;
+	esac
+	rf="$replicas"
+	isr=$((rf > 1 ? rf - 1 : 1))
 	if [[ -n "${SASL_SSL_PORT:-}" ]]; then
 		listeners+=",SASL_SSL://127.0.0.1:$SASL_SSL_PORT,WRONGHOST://127.0.0.1:$WRONG_HOST_PORT"
 		advertised+=",SASL_SSL://127.0.0.1:$SASL_SSL_PORT,WRONGHOST://127.0.0.1:$WRONG_HOST_PORT"
@@ -100,27 +131,28 @@ write_config() {
 	fi
 	cat >"$data/server.properties" <<EOF
 # written by catchup test/kafka/start.sh
-process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:$CONTROLLER_PORT
+process.roles=$roles
+node.id=$node_id
+controller.quorum.voters=$voters
 controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
 listeners=$listeners
-advertised.listeners=$advertised
+${advertised:+advertised.listeners=$advertised}
+${advertised:+inter.broker.listener.name=PLAINTEXT}
 listener.security.protocol.map=$protomap
 log.dirs=$data/logs
 
 auto.create.topics.enable=false
 num.partitions=1
-default.replication.factor=1
-min.insync.replicas=1
-offsets.topic.replication.factor=1
+default.replication.factor=$rf
+min.insync.replicas=$isr
+unclean.leader.election.enable=false
+offsets.topic.replication.factor=$rf
 offsets.topic.num.partitions=5
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
+transaction.state.log.replication.factor=$rf
+transaction.state.log.min.isr=$isr
 transaction.state.log.num.partitions=5
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
+share.coordinator.state.topic.replication.factor=$rf
+share.coordinator.state.topic.min.isr=$isr
 group.initial.rebalance.delay.ms=0
 delete.topic.enable=true
 # the cleaner's 128 MiB default map is most of a small heap
@@ -183,6 +215,7 @@ EOF
 write_ports() {
 	{
 		printf 'PLAINTEXT_PORT=%s\nCONTROLLER_PORT=%s\n' "$PLAINTEXT_PORT" "$CONTROLLER_PORT"
+		printf 'ROLE=%s\n' "$role"
 		if [[ -n "${SASL_SSL_PORT:-}" ]]; then
 			printf 'SASL_SSL_PORT=%s\nWRONG_HOST_PORT=%s\n' "$SASL_SSL_PORT" "$WRONG_HOST_PORT"
 		fi
@@ -198,9 +231,10 @@ read_ports() {
 		CONTROLLER_PORT) CONTROLLER_PORT="$v" ;;
 		SASL_SSL_PORT) SASL_SSL_PORT="$v" ;;
 		WRONG_HOST_PORT) WRONG_HOST_PORT="$v" ;;
+		ROLE) role="$v" ;;
 		esac
 	done <"$data/ports"
-	[[ -n "$PLAINTEXT_PORT" && -n "$CONTROLLER_PORT" ]] || die "$data/ports is incomplete"
+	[[ -n "$PLAINTEXT_PORT" || -n "$CONTROLLER_PORT" ]] || die "$data/ports is incomplete"
 }
 
 # ---------------------------------------------------------------- running
@@ -248,7 +282,7 @@ java_cmd() {
 format_storage() {
 	local cid out
 	local -a scram=()
-	cid="$(new_cluster_id)"
+	cid="${CATCHUP_KAFKA_CLUSTER_ID:-$(new_cluster_id)}"
 	if [[ -n "${SASL_SSL_PORT:-}" ]]; then
 		local pw
 		pw="$(cat "$data/scram-password")"
@@ -323,10 +357,17 @@ if ((restart)); then
 	version="$(cat "$data/version")"
 	libs="$(CATCHUP_KAFKA_VERSION="$version" "$KAFKA_HERE/fetch.sh" "$version")"
 	read_ports
-	launch || die "port ${PLAINTEXT_PORT}/${CONTROLLER_PORT} is taken by another process; cannot restart on the same ports"
+	launch || die "port ${PLAINTEXT_PORT:-}/${CONTROLLER_PORT:-} is taken by another process; cannot restart on the same ports"
 else
 	[[ ! -e "$data/ports" && ! -e "$data/logs" ]] ||
 		die "$data already holds a cluster: use --restart, or remove it"
+	case "$role" in
+	combined | controller) ;;
+	broker) [[ -n "${CATCHUP_KAFKA_VOTERS:-}" ]] || die "CATCHUP_KAFKA_ROLE=broker needs CATCHUP_KAFKA_VOTERS" ;;
+	*) die "CATCHUP_KAFKA_ROLE=$role: use combined, controller or broker" ;;
+	esac
+	[[ "$role" == combined || "${CATCHUP_KAFKA_SASL_SSL:-0}" != 1 ]] ||
+		die "CATCHUP_KAFKA_SASL_SSL=1 is for a combined node only"
 	version="$(kafka_version)"
 	libs="$("$KAFKA_HERE/fetch.sh" "$version")"
 	printf '%s\n' "$version" >"$data/version"
@@ -336,6 +377,12 @@ else
 	for attempt in 1 2 3; do
 		if ((sasl)); then
 			read -r PLAINTEXT_PORT CONTROLLER_PORT SASL_SSL_PORT WRONG_HOST_PORT < <(free_ports 4)
+		elif [[ "$role" == controller ]]; then
+			read -r CONTROLLER_PORT < <(free_ports 1)
+			PLAINTEXT_PORT="" SASL_SSL_PORT="" WRONG_HOST_PORT=""
+		elif [[ "$role" == broker ]]; then
+			read -r PLAINTEXT_PORT < <(free_ports 1)
+			CONTROLLER_PORT="" SASL_SSL_PORT="" WRONG_HOST_PORT=""
 		else
 			read -r PLAINTEXT_PORT CONTROLLER_PORT < <(free_ports 2)
 			SASL_SSL_PORT="" WRONG_HOST_PORT=""
@@ -353,7 +400,11 @@ else
 fi
 
 pid="$(cat "$data/pid")"
-line="BROKERS=127.0.0.1:$PLAINTEXT_PORT PID=$pid DATA=$data"
+if [[ "$role" == controller ]]; then
+	line="CONTROLLER=127.0.0.1:$CONTROLLER_PORT PID=$pid DATA=$data"
+else
+	line="BROKERS=127.0.0.1:$PLAINTEXT_PORT PID=$pid DATA=$data"
+fi
 if [[ -n "${SASL_SSL_PORT:-}" ]]; then
 	line+=" SASL_SSL=127.0.0.1:$SASL_SSL_PORT CA=$data/tls/ca.crt SASL_SSL_WRONG_HOST=127.0.0.1:$WRONG_HOST_PORT"
 fi
