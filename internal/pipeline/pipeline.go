@@ -160,7 +160,7 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 		MaxBytes:       p.Window.MaxBytes,
 		MaxDuration:    p.Window.MaxDuration,
 		BatchRecords:   p.Producer.BatchRecords,
-		Retries:        p.Producer.Retries,
+		Retries:        engineRetries(p.Producer.Retries),
 		RetryBackoff:   p.Producer.RetryBackoff,
 		Margin:         o.Margin,
 		Log:            o.Log,
@@ -233,6 +233,16 @@ func DefaultOwner() string {
 		host = "unknown-host"
 	}
 	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixMilli(), 36)
+}
+
+// engineRetries maps the configured producer.retries, defaults already
+// filled in, to the engine's option, where 0 means the default: an explicit
+// retries: 0 means no retries.
+func engineRetries(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // takeoverSettle maps the configured takeover_settle to the engine's
