@@ -44,6 +44,10 @@ type Planned struct {
 	// Gap is the missing range below the log start; set with SkipGaps (the
 	// window starts after it) and as Err without.
 	Gap *catchup.GapError
+	// End is where the window would end without Policy.MaxRecords: the
+	// source end fixed now (or the stop offset). A window with To < End
+	// leaves End-To offsets for a later run, so copying it is not done.
+	End int64
 	// Err is set when the partition must not be copied: a gap without
 	// SkipGaps, or a checkpoint above the log end (topic recreated).
 	Err error
@@ -92,6 +96,7 @@ func Window(o catchup.Offsets, cp checkpoint.Checkpoint, pol Policy) Planned {
 	if stop, ok := pol.StopOffsets[o.Partition]; ok {
 		to = max(min(to, stop), from)
 	}
+	pl.End = to
 	if pol.MaxRecords > 0 && to-from > pol.MaxRecords {
 		to = from + pol.MaxRecords
 	}

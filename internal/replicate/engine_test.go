@@ -191,10 +191,17 @@ func TestRunRespectsMaxRecordsWindows(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 10})
 	o := r.options("run")
 	o.Policy.MaxRecords = 4
-	for i, want := range []int64{4, 8, 10, 10} {
+	// A window max_records cut short is partial, with what it left as lag:
+	// only the window that reaches the source end is done.
+	for i, want := range []struct {
+		next   int64
+		lag    int64
+		status Status
+	}{{4, 6, StatusPartial}, {8, 2, StatusPartial}, {10, 0, StatusDone}, {10, 0, StatusDone}} {
 		rep := r.run(t, t.Context(), o)
-		if got := rep.Partitions[0]; got.Next != want || got.To != want {
-			t.Errorf("window %d: next %d to %d; want %d", i, got.Next, got.To, want)
+		if got := rep.Partitions[0]; got.Next != want.next || got.To != want.next || got.Lag() != want.lag || got.Status != want.status {
+			t.Errorf("window %d: next %d to %d lag %d %s; want %d, lag %d %s", i, got.Next, got.To, got.Lag(), got.Status,
+				want.next, want.lag, want.status)
 		}
 	}
 	r.checkExactCopy(t)

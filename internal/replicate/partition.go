@@ -127,7 +127,7 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		res.Status = StatusPartial // stopped by the deadline or a cancellation
 	case err != nil:
 		res.Status, res.Err = StatusFailed, err
-	case pc.next >= res.To:
+	case pc.next >= max(res.To, res.End):
 		res.Status = StatusDone
 	default:
 		res.Status = StatusPartial
@@ -173,7 +173,7 @@ func (pc *partitionCopy) storeCall() (context.Context, context.CancelFunc) {
 func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoint.Checkpoint, pol plan.Policy) error {
 	e := pc.e
 	pl := plan.Window(m, cp, pol)
-	pc.res.From, pc.res.To, pc.res.Gap = pl.From, pl.To, pl.Gap
+	pc.res.From, pc.res.To, pc.res.End, pc.res.Gap = pl.From, pl.To, pl.End, pl.Gap
 	if pl.Err != nil {
 		return pl.Err
 	}
