@@ -26,7 +26,14 @@ func (a *app) runCmd() *cobra.Command {
 		Long: `run copies, for every partition of the selected pipelines, the window from its
 checkpoint to the source end offset fixed when the run starts (capped by the
 pipeline's window limits), and commits checkpoints as acknowledged writes
-complete. Interrupt it at any moment: the next run resumes exactly.`,
+complete. Interrupt it at any moment: the next run resumes exactly.
+
+Each partition ends done (copied to the end fixed at the start), partial (a
+window limit, the deadline or an interrupt stopped it: LAG is what is left),
+leased (another run holds it), failed, fenced or not_started. Exit codes:
+  0  every selected partition is done
+  1  some partition is partial, leased, failed, fenced or not_started: run again
+  2  bad usage or configuration`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := a.load(cmd.Context())
@@ -80,11 +87,13 @@ func (a *app) runPipeline(ctx context.Context, f *config.File, pc *config.Pipeli
 	return reportOK(rep), nil
 }
 
-// reportOK reports whether every partition was copied to its window end or
-// is being copied by another run.
+// reportOK reports whether every partition was copied to the source end
+// fixed at the start of the run. A partition leased by another run is not:
+// its lag is left (the holder may be a dead run whose lease has yet to
+// expire), so the run exits 1.
 func reportOK(rep *replicate.Report) bool {
 	for _, r := range rep.Partitions {
-		if r.Status != replicate.StatusDone && r.Status != replicate.StatusLeased {
+		if r.Status != replicate.StatusDone {
 			return false
 		}
 	}
