@@ -59,6 +59,8 @@ func TestCreateTopicsCopiesPartitionsAndExplicitConfigs(t *testing.T) {
 		"max.message.bytes":                       "2000000",
 		"message.timestamp.type":                  "LogAppendTime",
 		"message.timestamp.difference.max.ms":     "1000",
+		"message.timestamp.before.max.ms":         "86400000", // the target must accept the old records it was created for
+		"message.timestamp.after.max.ms":          "3600000",
 		"follower.replication.throttled.replicas": "*",
 	}}}
 	dst := &creatingTarget{fakeCluster: r.dst}
