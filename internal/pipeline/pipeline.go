@@ -106,6 +106,7 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 		o.Owner = DefaultOwner()
 	}
 	pol := plan.Policy{
+		Pipeline:      p.Name,
 		ReadCommitted: p.Isolation == "read_committed",
 		SkipGaps:      p.OnGap == "skip",
 		MaxRecords:    p.Window.MaxRecords,
