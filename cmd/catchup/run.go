@@ -199,6 +199,13 @@ func printReport(w io.Writer, rep *replicate.Report) {
 	rate := float64(copied) / max(rep.Duration.Seconds(), 1e-9)
 	fmt.Fprintf(w, "pipeline %s: copied %d records (%s) in %s, %.0f records/s; %d partitions failed",
 		rep.Pipeline, copied, humanBytes(bytes), rep.Duration.Round(time.Millisecond), rate, failed)
+	var loop int64
+	for _, r := range rep.Partitions {
+		loop += r.LoopSkipped
+	}
+	if loop > 0 {
+		fmt.Fprintf(w, "; %d records not copied back by loop prevention", loop)
+	}
 	if rep.StoreRequests > 0 {
 		fmt.Fprintf(w, "; %d store requests", rep.StoreRequests)
 	}
@@ -227,7 +234,8 @@ type partitionJSON struct {
 	Next       int64   `json:"next"`
 	Copied     int64   `json:"copied"`
 	Bytes      int64   `json:"bytes"`
-	Skipped    int64   `json:"skipped"`
+	Skipped    int64   `json:"skipped"`      // offsets reconciliation found already in the target
+	LoopSkip   int64   `json:"loop_skipped"` // records loop prevention did not copy (they came from the target cluster)
 	Lag        int64   `json:"lag"`
 	Retries    int     `json:"retries"`
 	Reconciled int     `json:"reconciled"`
@@ -249,7 +257,7 @@ func reportJSON(rep *replicate.Report) reportJSONT {
 	out := reportJSONT{Pipeline: rep.Pipeline, DurationMS: rep.Duration.Milliseconds(), StoreRequests: rep.StoreRequests}
 	for _, r := range rep.Partitions {
 		pj := partitionJSON{Topic: r.Topic, Partition: r.Partition.Partition, From: r.From, To: r.To, Next: r.Next,
-			Copied: r.Copied, Bytes: r.Bytes, Skipped: r.Skipped, Lag: r.Lag(), Retries: r.Retries, Reconciled: r.Reconciled,
+			Copied: r.Copied, Bytes: r.Bytes, Skipped: r.Skipped, LoopSkip: r.LoopSkipped, Lag: r.Lag(), Retries: r.Retries, Reconciled: r.Reconciled,
 			Settled: r.Settled, Status: string(r.Status), DurationMS: r.Duration.Milliseconds()}
 		if r.Gap != nil {
 			pj.Gap = []int64{r.Gap.From, r.Gap.To}
