@@ -89,7 +89,11 @@ run resumes exactly where the last acknowledged write ended.`,
 		SilenceErrors: true,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return fmt.Errorf("%w %q for catchup; see catchup --help", errUnknownCommand, args[0])
+				hint := "see catchup --help"
+				if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+					hint = fmt.Sprintf("did you mean %q?", s[0])
+				}
+				return fmt.Errorf("%w %q for catchup; %s", errUnknownCommand, args[0], hint)
 			}
 			return nil
 		},
@@ -97,6 +101,7 @@ run resumes exactly where the last acknowledged write ended.`,
 		Version: version.Get().String(),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
+	root.SuggestionsMinimumDistance = 2 // cobra's default, which SuggestionsFor does not fill in
 	pf := root.PersistentFlags()
 	pf.StringVarP(&a.configPath, "config", "c", "pipelines.yaml", "pipeline configuration file")
 	pf.StringVarP(&a.pipeline, "pipeline", "p", "", "pipeline name (default: every pipeline, or the only one)")
@@ -105,7 +110,23 @@ run resumes exactly where the last acknowledged write ended.`,
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log every window and retry")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(a.runCmd(), a.planCmd(), a.backfillCmd(), a.translateCmd(), a.statusCmd(), a.resetCmd(), a.verifyCmd(), a.initStoreCmd(), a.demoCmd(), a.mirrorMakerCmd(), a.versionCmd())
+	for _, c := range root.Commands() {
+		usageArgs(c)
+	}
 	return root
+}
+
+// usageArgs makes the argument errors of c (cobra.NoArgs: `catchup status
+// extra`) usage errors, which exit 2 as the README's table says.
+func usageArgs(c *cobra.Command) {
+	if args := c.Args; args != nil {
+		c.Args = func(cmd *cobra.Command, a []string) error {
+			if err := args(cmd, a); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
 }
 
 // load reads the configuration, its errors being usage errors, and fetches
@@ -118,7 +139,31 @@ func (a *app) load(ctx context.Context) (*config.File, error) {
 	if err := pipeline.ResolveSecrets(ctx, f); err != nil {
 		return nil, err
 	}
+	if err := checkPasswords(f); err != nil {
+		return nil, usageError{err}
+	}
 	return f, nil
+}
+
+// checkPasswords reads the password_env and password_file passwords of
+// every pipeline now, so that an unset variable is a usage error (exit 2)
+// before anything is copied, not a failed connection later. The errors name
+// the variable or file, never the value.
+func checkPasswords(f *config.File) error {
+	var errs []error
+	for _, p := range f.Pipelines {
+		for _, c := range []struct {
+			side string
+			config.Cluster
+		}{{"source", p.Source}, {"target", p.Target}} {
+			if s := c.SASL; s != nil && s.PasswordSecretARN == "" && (s.PasswordEnv != "" || s.PasswordFile != "") {
+				if _, err := s.Password(); err != nil {
+					errs = append(errs, fmt.Errorf("pipeline %s: %s: %w", p.Name, c.side, err))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // pipelines returns the pipelines selected by --pipeline: the one named, or

@@ -174,6 +174,16 @@ pipelines:
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	noPassword := filepath.Join(dir, "nopw.yaml")
+	if err := os.WriteFile(noPassword, []byte(`store: file://`+filepath.Join(dir, "store")+`
+pipelines:
+  - name: p
+    source: {brokers: ["127.0.0.1:1"], sasl: {mechanism: PLAIN, username: u, password_env: CATCHUP_TEST_UNSET_PASSWORD}}
+    target: {brokers: ["127.0.0.1:2"]}
+    topics: {include: [orders]}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	missing := filepath.Join(dir, "nowhere", "pipelines.yaml")
 	tests := []struct {
 		name string
@@ -187,6 +197,10 @@ pipelines:
 		{"missing config file", []string{"status", "-c", missing},
 			[]string{missing, "no such file"}},
 		{"unknown command", []string{"frobnicate"}, []string{"unknown command", "frobnicate"}},
+		{"mistyped command", []string{"rnu"}, []string{"unknown command", `did you mean "run"?`}},
+		{"positional argument", []string{"status", "extra"}, []string{`unknown command "extra"`}},
+		{"positional argument to run", []string{"run", "-c", badKey, "extra"}, []string{`"extra"`}},
+		{"unset password_env", []string{"plan", "-c", noPassword}, []string{"pipeline p: source:", "CATCHUP_TEST_UNSET_PASSWORD is not set"}},
 		{"bad flag", []string{"run", "--frobnicate"}, []string{"unknown flag", "--frobnicate"}},
 		{"bad flag value", []string{"reset", "--partition", "x"}, []string{"partition", `"x"`}},
 		{"reset without --to", []string{"reset", "-c", badKey, "--pipeline", "p", "--topic", "t"}, []string{"--to"}},
@@ -273,10 +287,11 @@ func TestOwnerTakesBackItsLease(t *testing.T) {
 	}
 	full, none := fmt.Sprintf("done %d", cliPerPart), "done 0"
 
-	// A run under a new owner id copies partition 0 only.
-	want("run with the default owner", copied(runJSON(t, cfg)), full, "leased 0", "leased 0")
+	// A run under a new owner id copies partition 0 only, and exits 1:
+	// the leased partitions' lag is left.
+	want("run with the default owner", copied(runJSONExit(t, exitFailure, cfg)), full, "leased 0", "leased 0")
 	// The killed processes' ids take their partitions back at once.
-	want("run --owner killed-a", copied(runJSON(t, cfg, "--owner", "killed-a")), none, full, "leased 0")
+	want("run --owner killed-a", copied(runJSONExit(t, exitFailure, cfg, "--owner", "killed-a")), none, full, "leased 0")
 	t.Setenv("CATCHUP_OWNER", "killed-b")
 	want("run with CATCHUP_OWNER=killed-b", copied(runJSON(t, cfg)), none, none, full)
 
@@ -323,7 +338,13 @@ func statusJSON(t *testing.T, cfg string) map[int32]statusRow {
 // runJSON runs run --json with args and returns its report.
 func runJSON(t *testing.T, cfg string, args ...string) reportJSONT {
 	t.Helper()
-	stdout, _ := mustCLI(t, exitOK, "", append([]string{"run", "--json", "-c", cfg}, args...)...)
+	return runJSONExit(t, exitOK, cfg, args...)
+}
+
+// runJSONExit is runJSON for a run that must exit with code.
+func runJSONExit(t *testing.T, code int, cfg string, args ...string) reportJSONT {
+	t.Helper()
+	stdout, _ := mustCLI(t, code, "", append([]string{"run", "--json", "-c", cfg}, args...)...)
 	var rep reportJSONT
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("run --json: %v\n%s", err, stdout)

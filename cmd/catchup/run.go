@@ -26,7 +26,14 @@ func (a *app) runCmd() *cobra.Command {
 		Long: `run copies, for every partition of the selected pipelines, the window from its
 checkpoint to the source end offset fixed when the run starts (capped by the
 pipeline's window limits), and commits checkpoints as acknowledged writes
-complete. Interrupt it at any moment: the next run resumes exactly.`,
+complete. Interrupt it at any moment: the next run resumes exactly.
+
+Each partition ends done (copied to the end fixed at the start), partial (a
+window limit, the deadline or an interrupt stopped it: LAG is what is left),
+leased (another run holds it), failed, fenced or not_started. Exit codes:
+  0  every selected partition is done
+  1  some partition is partial, leased, failed, fenced or not_started: run again
+  2  bad usage or configuration`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := a.load(cmd.Context())
@@ -80,11 +87,13 @@ func (a *app) runPipeline(ctx context.Context, f *config.File, pc *config.Pipeli
 	return reportOK(rep), nil
 }
 
-// reportOK reports whether every partition was copied to its window end or
-// is being copied by another run.
+// reportOK reports whether every partition was copied to the source end
+// fixed at the start of the run. A partition leased by another run is not:
+// its lag is left (the holder may be a dead run whose lease has yet to
+// expire), so the run exits 1.
 func reportOK(rep *replicate.Report) bool {
 	for _, r := range rep.Partitions {
-		if r.Status != replicate.StatusDone && r.Status != replicate.StatusLeased {
+		if r.Status != replicate.StatusDone {
 			return false
 		}
 	}
@@ -190,6 +199,13 @@ func printReport(w io.Writer, rep *replicate.Report) {
 	rate := float64(copied) / max(rep.Duration.Seconds(), 1e-9)
 	fmt.Fprintf(w, "pipeline %s: copied %d records (%s) in %s, %.0f records/s; %d partitions failed",
 		rep.Pipeline, copied, humanBytes(bytes), rep.Duration.Round(time.Millisecond), rate, failed)
+	var loop int64
+	for _, r := range rep.Partitions {
+		loop += r.LoopSkipped
+	}
+	if loop > 0 {
+		fmt.Fprintf(w, "; %d records not copied back by loop prevention", loop)
+	}
 	if rep.StoreRequests > 0 {
 		fmt.Fprintf(w, "; %d store requests", rep.StoreRequests)
 	}
@@ -218,7 +234,8 @@ type partitionJSON struct {
 	Next       int64   `json:"next"`
 	Copied     int64   `json:"copied"`
 	Bytes      int64   `json:"bytes"`
-	Skipped    int64   `json:"skipped"`
+	Skipped    int64   `json:"skipped"`      // offsets reconciliation found already in the target
+	LoopSkip   int64   `json:"loop_skipped"` // records loop prevention did not copy (they came from the target cluster)
 	Lag        int64   `json:"lag"`
 	Retries    int     `json:"retries"`
 	Reconciled int     `json:"reconciled"`
@@ -240,7 +257,7 @@ func reportJSON(rep *replicate.Report) reportJSONT {
 	out := reportJSONT{Pipeline: rep.Pipeline, DurationMS: rep.Duration.Milliseconds(), StoreRequests: rep.StoreRequests}
 	for _, r := range rep.Partitions {
 		pj := partitionJSON{Topic: r.Topic, Partition: r.Partition.Partition, From: r.From, To: r.To, Next: r.Next,
-			Copied: r.Copied, Bytes: r.Bytes, Skipped: r.Skipped, Lag: r.Lag(), Retries: r.Retries, Reconciled: r.Reconciled,
+			Copied: r.Copied, Bytes: r.Bytes, Skipped: r.Skipped, LoopSkip: r.LoopSkipped, Lag: r.Lag(), Retries: r.Retries, Reconciled: r.Reconciled,
 			Settled: r.Settled, Status: string(r.Status), DurationMS: r.Duration.Milliseconds()}
 		if r.Gap != nil {
 			pj.Gap = []int64{r.Gap.From, r.Gap.To}

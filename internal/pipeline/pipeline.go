@@ -157,7 +157,7 @@ func EngineSettings(p *cfg.Pipeline) replicate.Options {
 		Cluster:           p.Source.Name,
 		Match:             p.Topics.Match,
 		TargetTopic:       p.MapTopic,
-		Policy:            plan.Policy{ReadCommitted: p.Isolation == "read_committed", SkipGaps: p.OnGap == "skip", MaxRecords: p.Window.MaxRecords},
+		Policy:            plan.Policy{Pipeline: p.Name, ReadCommitted: p.Isolation == "read_committed", SkipGaps: p.OnGap == "skip", MaxRecords: p.Window.MaxRecords},
 		LoopCluster:       loop,
 		Provenance:        p.ProvenanceEnabled(),
 		CommitInterval:    p.CommitInterval,
@@ -168,7 +168,7 @@ func EngineSettings(p *cfg.Pipeline) replicate.Options {
 		MaxBytes:          p.Window.MaxBytes,
 		MaxDuration:       p.Window.MaxDuration,
 		BatchRecords:      p.Producer.BatchRecords,
-		Retries:           p.Producer.Retries,
+		Retries:           engineRetries(p.Producer.Retries),
 		RetryBackoff:      p.Producer.RetryBackoff,
 		CreateTopics:      p.CreateTopics,
 		ReplicationFactor: p.ReplicationFactor,
@@ -230,6 +230,16 @@ func DefaultOwner() string {
 		host = "unknown-host"
 	}
 	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixMilli(), 36)
+}
+
+// engineRetries maps the configured producer.retries, defaults already
+// filled in, to the engine's option, where 0 means the default: an explicit
+// retries: 0 means no retries.
+func engineRetries(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // takeoverSettle maps the configured takeover_settle to the engine's

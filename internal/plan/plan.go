@@ -33,6 +33,9 @@ type Policy struct {
 	SkipGaps bool
 	// MaxRecords caps the window length in offsets; 0 means no cap.
 	MaxRecords int64
+	// Pipeline names the pipeline in the reset commands errors suggest;
+	// empty: a placeholder.
+	Pipeline string
 	// StopOffsets caps the window end of given partitions: a bounded
 	// backfill copies nothing at or after them.
 	StopOffsets map[catchup.Partition]int64
@@ -44,6 +47,10 @@ type Planned struct {
 	// Gap is the missing range below the log start; set with SkipGaps (the
 	// window starts after it) and as Err without.
 	Gap *catchup.GapError
+	// End is where the window would end without Policy.MaxRecords: the
+	// source end fixed now (or the stop offset). A window with To < End
+	// leaves End-To offsets for a later run, so copying it is not done.
+	End int64
 	// Err is set when the partition must not be copied: a gap without
 	// SkipGaps, or a checkpoint above the log end (topic recreated).
 	Err error
@@ -64,8 +71,8 @@ func Window(o catchup.Offsets, cp checkpoint.Checkpoint, pol Policy) Planned {
 		if from > o.HighWatermark {
 			pl.From, pl.To = from, from
 			pl.Err = fmt.Errorf("%s: checkpoint %d is above the source log end %d: the topic was deleted and "+
-				"recreated, or the source is a different cluster; run `catchup reset --topic %s --to earliest` "+
-				"to copy it again deliberately: %w", o.Partition, from, o.HighWatermark, o.Topic, catchup.ErrTopicRecreated)
+				"recreated, or the source is a different cluster; run `catchup reset --pipeline %s --topic %s --to earliest` "+
+				"to copy it again deliberately: %w", o.Partition, from, o.HighWatermark, pipelineName(pol), o.Topic, catchup.ErrTopicRecreated)
 			return pl
 		}
 	case ok:
@@ -92,11 +99,20 @@ func Window(o catchup.Offsets, cp checkpoint.Checkpoint, pol Policy) Planned {
 	if stop, ok := pol.StopOffsets[o.Partition]; ok {
 		to = max(min(to, stop), from)
 	}
+	pl.End = to
 	if pol.MaxRecords > 0 && to-from > pol.MaxRecords {
 		to = from + pol.MaxRecords
 	}
 	pl.From, pl.To = from, to
 	return pl
+}
+
+// pipelineName is pol.Pipeline, or a placeholder for the reset hints.
+func pipelineName(pol Policy) string {
+	if pol.Pipeline == "" {
+		return "NAME"
+	}
+	return pol.Pipeline
 }
 
 // Windows computes the window of every partition in marks, in their order.

@@ -85,3 +85,24 @@ func TestWindowsKeepsOrder(t *testing.T) {
 		t.Errorf("Windows = %+v; want b/1 [0,10) then a/0 [3,5)", got)
 	}
 }
+
+// TestRecreatedHintNamesThePipeline pins the reset command the recreated-topic
+// error suggests: reset refuses to run without --pipeline.
+func TestRecreatedHintNamesThePipeline(t *testing.T) {
+	p := catchup.Partition{Topic: "orders", Partition: 2}
+	marks := catchup.Offsets{Partition: p, HighWatermark: 500, LastStable: 500}
+	cp := checkpoint.Checkpoint{Partition: p, Exists: true, Next: 900, TargetEnd: -1}
+	for _, tc := range []struct {
+		name, pipeline, want string
+	}{
+		{name: "named", pipeline: "eu", want: "`catchup reset --pipeline eu --topic orders --to earliest`"},
+		{name: "unnamed", want: "`catchup reset --pipeline NAME --topic orders --to earliest`"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pl := Window(marks, cp, Policy{Pipeline: tc.pipeline})
+			if pl.Err == nil || !strings.Contains(pl.Err.Error(), tc.want) {
+				t.Errorf("error %v, want it to contain %s", pl.Err, tc.want)
+			}
+		})
+	}
+}

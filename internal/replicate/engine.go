@@ -78,7 +78,7 @@ type Options struct {
 	MaxBytes       int64         // stop a window after about this many bytes; 0: no limit
 	MaxDuration    time.Duration // stop a window after this long; 0: no limit
 	BatchRecords   int           // most records handed to one Target.Produce call; default 10000
-	Retries        int           // retries of a fetch or produce that wrote nothing; default 10
+	Retries        int           // retries of a fetch or produce that wrote nothing; 0: default 10; negative: none
 	RetryBackoff   time.Duration // first backoff, doubled up to 5s; default 100ms
 	// Margin is how long before the context deadline copying stops, to leave
 	// time for the final commits; default 5s (capped to a tenth of the time left).
@@ -136,6 +136,7 @@ func New(o Options) (*Engine, error) {
 	setDefault(&o.LeaseTTL, 20*time.Minute)
 	setDefault(&o.BatchRecords, 10000)
 	setDefault(&o.Retries, 10)
+	o.Retries = max(o.Retries, 0) // negative: none (the config's explicit retries: 0)
 	setDefault(&o.RetryBackoff, 100*time.Millisecond)
 	setDefault(&o.Margin, 5*time.Second)
 	setDefault(&o.TakeoverSettle, time.Second)

@@ -191,10 +191,17 @@ func TestRunRespectsMaxRecordsWindows(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 10})
 	o := r.options("run")
 	o.Policy.MaxRecords = 4
-	for i, want := range []int64{4, 8, 10, 10} {
+	// A window max_records cut short is partial, with what it left as lag:
+	// only the window that reaches the source end is done.
+	for i, want := range []struct {
+		next   int64
+		lag    int64
+		status Status
+	}{{4, 6, StatusPartial}, {8, 2, StatusPartial}, {10, 0, StatusDone}, {10, 0, StatusDone}} {
 		rep := r.run(t, t.Context(), o)
-		if got := rep.Partitions[0]; got.Next != want || got.To != want {
-			t.Errorf("window %d: next %d to %d; want %d", i, got.Next, got.To, want)
+		if got := rep.Partitions[0]; got.Next != want.next || got.To != want.next || got.Lag() != want.lag || got.Status != want.status {
+			t.Errorf("window %d: next %d to %d lag %d %s; want %d, lag %d %s", i, got.Next, got.To, got.Lag(), got.Status,
+				want.next, want.lag, want.status)
 		}
 	}
 	r.checkExactCopy(t)
@@ -303,19 +310,31 @@ func TestRetriesCountFailuresInARowNotRequests(t *testing.T) {
 }
 
 func TestProduceGivesUpAfterRetriesInARow(t *testing.T) {
-	r := newRig(map[catchup.Partition]int{pA: 10})
-	r.dst.produceFault = func(_ catchup.Partition, first int64) (bool, error) {
-		if first >= 3 {
-			return false, fmt.Errorf("NOT_LEADER_OR_FOLLOWER: %w", catchup.ErrRetriable)
-		}
-		return false, nil
-	}
-	o := r.options("run")
-	o.Retries = 3
-	rep := r.run(t, t.Context(), o)
-	if res := rep.Partitions[0]; res.Status != StatusFailed || res.Retries != 3 || res.Next != 3 ||
-		!strings.Contains(fmt.Sprint(res.Err), "giving up after 3 retries") {
-		t.Errorf("status %s retries %d next %d err %v; want failed at 3 after 3 retries", res.Status, res.Retries, res.Next, res.Err)
+	for _, tc := range []struct {
+		name    string
+		retries int // Options.Retries
+		want    int // retries made
+	}{
+		{name: "three", retries: 3, want: 3},
+		{name: "negative means none", retries: -1, want: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(map[catchup.Partition]int{pA: 10})
+			r.dst.produceFault = func(_ catchup.Partition, first int64) (bool, error) {
+				if first >= 3 {
+					return false, fmt.Errorf("NOT_LEADER_OR_FOLLOWER: %w", catchup.ErrRetriable)
+				}
+				return false, nil
+			}
+			o := r.options("run")
+			o.Retries = tc.retries
+			rep := r.run(t, t.Context(), o)
+			if res := rep.Partitions[0]; res.Status != StatusFailed || res.Retries != tc.want || res.Next != 3 ||
+				!strings.Contains(fmt.Sprint(res.Err), fmt.Sprintf("giving up after %d retries", tc.want)) {
+				t.Errorf("status %s retries %d next %d err %v; want failed at 3 after %d retries",
+					res.Status, res.Retries, res.Next, res.Err, tc.want)
+			}
+		})
 	}
 }
 

@@ -127,7 +127,7 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		res.Status = StatusPartial // stopped by the deadline or a cancellation
 	case err != nil:
 		res.Status, res.Err = StatusFailed, err
-	case pc.next >= res.To:
+	case pc.next >= max(res.To, res.End):
 		res.Status = StatusDone
 	default:
 		res.Status = StatusPartial
@@ -173,7 +173,7 @@ func (pc *partitionCopy) storeCall() (context.Context, context.CancelFunc) {
 func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoint.Checkpoint, pol plan.Policy) error {
 	e := pc.e
 	pl := plan.Window(m, cp, pol)
-	pc.res.From, pc.res.To, pc.res.Gap = pl.From, pl.To, pl.Gap
+	pc.res.From, pc.res.To, pc.res.End, pc.res.Gap = pl.From, pl.To, pl.End, pl.Gap
 	if pl.Err != nil {
 		return pl.Err
 	}
@@ -290,8 +290,8 @@ func (pc *partitionCopy) reconcileFrom(ctx context.Context, floor int64) error {
 	if floor >= 0 {
 		if end < floor {
 			return fmt.Errorf("target partition %s ends at %d, below the end %d recorded at the last commit: "+
-				"the target topic was truncated or recreated; run `catchup reset --topic %s` to copy again deliberately",
-				pc.p, end, floor, pc.p.Topic)
+				"the target topic was truncated or recreated; run `catchup reset --pipeline %s --topic %s --to earliest` "+
+				"to copy again deliberately", pc.targetPartition(), end, floor, pc.e.o.Pipeline, pc.p.Topic)
 		}
 		if end > floor {
 			if err := pc.reconcile(ctx, floor, end); err != nil {

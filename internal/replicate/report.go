@@ -10,8 +10,8 @@ import (
 type Status string
 
 const (
-	StatusDone       Status = "done"        // the window was copied to its end
-	StatusPartial    Status = "partial"     // stopped early (deadline, cancellation, window limit); the checkpoint is consistent
+	StatusDone       Status = "done"        // the window was copied to the source end fixed at the start of the run
+	StatusPartial    Status = "partial"     // stopped early (deadline, cancellation, a window limit: max_records, max_bytes, max_duration); the checkpoint is consistent
 	StatusLeased     Status = "leased"      // another run holds the partition; nothing was done
 	StatusFenced     Status = "fenced"      // the lease was lost while copying; production stopped
 	StatusFailed     Status = "failed"      // an error stopped the partition; see Result.Err
@@ -38,6 +38,7 @@ type resentCounter interface{ Resent() int64 }
 type Result struct {
 	catchup.Partition
 	From, To    int64 // the window [From, To) planned, after reconciliation
+	End         int64 // the source end fixed at the start of the run (plan.Planned.End); above To when max_records cut the window
 	Next        int64 // the checkpoint committed at the end
 	Copied      int64 // records produced and acknowledged
 	Bytes       int64 // their bytes as written (catchup.Record.Size, provenance header included)
@@ -55,8 +56,9 @@ type Result struct {
 	Err      error
 }
 
-// Lag is the number of offsets of the window left to copy.
-func (r *Result) Lag() int64 { return max(0, r.To-r.Next) }
+// Lag is the number of offsets left to copy up to the source end fixed at
+// the start of the run: what a window limit (max_records too) left.
+func (r *Result) Lag() int64 { return max(0, max(r.To, r.End)-r.Next) }
 
 // Totals sums the results.
 func (r *Report) Totals() (copied, bytes int64, failed int) {

@@ -47,14 +47,17 @@ type TopicSpec struct {
 // the source when it is set explicitly there: the configs that decide what
 // the target keeps and accepts. Left out: message.timestamp.type (always
 // CreateTime, see targetConfigs), message.timestamp.difference.max.ms
-// (removed in Kafka 4.0, which refuses it; its successors before/after.max.ms
-// are copied), and configs about placement and local tuning.
+// (removed in Kafka 4.0, which refuses it) and its successors
+// message.timestamp.before.max.ms and after.max.ms: a catch-up target must
+// accept the source's timestamps, and with the source's bound it refuses
+// every record older than that ("Invalid Timestamp"), the very backlog it
+// was created for; and configs about placement and local tuning.
 func copiedConfig(name string) bool {
 	switch name {
 	case "cleanup.policy", "retention.ms", "retention.bytes", "max.message.bytes",
 		"min.insync.replicas", "compression.type", "segment.bytes", "segment.ms",
 		"min.compaction.lag.ms", "max.compaction.lag.ms", "delete.retention.ms",
-		"min.cleanable.dirty.ratio", "message.timestamp.before.max.ms", "message.timestamp.after.max.ms":
+		"min.cleanable.dirty.ratio":
 		return true
 	}
 	return false

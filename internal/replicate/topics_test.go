@@ -59,6 +59,8 @@ func TestCreateTopicsCopiesPartitionsAndExplicitConfigs(t *testing.T) {
 		"max.message.bytes":                       "2000000",
 		"message.timestamp.type":                  "LogAppendTime",
 		"message.timestamp.difference.max.ms":     "1000",
+		"message.timestamp.before.max.ms":         "86400000", // the target must accept the old records it was created for
+		"message.timestamp.after.max.ms":          "3600000",
 		"follower.replication.throttled.replicas": "*",
 	}}}
 	dst := &creatingTarget{fakeCluster: r.dst}
@@ -118,5 +120,27 @@ func TestCreateTopicsNeedsCapableClusters(t *testing.T) {
 	}
 	if _, err := e.Run(t.Context()); err == nil || !strings.Contains(err.Error(), "cannot describe") {
 		t.Errorf("Run err = %v; want the source's missing capability named", err)
+	}
+}
+
+// TestTruncatedTargetErrorNamesTheTargetTopic pins the error of a target
+// partition that ends below the end the last commit recorded: it names the
+// target topic (not the source's) and the reset command with --pipeline.
+func TestTruncatedTargetErrorNamesTheTargetTopic(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 6})
+	mirror := catchup.Partition{Topic: pA.Topic + ".mirror", Partition: pA.Partition}
+	r.dst.logs = map[catchup.Partition]*fakeLog{mirror: {}}
+	o := r.options("run")
+	o.TargetTopic = func(t string) string { return t + ".mirror" }
+	if res := r.run(t, t.Context(), o).Partitions[0]; res.Status != StatusDone {
+		t.Fatalf("first run: status %s err %v; want done", res.Status, res.Err)
+	}
+	r.dst.logs[mirror] = &fakeLog{} // the target topic recreated
+	r.src.logs[pA].recs = append(r.src.logs[pA].recs, catchup.Record{Offset: 6, Value: []byte("x")})
+	res := r.run(t, t.Context(), o).Partitions[0]
+	for _, want := range []string{"target partition a.mirror/0 ends at 0", "`catchup reset --pipeline p1 --topic a --to earliest`"} {
+		if res.Status != StatusFailed || res.Err == nil || !strings.Contains(res.Err.Error(), want) {
+			t.Errorf("second run: status %s err %v; want failed naming %s", res.Status, res.Err, want)
+		}
 	}
 }
