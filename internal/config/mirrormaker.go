@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
 	"github.com/magiconair/properties"
@@ -376,6 +377,13 @@ type mmFile struct {
 // convertFile converts f into mp; it returns nil if f cannot be read.
 func (c *mmConv) convertFile(f MMFile, side mmSide, clusterName string, mp *mmPipe) *mmFile {
 	loader := &properties.Loader{Encoding: properties.UTF8, DisableExpansion: true}
+	if !utf8.Valid(f.Data) {
+		// Java's Properties.load(InputStream), which Kafka's tools use, reads
+		// ISO-8859-1; decoding such a file as UTF-8 would turn a password's
+		// bytes into U+FFFD and the login would fail for no visible reason.
+		loader.Encoding = properties.ISO_8859_1
+		c.add(Notice{File: f.Name, Kind: NoticeWarning, Msg: "not UTF-8: read as ISO-8859-1, as Java's Properties.load does"})
+	}
 	props, err := loader.LoadBytes(f.Data)
 	if err != nil {
 		// The library's message says where; it quotes no value.
