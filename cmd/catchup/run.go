@@ -250,11 +250,12 @@ type reportJSONT struct {
 	Pipeline      string          `json:"pipeline"`
 	DurationMS    int64           `json:"duration_ms"`
 	StoreRequests int64           `json:"store_requests"`
+	Resent        int64           `json:"resent"` // produce requests of unknown outcome sent again with the same sequence (idempotent produce)
 	Partitions    []partitionJSON `json:"partitions"`
 }
 
 func reportJSON(rep *replicate.Report) reportJSONT {
-	out := reportJSONT{Pipeline: rep.Pipeline, DurationMS: rep.Duration.Milliseconds(), StoreRequests: rep.StoreRequests}
+	out := reportJSONT{Pipeline: rep.Pipeline, DurationMS: rep.Duration.Milliseconds(), StoreRequests: rep.StoreRequests, Resent: rep.Resent}
 	for _, r := range rep.Partitions {
 		pj := partitionJSON{Topic: r.Topic, Partition: r.Partition.Partition, From: r.From, To: r.To, Next: r.Next,
 			Copied: r.Copied, Bytes: r.Bytes, Skipped: r.Skipped, LoopSkip: r.LoopSkipped, Lag: r.Lag(), Retries: r.Retries, Reconciled: r.Reconciled,

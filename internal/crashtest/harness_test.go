@@ -578,6 +578,7 @@ func (h *harness) finish(ctx context.Context) runReport {
 
 // runReport is the part of `catchup run --json` the harness reads.
 type runReport struct {
+	Resent     int64 `json:"resent"`
 	Partitions []struct {
 		Topic      string `json:"topic"`
 		Partition  int32  `json:"partition"`
