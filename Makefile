@@ -11,9 +11,17 @@ BIN           := bin
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
+# The build's identity for catchup version (internal/version): the linker
+# sets it, since GOFLAGS=-buildvcs=false or a source tarball leaves the Go
+# toolchain without a VCS stamp.
+VERSION_PKG := github.com/kafka-catchup/catchup/internal/version
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+VERSION_LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(shell git rev-parse --short HEAD 2>/dev/null) \
+	-X $(VERSION_PKG).date=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+
 .PHONY: build
 build: ## build the catchup CLI into bin/
-	$(GO) build -trimpath -o $(BIN)/catchup ./cmd/catchup
+	$(GO) build -trimpath -ldflags "$(VERSION_LDFLAGS)" -o $(BIN)/catchup ./cmd/catchup
 
 .PHONY: demo
 demo: build ## copy between two in-process Kafka clusters in windows, kill a run, resume, verify

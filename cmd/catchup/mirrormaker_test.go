@@ -435,3 +435,107 @@ func TestMirrorMakerTypography(t *testing.T) {
 		})
 	}
 }
+
+// The seed of issue 15: the MirrorMaker command line as blog posts print it
+// (launcher, en dashes, curly quotes), pasted verbatim with real property
+// files of two SCRAM sources, runs a working pipeline per source into a
+// target whose topics --create-topics creates; without --create-topics the
+// same line fails (exit 1) naming the missing topic, never "0 records,
+// exit 0".
+func TestMirrorMakerSeedLine(t *testing.T) {
+	const (
+		user, pass = "mirror", "mm-e2e-pa55"
+		parts      = 2
+		perPart    = 40
+	)
+	newSource := func(topic string) *kfake.Cluster {
+		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(parts, topic),
+			kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", user, pass))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		mmSeed(t, c.ListenAddrs(), scram.Auth{User: user, Pass: pass}.AsSha512Mechanism(), []string{topic}, parts, perPart)
+		return c
+	}
+	east, west := newSource("east.orders"), newSource("west.orders")
+
+	dir := t.TempDir()
+	t.Chdir(dir)
+	consumer := func(path, group string, c *kfake.Cluster) {
+		text := fmt.Sprintf("bootstrap.servers=%s\ngroup.id=%s\nauto.offset.reset=earliest\n"+
+			"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"+
+			"sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"%s\" password=\"%s\";\n",
+			c.ListenAddrs()[0], group, user, pass)
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	consumer("sourceCluster1Consumer.config", "mm-east", east)
+	consumer("sourceCluster2Consumer.config", "mm-west", west)
+	for _, env := range []string{"CATCHUP_SOURCECLUSTER1_PASSWORD", "CATCHUP_SOURCECLUSTER2_PASSWORD"} {
+		if _, ok := os.LookupEnv(env); ok {
+			t.Fatalf("%s is set in the environment", env)
+		}
+		t.Cleanup(func() { os.Unsetenv(env) })
+	}
+	seed := strings.Fields("kafka-run-class.sh kafka.tools.MirrorMaker –consumer.config sourceCluster1Consumer.config " +
+		"–consumer.config sourceCluster2Consumer.config –num.streams 2 –producer.config targetClusterProducer.config –whitelist=”.*”")
+
+	tests := []struct {
+		name     string
+		extra    []string
+		code     int
+		stdout   []string
+		stderr   []string
+		copiedTo bool
+	}{
+		{name: "without --create-topics", code: exitFailure, stderr: []string{"east.orders"}},
+		{name: "with --create-topics", extra: []string{"--create-topics"}, code: exitOK,
+			stdout:   []string{fmt.Sprintf("pipeline mm-east: copied %d records", parts*perPart), fmt.Sprintf("pipeline mm-west: copied %d records", parts*perPart)},
+			copiedTo: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dst, err := kfake.NewCluster(kfake.NumBrokers(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dst.Close()
+			if err := os.WriteFile("targetClusterProducer.config", []byte("bootstrap.servers="+dst.ListenAddrs()[0]+"\nacks=all\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args := append(append([]string{"mirrormaker"}, seed...), append(tt.extra, "--store", "file://"+filepath.Join(dir, tt.name))...)
+			code, stdout, stderr := mmCLI(t, args...)
+			if code != tt.code {
+				t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
+			}
+			for _, w := range tt.stdout {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout)
+				}
+			}
+			for _, w := range tt.stderr {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+			if !tt.copiedTo {
+				return
+			}
+			dstR, err := kafkago.NewSource(config.Cluster{Name: "dr", Brokers: dst.ListenAddrs(), ClientID: "verify"}, "read_uncommitted", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dstR.Close()
+			for _, topic := range []string{"east.orders", "west.orders"} {
+				for p := range int32(parts) {
+					ends, err := dstR.ListOffsets(context.Background(), []catchup.Partition{{Topic: topic, Partition: p}})
+					if err != nil || ends[0].HighWatermark != perPart {
+						t.Errorf("%s/%d on the target: end %v (err %v), want %d", topic, p, ends, err, perPart)
+					}
+				}
+			}
+		})
+	}
+}

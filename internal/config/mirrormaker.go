@@ -55,6 +55,11 @@ type MMFlags struct {
 	// AllowDataLoss accepts settings that can lose records (acks=0, dropping
 	// records when a queue is full or a send fails) instead of refusing them.
 	AllowDataLoss bool
+	// CreateTopics (--create-topics, catchup's own flag) sets create_topics
+	// on every pipeline: missing target topics are created with the source's
+	// partition count. Off by default, like MirrorMaker, which relied on the
+	// target's auto.create.topics.enable.
+	CreateTopics bool
 }
 
 // NoticeKind classifies a Notice.
@@ -195,6 +200,9 @@ func FromMirrorMaker(consumers []MMFile, producer MMFile, flags MMFlags) (*Migra
 		target.covered["target"] = true // a notice said why there is no target
 	}
 	flagPipe := c.convertFlags()
+	if c.flags.CreateTopics {
+		c.add(Notice{Key: "--create-topics", Kind: NoticeMapped, Msg: "→ create_topics: true: missing target topics are created with the source's partition count before copying"})
+	}
 	if len(consumers) > 1 {
 		c.add(Notice{Key: "--consumer.config", Kind: NoticeWarning, Msg: fmt.Sprintf("%d source clusters copy into one "+
 			"target under the same topic names: a topic that exists on several sources would be written by several "+
@@ -211,6 +219,9 @@ func FromMirrorMaker(consumers []MMFile, producer MMFile, flags MMFlags) (*Migra
 		mp.merge(flagPipe, func(p *Pipeline) {
 			p.Topics, p.Parallelism, p.CommitInterval = flagPipe.p.Topics, flagPipe.p.Parallelism, flagPipe.p.CommitInterval
 		})
+		if c.flags.CreateTopics {
+			mp.p.CreateTopics = true
+		}
 		f.Pipelines = append(f.Pipelines, mp.p)
 		for path := range mp.explicit {
 			explicit[fmt.Sprintf("pipelines[%d].%s", i, path)] = true
