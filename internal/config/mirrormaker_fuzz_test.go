@@ -2,8 +2,8 @@ package config
 
 import (
 	"strings"
-	"unicode/utf8"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzFromMirrorMaker converts arbitrary consumer and producer property

@@ -112,7 +112,8 @@ func main() {
 	defer stop()
 	proxy, err := newCountingProxy(endpoint)
 	if err != nil {
-		log.Fatal(err)
+		stop()
+		log.Fatal(err) //nolint:gocritic // dynalite is stopped on the line above
 	}
 	var steps []step
 	for _, sc := range scenarios {
