@@ -95,7 +95,15 @@ func crash(t *testing.T, o options) {
 			t.Errorf("no duplicates after %d kills while the child was writing: the kills do not land between acknowledgement and commit", h.killedWriting)
 		}
 	}
-	if min := h.kills / 50; min > 0 && (h.killedStartup < min || h.killedLeased < min || h.killedWriting < min || h.killedAfterCommit < min) {
+	// Without provenance a run reconciles nothing, so the time between its
+	// leases and its first write is a few milliseconds (shorter still since
+	// partitions are taken by Parallelism workers): kills land there by
+	// chance, and that phase is only required of the runs that reconcile.
+	leasedMin := h.kills / 50
+	if !h.o.provenance {
+		leasedMin = 0
+	}
+	if min := h.kills / 50; min > 0 && (h.killedStartup < min || h.killedLeased < leasedMin || h.killedWriting < min || h.killedAfterCommit < min) {
 		t.Errorf("kills: %d in start-up, %d with leases before writing, %d while writing, %d after a commit: want at least %d of each",
 			h.killedStartup, h.killedLeased, h.killedWriting, h.killedAfterCommit, min)
 	}
