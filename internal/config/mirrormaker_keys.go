@@ -113,8 +113,9 @@ func mmKeys() map[string]mmKey {
 		"max.block.ms")
 	add(mmProducer, NoticeNotApplicable, "catchup has one produce request in flight per partition, so records keep "+
 		"their order", "max.in.flight.requests.per.connection")
-	add(mmProducer, NoticeNotApplicable, "catchup's Kafka client has no idempotent producer; the provenance header "+
-		"makes a resume exact instead (see the README)", "enable.idempotence")
+	add(mmProducer, NoticeNotApplicable, "catchup writes as an idempotent producer whenever acks is all "+
+		"(producer.idempotent: false in the YAML turns that off); the provenance header makes a resume "+
+		"after a crash exact (see the README)", "enable.idempotence")
 	add(mmProducer, NoticeNotApplicable, "catchup does not write in transactions; the provenance header makes a "+
 		"resume exact instead (see the README)", "transactional.id", "transaction.timeout.ms")
 	add(mmProducer, NoticeNotApplicable, "a produce is retried producer.retries times within the run's deadline",
