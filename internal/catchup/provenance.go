@@ -26,14 +26,22 @@ type Provenance struct {
 
 // AppendProvenance appends the header value for pv to dst and returns it.
 func AppendProvenance(dst []byte, pv Provenance) []byte {
+	return strconv.AppendInt(AppendProvenancePrefix(dst, pv.Partition, pv.Cluster), pv.Offset, 10)
+}
+
+// AppendProvenancePrefix appends the part of the header value that is the
+// same for every record of p copied from cluster, everything up to the
+// offset, so that an encoder formats it once per batch:
+// AppendProvenance(dst, pv) is AppendProvenancePrefix(dst, pv.Partition,
+// pv.Cluster) followed by pv.Offset in decimal.
+func AppendProvenancePrefix(dst []byte, p Partition, cluster string) []byte {
 	dst = append(dst, "v1:"...)
-	dst = append(dst, pv.Cluster...)
+	dst = append(dst, cluster...)
 	dst = append(dst, ':')
-	dst = append(dst, pv.Topic...)
+	dst = append(dst, p.Topic...)
 	dst = append(dst, ':')
-	dst = strconv.AppendInt(dst, int64(pv.Partition.Partition), 10)
-	dst = append(dst, ':')
-	return strconv.AppendInt(dst, pv.Offset, 10)
+	dst = strconv.AppendInt(dst, int64(p.Partition), 10)
+	return append(dst, ':')
 }
 
 // ProvenanceLen is len(AppendProvenance(nil, pv)), without formatting it.

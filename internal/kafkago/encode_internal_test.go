@@ -121,8 +121,12 @@ func testEncodeProduce(t *testing.T, in []catchup.Record, c compress.Compression
 		t.Fatal(err)
 	}
 	defer f.release()
-	if want := produceHeaderLen + len(r.clientID) + len(r.partition.Topic) + batchHeaderLen + recordsLen(in, stamp); c == compress.None && len(f.buf) != want {
-		t.Errorf("frame of %d bytes, sized for %d", len(f.buf), want)
+	want := produceHeaderLen + len(r.clientID) + len(r.partition.Topic) + batchHeaderLen + recordsLen(in, stamp)
+	if c == compress.None && len(f.buf) != want {
+		t.Errorf("frame of %d bytes, want %d", len(f.buf), want)
+	}
+	if bound := recordsCap(in, newStamper(stamp)); bound < recordsLen(in, stamp) {
+		t.Errorf("recordsCap = %d, below the %d bytes the records take: the frame grows while encoding", bound, recordsLen(in, stamp))
 	}
 	req, b, recs := decodeProduce(t, f.buf, version)
 	if req.TransactionID != nil || req.Acks != -1 || req.TimeoutMillis != 30_000 ||
@@ -195,6 +199,23 @@ func TestVarintLen(t *testing.T) {
 			t.Errorf("varintLen(%d) = %d, want %d", x, got, want)
 		}
 	}
+}
+
+// recordsLen is the exact size of recs encoded (uncompressed) in a batch,
+// computed apart from the encoder, from the formatted header value.
+func recordsLen(recs []catchup.Record, stamp *catchup.Provenance) int {
+	n := 0
+	for i := range recs {
+		sl := -1
+		if stamp != nil {
+			pv := *stamp
+			pv.Offset = recs[i].Offset
+			sl = len(catchup.AppendProvenance(nil, pv))
+		}
+		l := recordLen(&recs[i], i, recs[0].Timestamp.UnixMilli(), sl)
+		n += varintLen(int64(l)) + l
+	}
+	return n
 }
 
 func TestEncodeEmpty(t *testing.T) {
