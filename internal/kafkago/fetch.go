@@ -367,6 +367,15 @@ type recordReader struct {
 }
 
 func (r *recordReader) varint() int64 {
+	if len(r.buf) > 0 && r.buf[0] < 0x80 {
+		// One byte: most fields of a record (attributes' neighbours,
+		// deltas, lengths under 64, header counts). Decoded inline, since
+		// binary.Varint's loop was a quarter of the decoder's instructions
+		// for 100-byte records.
+		x := r.buf[0]
+		r.buf = r.buf[1:]
+		return int64(x>>1) ^ -int64(x&1)
+	}
 	v, n := binary.Varint(r.buf)
 	if n <= 0 {
 		r.bad, r.buf = true, nil
