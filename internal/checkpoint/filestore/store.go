@@ -88,6 +88,21 @@ func (s *Store) Load(ctx context.Context, pipeline string) ([]checkpoint.Checkpo
 	return cps, nil
 }
 
+// LoadPartitions implements checkpoint.Store, from memory after the first
+// read of the pipeline's file.
+func (s *Store) LoadPartitions(ctx context.Context, pipeline string, ps []catchup.Partition) ([]checkpoint.Checkpoint, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load %d partitions of %s: %w", len(ps), pipeline, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pl, err := s.open(pipeline)
+	if err != nil {
+		return nil, fmt.Errorf("load %d partitions of %s: %w", len(ps), pipeline, err)
+	}
+	return checkpoint.Select(pl.cps, ps, clone), nil
+}
+
 // Acquire implements checkpoint.Store. It returns an error for an empty owner
 // or a non-positive ttl.
 func (s *Store) Acquire(ctx context.Context, pipeline string, p catchup.Partition, owner string, ttl time.Duration) (checkpoint.Lease, checkpoint.Checkpoint, error) {
