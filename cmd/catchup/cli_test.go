@@ -599,7 +599,11 @@ func TestVerifyDetects(t *testing.T) {
 				if p == 1 {
 					m, d, f = int64(tt.missing), int64(tt.duplicated), int64(tt.differing)
 				}
-				wantV := checkpoint.Verification{From: 0, To: cliPerPart, Source: cliPerPart, Matched: cliPerPart - m - f, Missing: m, Duplicated: d, Differing: f}
+				// A record modified in place has only a differing copy: it
+				// is replaced. The target holds one copy less for a removed
+				// record, one more for a duplicated one.
+				wantV := checkpoint.Verification{From: 0, To: cliPerPart, Source: cliPerPart, Matched: cliPerPart - m - f, Missing: m, Duplicated: d, Differing: f,
+					Replaced: f, Target: cliPerPart - m + d}
 				stored := after[p].LastVerification
 				if stored == nil {
 					t.Errorf("verify stored no verification for partition %d", p)

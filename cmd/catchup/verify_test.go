@@ -278,4 +278,3 @@ func TestVerifyMatrix(t *testing.T) {
 		})
 	}
 }
-
