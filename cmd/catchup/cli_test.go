@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -318,12 +317,12 @@ func TestOwnerTakesBackItsLease(t *testing.T) {
 func statusJSON(t *testing.T, cfg string) map[int32]statusRow {
 	t.Helper()
 	stdout, _ := mustCLI(t, exitOK, "", "status", "--json", "-c", cfg)
-	var all map[string][]statusRow
-	if err := json.Unmarshal([]byte(stdout), &all); err != nil {
-		t.Fatalf("status --json: %v\n%s", err, stdout)
+	st := decodeOne[statusJSONT](t, stdout, "status")
+	if st.Pipeline != cliPipeline {
+		t.Errorf("status --json: pipeline %q, want %q", st.Pipeline, cliPipeline)
 	}
 	rows := map[int32]statusRow{}
-	for _, r := range all[cliPipeline] {
+	for _, r := range st.Partitions {
 		if r.Topic != cliTopic {
 			t.Errorf("status lists topic %q, want only %q", r.Topic, cliTopic)
 		}
@@ -345,10 +344,7 @@ func runJSON(t *testing.T, cfg string, args ...string) reportJSONT {
 func runJSONExit(t *testing.T, code int, cfg string, args ...string) reportJSONT {
 	t.Helper()
 	stdout, _ := mustCLI(t, code, "", append([]string{"run", "--json", "-c", cfg}, args...)...)
-	var rep reportJSONT
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("run --json: %v\n%s", err, stdout)
-	}
+	rep := decodeOne[reportJSONT](t, stdout, "run")
 	if len(rep.Partitions) != cliParts {
 		t.Fatalf("run --json reports %d partitions, want %d:\n%s", len(rep.Partitions), cliParts, stdout)
 	}

@@ -63,6 +63,7 @@ compared from the source log start.`,
 	}
 	cmd.Flags().StringVar(&from, "from", "", "first source offset or RFC 3339 time to compare (default: where copying began, else the source log start)")
 	cmd.Flags().StringVar(&to, "to", "", "source offset or RFC 3339 time to stop before (default: the checkpoint)")
+	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print one JSON document (docs/json.md)")
 	return cmd
 }
 
@@ -83,7 +84,14 @@ func (a *app) verify(ctx context.Context, f *config.File, pc *config.Pipeline, f
 		return false, err
 	}
 	at := time.Now()
-	ok := printVerify(a, pc.Name, res)
+	var ok bool
+	if a.jsonOut {
+		doc := verifyJSONOf(pc, res)
+		ok = doc.OK
+		a.addJSON(doc)
+	} else {
+		ok = printVerify(a, pc.Name, res)
+	}
 	for _, r := range res {
 		v := r.Verification
 		v.At = at
@@ -207,27 +215,52 @@ func printVerify(a *app, name string, res []verify.Result) bool {
 	for _, r := range stuck {
 		fmt.Fprintf(a.out, "STUCK %s: the checkpoint is %d offsets behind the source end; last error: %s\n", r.Partition, r.Behind, r.Stuck)
 	}
-	verdict := "exact copy"
-	switch {
-	case mismatched(res) > 0:
-		verdict = "MISMATCH"
-	case len(stuck) > 0:
-		verdict = "STUCK"
-	}
-	fmt.Fprintf(a.out, "%s: %d of %d source records matched\n", verdict, matched, total)
+	fmt.Fprintf(a.out, "%s: %d of %d source records matched\n", verdict(res), matched, total)
 	return ok
 }
 
-// mismatched counts the partitions whose copied range is not an exact copy,
-// stuck ones apart.
-func mismatched(res []verify.Result) int {
-	n := 0
+// verdict is "MISMATCH" if a partition's copied range is not an exact copy,
+// else "STUCK" if a partition is stuck, else "exact copy".
+func verdict(res []verify.Result) string {
+	stuck := false
 	for _, r := range res {
 		v := r.Verification
-		v.Stuck = ""
+		if v.Stuck != "" {
+			stuck, v.Stuck = true, ""
+		}
 		if !v.OK() {
-			n++
+			return "MISMATCH"
 		}
 	}
-	return n
+	if stuck {
+		return "STUCK"
+	}
+	return "exact copy"
+}
+
+// verifyJSONT is one pipeline of catchup verify --json.
+type verifyJSONT struct {
+	Pipeline   string                `json:"pipeline"`
+	OK         bool                  `json:"ok"`      // every partition an exact copy, none stuck: exit 0
+	Verdict    string                `json:"verdict"` // "exact copy", "MISMATCH" or "STUCK", as the table's last line
+	Partitions []verifyPartitionJSON `json:"partitions"`
+}
+
+// verifyPartitionJSON is one partition's verification.
+type verifyPartitionJSON struct {
+	Topic       string `json:"topic"`
+	Partition   int32  `json:"partition"`
+	TargetTopic string `json:"target_topic"`
+	verificationJSON
+}
+
+// verifyJSONOf is what verify --json prints for pipeline pc.
+func verifyJSONOf(pc *config.Pipeline, res []verify.Result) verifyJSONT {
+	out := verifyJSONT{Pipeline: pc.Name, OK: true, Verdict: verdict(res), Partitions: []verifyPartitionJSON{}}
+	for _, r := range res {
+		out.OK = out.OK && r.OK()
+		out.Partitions = append(out.Partitions, verifyPartitionJSON{Topic: r.Topic, Partition: r.Partition.Partition,
+			TargetTopic: pc.MapTopic(r.Topic), verificationJSON: *verificationJSONOf(r.Verification)})
+	}
+	return out
 }
