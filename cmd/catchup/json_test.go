@@ -6,8 +6,10 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // decodeDoc decodes the one document a --json command printed, strictly:
@@ -102,4 +104,97 @@ func jsonFields(typ reflect.Type) []string {
 		out = append(out, jsonFields(f.Type)...)
 	}
 	return out
+}
+
+// TestJSONEveryCommand: each command that prints a result prints, with
+// --json, one document that decodes strictly into its documented type, with
+// every pipeline it covered inside; a command that fails says why in it.
+func TestJSONEveryCommand(t *testing.T) {
+	dir := t.TempDir()
+	src, dst1, dst2 := vCluster(t), vCluster(t), vCluster(t)
+	vProduce(t, src, "s", 0, 40, -1, 0)
+	commitGroup(t, src, "app", vTopic, map[int32]int64{0: 10})
+	cfg := vConfig(t, dir,
+		vPipeline{name: "one", src: src, dst: dst1, srcN: "s", dstN: "d1"},
+		vPipeline{name: "two", src: src, dst: dst2, srcN: "s", dstN: "d2"})
+	names := func(n int, name func(i int) string) []string {
+		var out []string
+		for i := range n {
+			out = append(out, name(i))
+		}
+		return out
+	}
+	both := []string{"one", "two"}
+	check := func(t *testing.T, command string, got []string, want []string) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Errorf("%s --json: pipelines %v, want %v", command, got, want)
+		}
+	}
+
+	// plan before run: one window of 40 records per pipeline.
+	stdout, _ := mustCLI(t, exitOK, "", "plan", "--json", "-c", cfg)
+	pl := decodeDoc[planJSONT](t, stdout)
+	check(t, "plan", names(len(pl.Pipelines), func(i int) string { return pl.Pipelines[i].Pipeline }), both)
+	for _, p := range pl.Pipelines {
+		if p.Records != 40 || len(p.Partitions) != 1 || p.Partitions[0].To != 40 || p.Partitions[0].EstBytes <= 0 {
+			t.Errorf("plan --json: %+v; want one window [0, 40) with bytes", p)
+		}
+	}
+
+	stdout, _ = mustCLI(t, exitOK, "", "run", "--json", "-c", cfg)
+	run := decodeDoc[reportJSONT](t, stdout)
+	check(t, "run", names(len(run.Pipelines), func(i int) string { return run.Pipelines[i].Pipeline }), both)
+	for _, p := range run.Pipelines {
+		if len(p.Partitions) != 1 || p.Partitions[0].Status != "done" || p.Partitions[0].Copied != 40 {
+			t.Errorf("run --json: %+v; want 40 copied, done", p)
+		}
+	}
+
+	stdout, _ = mustCLI(t, exitOK, "", "status", "--json", "-c", cfg)
+	st := decodeDoc[statusJSONT](t, stdout)
+	check(t, "status", names(len(st.Pipelines), func(i int) string { return st.Pipelines[i].Pipeline }), both)
+	for _, p := range st.Pipelines {
+		if r := p.Partitions[0]; r.Start == nil || *r.Start != 0 || r.Checkpoint == nil || *r.Checkpoint != 40 {
+			t.Errorf("status --json: %+v; want start 0, checkpoint 40", r)
+		}
+	}
+
+	stdout, _ = mustCLI(t, exitOK, "", "verify", "--json", "-c", cfg)
+	ver := decodeDoc[verifyJSONT](t, stdout)
+	check(t, "verify", names(len(ver.Pipelines), func(i int) string { return ver.Pipelines[i].Pipeline }), both)
+	for _, p := range ver.Pipelines {
+		want := verifyPartitionJSON{Topic: vTopic, TargetTopic: vTopic, verificationJSON: verificationJSON{
+			OK: true, From: 0, To: 40, Source: 40, Matched: 40, Target: 40}}
+		if !p.OK || p.Verdict != "exact copy" || len(p.Partitions) != 1 || p.Partitions[0] != want {
+			t.Errorf("verify --json: %+v; want ok, exact copy, %+v", p, want)
+		}
+	}
+
+	stdout, _ = mustCLI(t, exitOK, "", "backfill", "--json", "-c", cfg, "--pipeline", "one",
+		"--from", vBase.Format(time.RFC3339), "--to", vBase.Add(10*time.Second).Format(time.RFC3339), "--job", "j")
+	bf := decodeOne[backfillJSON](t, stdout, "backfill")
+	if bf.Job != "j" || len(bf.Partitions) != 1 || bf.Partitions[0].Copied != 10 {
+		t.Errorf("backfill --json: %+v; want job j, 10 copied", bf)
+	}
+
+	stdout, _ = mustCLI(t, exitOK, "", "translate", "--json", "-c", cfg, "--pipeline", "two", "--group", "app")
+	if tr := decodeOne[translation](t, stdout, "translate"); tr.Pipeline != "two" || len(tr.Partitions) != 1 || tr.Partitions[0].Status != "exact" {
+		t.Errorf("translate --json: %+v; want pipeline two, one exact partition", tr)
+	}
+
+	stdout, stderr := mustCLI(t, exitOK, "", "reset", "--json", "-c", cfg, "--pipeline", "one", "--topic", vTopic, "--to", "earliest", "--yes")
+	rs := decodeOne[resetJSON](t, stdout, "reset")
+	if want := (resetJSON{Pipeline: "one", Topic: vTopic, To: "earliest", Partitions: []resetPartitionJSON{{Topic: vTopic}}}); !reflect.DeepEqual(rs, want) {
+		t.Errorf("reset --json: %+v, want %+v", rs, want)
+	}
+	if !strings.Contains(stderr, "reset pipeline one:") {
+		t.Errorf("reset --json: the listing is not on stderr:\n%s", stderr)
+	}
+
+	// A failing command still prints its one document, with the error.
+	stdout, _ = mustCLI(t, exitUsage, "", "status", "--json", "-c", cfg, "--pipeline", "three")
+	if doc := decodeDoc[statusJSONT](t, stdout); doc.Command != "status" || len(doc.Pipelines) != 0 || !strings.Contains(doc.Error, "three") {
+		t.Errorf("status --json of an unknown pipeline: %+v; want no pipeline and the error", doc)
+	}
 }
