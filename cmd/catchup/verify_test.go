@@ -278,3 +278,39 @@ func TestVerifyMatrix(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyCheckpointWithoutStart: a checkpoint written before catchup
+// recorded starts keeps an unknown start through later runs (its copies
+// began who knows where), and verify compares it from the source log start.
+func TestVerifyCheckpointWithoutStart(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := vCluster(t), vCluster(t)
+	vProduce(t, src, "s", 0, 40, -1, 0)
+	cfg := vConfig(t, dir, vPipeline{name: "p", src: src, dst: dst, srcN: "s", dstN: "d"})
+	mustCLI(t, exitOK, "", "run", "-c", cfg)
+	if cp := vStored(t, dir, "p"); cp.Start == nil || *cp.Start != 0 {
+		t.Fatalf("start after the first run = %v, want 0", ptrString(cp.Start))
+	}
+	// Make it a checkpoint of an older catchup: no start.
+	path := filepath.Join(dir, "store", "p.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(data), "\"start\": 0,\n", "", 1)
+	if old == string(data) {
+		t.Fatalf("no start in the store file:\n%s", data)
+	}
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vProduce(t, src, "s", 40, 10, -1, 0)
+	mustCLI(t, exitOK, "", "run", "-c", cfg)
+	if cp := vStored(t, dir, "p"); cp.Start != nil {
+		t.Errorf("start of an old checkpoint after a run = %d, want none (copying began before it was recorded)", *cp.Start)
+	}
+	stdout, _ := mustCLI(t, exitOK, "", "verify", "-c", cfg)
+	if !strings.Contains(stdout, "exact copy: 50 of 50") {
+		t.Errorf("verify of an old checkpoint does not compare from the log start:\n%s", stdout)
+	}
+}
