@@ -169,7 +169,8 @@ func printStatus(a *app, name string, rows []statusRow) {
 
 // verified is the VERIFIED cell: "-" if never verified, "ok" and the time
 // (UTC, to the minute) for an exact copy of the range, else "MISMATCH", the
-// time and the problem counts that are not zero.
+// time and the problem counts that are not zero, or "STUCK", the time and
+// how far behind for a partition whose copied range matched.
 func verified(v *verificationJSON) string {
 	if v == nil {
 		return "-"
@@ -186,6 +187,9 @@ func verified(v *verificationJSON) string {
 		if c.n != 0 {
 			problems = append(problems, fmt.Sprintf("%d %s", c.n, c.what))
 		}
+	}
+	if len(problems) == 0 && v.Stuck != "" {
+		return fmt.Sprintf("STUCK %s: %d behind", at, v.Behind)
 	}
 	return "MISMATCH " + at + ": " + strings.Join(problems, ", ")
 }
