@@ -30,7 +30,8 @@ timestamp. It counts, per partition: MATCHED, OUT_OF_ORDER (an equal copy after
 a copy of a later source offset), MISSING, LOOP_SKIPPED (records that came from
 the target cluster, which loop prevention does not copy), DIFFERING,
 DUPLICATED, FOREIGN (target records that are not copies of the partition) and
-OUTSIDE (copies from outside the range). A partition whose last commit
+OUTSIDE (copies from outside the range); --json adds REPLACED (records whose
+only copies differ) and gives the sums they add up to. A partition whose last commit
 recorded an error and left lag is STUCK, with how far behind. It records each
 partition's result with its checkpoint (catchup status shows it) and exits 1
 on any mismatch or stuck partition. Recording needs no lease: with DynamoDB,
@@ -151,7 +152,10 @@ func compare(ctx context.Context, p *pipeline.Pipeline, pc *config.Pipeline, fro
 		}
 		r := verify.Result{Partition: m.Partition}
 		r.From, r.To = lo, max(lo, hi)
-		if hi > lo {
+		if cp.Exists || hi > lo {
+			// Even an empty range reads the target of a partition copied
+			// before: what it holds is counted (foreign, outside). A
+			// partition never copied may have no target partition yet.
 			tp := catchup.Partition{Topic: pc.MapTopic(m.Topic), Partition: m.Partition.Partition}
 			if r, err = verify.Partition(ctx, p.Source, dst, m.Partition, tp, lo, hi, opts); err != nil {
 				return nil, err
