@@ -112,6 +112,9 @@ sasl.jaas.config are never printed: the YAML names an environment variable.`,
 // mirrorMaker converts the MirrorMaker command line, prints the notices on
 // stderr, and prints the YAML or runs the pipelines.
 func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPath string, fl config.MMFlags, printConfig bool) error {
+	if printConfig {
+		a.jsonOut = false // stdout holds the YAML, nothing else
+	}
 	read := func(path string) (config.MMFile, error) {
 		data, err := os.ReadFile(path)
 		if err != nil {
