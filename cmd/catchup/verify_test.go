@@ -274,6 +274,28 @@ func TestVerifyMatrix(t *testing.T) {
 				if diff := cmp.Diff(c.want, got, cmpopts.IgnoreFields(checkpoint.Verification{}, "At", "First", "Stuck")); diff != "" {
 					t.Errorf("pipeline %s: stored verification (-want +got):\n%s\nverify printed:\n%s", c.pipeline, diff, stdout)
 				}
+				// status --json shows what was stored.
+				out, _ := mustCLI(t, exitOK, "", "status", "--json", "-c", cfg, "--pipeline", c.pipeline)
+				if diff := cmp.Diff(verificationJSONOf(got), decodeOne[statusJSONT](t, out, "status").Partitions[0].Verification); diff != "" {
+					t.Errorf("pipeline %s: status --json last_verification (-stored +shown):\n%s", c.pipeline, diff)
+				}
+			}
+			// verify --json says the same, with the same exit code.
+			out, _ := mustCLI(t, tt.wantExit, "", "verify", "--json", "-c", cfg)
+			doc := decodeDoc[verifyJSONT](t, out)
+			if len(doc.Pipelines) != len(checks) {
+				t.Fatalf("verify --json: %d pipelines, want %d:\n%s", len(doc.Pipelines), len(checks), out)
+			}
+			for i, c := range checks {
+				got := doc.Pipelines[i]
+				want := verificationJSONOf(c.want)
+				want.OK = tt.wantExit == exitOK
+				if got.Pipeline != c.pipeline || got.OK != want.OK || len(got.Partitions) != 1 {
+					t.Fatalf("verify --json: pipeline %d = %+v; want %s, ok %t, one partition", i, got, c.pipeline, want.OK)
+				}
+				if diff := cmp.Diff(*want, got.Partitions[0].verificationJSON, cmpopts.IgnoreFields(verificationJSON{}, "First", "Stuck")); diff != "" {
+					t.Errorf("verify --json: pipeline %s (-want +got):\n%s", c.pipeline, diff)
+				}
 			}
 		})
 	}
