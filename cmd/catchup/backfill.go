@@ -89,7 +89,7 @@ TIME is RFC 3339 (2026-11-01T00:00:00Z) or a date (2026-11-01, midnight UTC).`,
 	fl.StringVar(&to, "to", "", "stop before the first record at or after this time (RFC 3339 or YYYY-MM-DD)")
 	fl.StringVar(&topics, "topics", "", "copy only the pipeline's topics that also match this regular expression (Go RE2, whole name)")
 	fl.StringVar(&job, "job", "", "job name, its checkpoint namespace is <pipeline>.job.<name> (default: made of --from and --to)")
-	fl.BoolVar(&a.jsonOut, "json", false, "print the run report as JSON")
+	fl.BoolVar(&a.jsonOut, "json", false, "print the run reports as one JSON document (docs/json.md)")
 	return cmd
 }
 
@@ -139,7 +139,8 @@ func (a *app) backfill(ctx context.Context, f *config.File, pc *config.Pipeline,
 		return false, err
 	}
 	if a.jsonOut {
-		return reportOK(rep), printJSON(a.out, reportJSON(rep))
+		a.addJSON(backfillJSON{Job: job.Name, From: job.From, To: job.To, Checkpoints: job.Namespace(pc.Name), reportJSONT: reportJSON(rep)})
+		return reportOK(rep), nil
 	}
 	printReport(a.out, rep)
 	if ctx.Err() != nil {
@@ -189,4 +190,14 @@ func jobName(from, to time.Time) string {
 // pipeline name may hold, because it becomes part of a checkpoint namespace.
 func isJobName(s string) bool {
 	return s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == ""
+}
+
+// backfillJSON is one pipeline's backfill in the --json document: the job
+// and the run report.
+type backfillJSON struct {
+	Job         string    `json:"job"`
+	From        time.Time `json:"from_time"`
+	To          time.Time `json:"to_time"`
+	Checkpoints string    `json:"checkpoints"` // the job's checkpoint namespace
+	reportJSONT
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -251,10 +250,11 @@ func TestBackfillCopiesExactlyTheTimeRangeAndResumes(t *testing.T) {
 
 	// Complete: running it again copies nothing, and the pipeline's own
 	// checkpoints were never touched.
-	var rep reportJSONT
-	if err := json.Unmarshal([]byte(mustX(t, exitOK, append(args, "--json")...)), &rep); err != nil {
-		t.Fatal(err)
+	bf := decodeOne[backfillJSON](t, mustX(t, exitOK, append(args, "--json")...), "backfill")
+	if bf.Job != job || bf.Checkpoints != "x.job."+job {
+		t.Errorf("backfill --json: job %q, checkpoints %q; want %q, %q", bf.Job, bf.Checkpoints, job, "x.job."+job)
 	}
+	rep := bf.reportJSONT
 	if rep.Pipeline != "x.job."+job || len(rep.Partitions) != parts {
 		t.Errorf("report of pipeline %s with %d partitions; want x.job.%s with %d", rep.Pipeline, len(rep.Partitions), job, parts)
 	}

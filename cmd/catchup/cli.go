@@ -42,7 +42,9 @@ type app struct {
 	pipeline   string
 	owner      string
 	verbose    bool
-	jsonOut    bool
+	jsonOut    bool // the command's --json: print one jsonDoc at the end
+
+	jsonPipelines []any // the entries of the --json document, one per pipeline
 }
 
 // run executes the command line args and returns the exit code.
@@ -53,7 +55,12 @@ func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer
 	root.SetIn(in)
 	root.SetOut(out)
 	root.SetErr(errOut)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	if a.jsonOut && cmd != nil {
+		if perr := printJSON(out, a.jsonDocument(cmd.Name(), err)); perr != nil && err == nil {
+			err = fmt.Errorf("print JSON: %w", perr)
+		}
+	}
 	var ue usageError
 	switch {
 	case err == nil:

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -318,12 +317,12 @@ func TestOwnerTakesBackItsLease(t *testing.T) {
 func statusJSON(t *testing.T, cfg string) map[int32]statusRow {
 	t.Helper()
 	stdout, _ := mustCLI(t, exitOK, "", "status", "--json", "-c", cfg)
-	var all map[string][]statusRow
-	if err := json.Unmarshal([]byte(stdout), &all); err != nil {
-		t.Fatalf("status --json: %v\n%s", err, stdout)
+	st := decodeOne[statusJSONT](t, stdout, "status")
+	if st.Pipeline != cliPipeline {
+		t.Errorf("status --json: pipeline %q, want %q", st.Pipeline, cliPipeline)
 	}
 	rows := map[int32]statusRow{}
-	for _, r := range all[cliPipeline] {
+	for _, r := range st.Partitions {
 		if r.Topic != cliTopic {
 			t.Errorf("status lists topic %q, want only %q", r.Topic, cliTopic)
 		}
@@ -345,10 +344,7 @@ func runJSON(t *testing.T, cfg string, args ...string) reportJSONT {
 func runJSONExit(t *testing.T, code int, cfg string, args ...string) reportJSONT {
 	t.Helper()
 	stdout, _ := mustCLI(t, code, "", append([]string{"run", "--json", "-c", cfg}, args...)...)
-	var rep reportJSONT
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("run --json: %v\n%s", err, stdout)
-	}
+	rep := decodeOne[reportJSONT](t, stdout, "run")
 	if len(rep.Partitions) != cliParts {
 		t.Fatalf("run --json reports %d partitions, want %d:\n%s", len(rep.Partitions), cliParts, stdout)
 	}
@@ -599,7 +595,11 @@ func TestVerifyDetects(t *testing.T) {
 				if p == 1 {
 					m, d, f = int64(tt.missing), int64(tt.duplicated), int64(tt.differing)
 				}
-				wantV := checkpoint.Verification{From: 0, To: cliPerPart, Source: cliPerPart, Matched: cliPerPart - m - f, Missing: m, Duplicated: d, Differing: f}
+				// A record modified in place has only a differing copy: it
+				// is replaced. The target holds one copy less for a removed
+				// record, one more for a duplicated one.
+				wantV := checkpoint.Verification{From: 0, To: cliPerPart, Source: cliPerPart, Matched: cliPerPart - m - f, Missing: m, Duplicated: d, Differing: f,
+					Replaced: f, Target: cliPerPart - m + d}
 				stored := after[p].LastVerification
 				if stored == nil {
 					t.Errorf("verify stored no verification for partition %d", p)

@@ -105,13 +105,16 @@ sasl.jaas.config are never printed: the YAML names an environment variable.`,
 	f.BoolVar(&fl.AllowDataLoss, "allow-data-loss", false, "accept settings that can lose records (acks=0) instead of refusing them")
 	f.BoolVar(&fl.CreateTopics, "create-topics", false, "create missing target topics (create_topics: true) with the source's partition count; off by default")
 	f.BoolVar(&printConfig, "print-config", false, "print the equivalent catchup YAML on stdout and run nothing")
-	f.BoolVar(&a.jsonOut, "json", false, "print the run reports as JSON")
+	f.BoolVar(&a.jsonOut, "json", false, "print the run reports as one JSON document (docs/json.md)")
 	return cmd
 }
 
 // mirrorMaker converts the MirrorMaker command line, prints the notices on
 // stderr, and prints the YAML or runs the pipelines.
 func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPath string, fl config.MMFlags, printConfig bool) error {
+	if printConfig {
+		a.jsonOut = false // stdout holds the YAML, nothing else
+	}
 	read := func(path string) (config.MMFile, error) {
 		data, err := os.ReadFile(path)
 		if err != nil {

@@ -57,6 +57,7 @@ the records/s a previous run of the pipeline reported (run prints it last).`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print one JSON document (docs/json.md)")
 	cmd.Flags().Float64Var(&rate, "rate", 0, "records per second to estimate copy durations at (the rate a previous run reported)")
 	return cmd
 }
@@ -83,6 +84,11 @@ func (a *app) planPipeline(ctx context.Context, f *config.File, pc *config.Pipel
 		name: pc.Name, windows: plan.ByUrgency(windows, del), del: del, samples: samples,
 		now: time.Now(), rate: rate, parallelism: pc.Parallelism, retentionErr: rerr,
 	}
+	if a.jsonOut {
+		_, doc := pr.rows()
+		a.addJSON(doc)
+		return nil
+	}
 	pr.print(a.out)
 	return nil
 }
@@ -99,11 +105,38 @@ type planReport struct {
 	retentionErr error // the topic configs could not be read
 }
 
-func (r *planReport) print(w io.Writer) {
-	fmt.Fprintf(w, "pipeline %s: most urgent first (soonest deletion by the source's retention)\n", r.name)
-	if r.retentionErr != nil {
-		fmt.Fprintf(w, "retention unknown: %v\n", r.retentionErr)
-	}
+// planRow is one partition of a plan, as printed and as --json prints it.
+type planRow struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	From      int64  `json:"from"`
+	To        int64  `json:"to"`
+	Records   int64  `json:"records"`   // offsets in [from, to)
+	EstBytes  int64  `json:"est_bytes"` // records times the average size sampled at the window's start
+	// DeletedAt is when the source's retention may delete the window's
+	// first record; absent if never, unknown or for an empty window.
+	DeletedAt     time.Time `json:"deleted_at,omitzero"`
+	NeverDeleted  bool      `json:"never_deleted,omitempty"` // retention.ms -1 or a compacted topic
+	BySize        bool      `json:"deleted_by_size,omitempty"`
+	EstDurationMS int64     `json:"est_duration_ms,omitempty"` // with --rate only
+	Gap           []int64   `json:"gap,omitempty"`             // [from, to) that will be skipped (on_gap: skip)
+	Error         string    `json:"error,omitempty"`           // why the partition cannot be copied now
+	deleted       string    // DELETED_IN as printed
+	dur           string    // EST_DURATION as printed
+}
+
+// planJSONT is one pipeline of catchup plan --json.
+type planJSONT struct {
+	Pipeline       string    `json:"pipeline"`
+	Records        int64     `json:"records"`
+	EstBytes       int64     `json:"est_bytes"`
+	EstDurationMS  int64     `json:"est_duration_ms,omitempty"` // with --rate only
+	RetentionError string    `json:"retention_error,omitempty"` // the topic configs could not be read
+	Partitions     []planRow `json:"partitions"`                // most urgent first
+}
+
+// rows computes the plan's rows, in urgency order, and its totals.
+func (r *planReport) rows() ([]planRow, planJSONT) {
 	busy := 0
 	for _, pl := range r.windows {
 		if pl.Len() > 0 {
@@ -113,48 +146,73 @@ func (r *planReport) print(w io.Writer) {
 	// Partitions are copied parallelism at a time: each gets its share of
 	// the pipeline's rate.
 	perPartition := r.rate / float64(max(1, min(r.parallelism, busy)))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOPIC\tPARTITION\tFROM\tTO\tRECORDS\tEST_BYTES\tDELETED_IN\tEST_DURATION\tNOTE")
-	var records, bytes int64
+	tot := planJSONT{Pipeline: r.name, Partitions: []planRow{}}
+	if r.retentionErr != nil {
+		tot.RetentionError = r.retentionErr.Error()
+	}
 	var longest time.Duration
-	bySize := false
+	rows := make([]planRow, 0, len(r.windows))
 	for _, pl := range r.windows {
-		note := ""
+		row := planRow{Topic: pl.Topic, Partition: pl.Partition.Partition, From: pl.From, To: pl.To, Records: pl.Len(),
+			EstBytes: int64(float64(pl.Len()) * r.samples[pl.Partition].avgBytes), deleted: "-", dur: "-"}
 		switch {
 		case pl.Err != nil:
-			note = pl.Err.Error()
+			row.Error = pl.Err.Error()
 		case pl.Gap != nil:
-			note = fmt.Sprintf("gap [%d,%d) will be skipped", pl.Gap.From, pl.Gap.To)
+			row.Gap = []int64{pl.Gap.From, pl.Gap.To}
 		}
-		est := int64(float64(pl.Len()) * r.samples[pl.Partition].avgBytes)
-		records += pl.Len()
-		bytes += est
-		dur := "-"
+		tot.Records += row.Records
+		tot.EstBytes += row.EstBytes
 		if r.rate > 0 && pl.Len() > 0 {
 			d := time.Duration(float64(pl.Len()) / perPartition * float64(time.Second))
 			longest = max(longest, d)
-			dur = roundDuration(d)
+			row.dur, row.EstDurationMS = roundDuration(d), d.Milliseconds()
 		}
-		deleted := "-"
 		if pl.Len() > 0 {
 			d := r.del[pl.Partition]
-			deleted = deletedIn(d, r.now)
-			bySize = bySize || d.BySize && !d.Never
+			row.deleted = deletedIn(d, r.now)
+			row.NeverDeleted, row.BySize = d.Never, d.BySize && !d.Never
+			if !d.Never {
+				row.DeletedAt = d.At
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", pl.Topic, pl.Partition.Partition, pl.From, pl.To, pl.Len(),
-			humanBytes(est), deleted, dur, note)
+		rows = append(rows, row)
+	}
+	if r.rate > 0 {
+		tot.EstDurationMS = max(time.Duration(float64(tot.Records)/r.rate*float64(time.Second)), longest).Milliseconds()
+	}
+	tot.Partitions = rows
+	return rows, tot
+}
+
+func (r *planReport) print(w io.Writer) {
+	fmt.Fprintf(w, "pipeline %s: most urgent first (soonest deletion by the source's retention)\n", r.name)
+	if r.retentionErr != nil {
+		fmt.Fprintf(w, "retention unknown: %v\n", r.retentionErr)
+	}
+	rows, tot := r.rows()
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tFROM\tTO\tRECORDS\tEST_BYTES\tDELETED_IN\tEST_DURATION\tNOTE")
+	bySize := false
+	for _, row := range rows {
+		note := row.Error
+		if row.Gap != nil {
+			note = fmt.Sprintf("gap [%d,%d) will be skipped", row.Gap[0], row.Gap[1])
+		}
+		bySize = bySize || row.BySize
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", row.Topic, row.Partition, row.From, row.To, row.Records,
+			humanBytes(row.EstBytes), row.deleted, row.dur, note)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d partitions, %d records, about %s", len(r.windows), records, humanBytes(bytes))
+	fmt.Fprintf(w, "%d partitions, %d records, about %s", len(rows), tot.Records, humanBytes(tot.EstBytes))
 	if r.rate > 0 {
-		total := max(time.Duration(float64(records)/r.rate*float64(time.Second)), longest)
-		fmt.Fprintf(w, "; about %s at %.0f records/s", roundDuration(total), r.rate)
+		fmt.Fprintf(w, "; about %s at %.0f records/s", roundDuration(time.Duration(tot.EstDurationMS)*time.Millisecond), r.rate)
 	}
 	fmt.Fprintln(w)
 	if bySize {
 		fmt.Fprintln(w, "* retention.bytes also applies: the source may delete sooner than DELETED_IN")
 	}
-	if r.rate == 0 && records > 0 {
+	if r.rate == 0 && tot.Records > 0 {
 		fmt.Fprintln(w, "EST_DURATION: catchup stores no copy rate; pass --rate with the records/s a previous run reported")
 	}
 }

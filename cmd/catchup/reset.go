@@ -58,23 +58,38 @@ leased by a live run, and asks for confirmation unless --yes is given.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.out, "reset pipeline %s:\n", pc.Name)
-			for _, q := range parts {
-				fmt.Fprintf(a.out, "  %s -> %d\n", q, targets[q])
+			// With --json the listing and the question go to stderr; the
+			// document on stdout says what was reset.
+			say := a.out
+			if a.jsonOut {
+				say = a.err
 			}
-			fmt.Fprintln(a.out, "note: a reset forgets where the target ended, so records of these partitions already in the\n"+
+			fmt.Fprintf(say, "reset pipeline %s:\n", pc.Name)
+			for _, q := range parts {
+				fmt.Fprintf(say, "  %s -> %d\n", q, targets[q])
+			}
+			fmt.Fprintln(say, "note: a reset forgets where the target ended, so records of these partitions already in the\n"+
 				"target are copied again from the new position (after a recreated source topic, that is what you want)")
 			if !yes {
-				fmt.Fprint(a.out, "apply? [y/N] ")
+				fmt.Fprint(say, "apply? [y/N] ")
 				line, _ := bufio.NewReader(a.in).ReadString('\n')
 				if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
 					return usageError{errors.New("reset not confirmed; nothing changed (pass --yes to skip the question)")}
 				}
 			}
+			doc := resetJSON{Pipeline: pc.Name, Topic: topic, To: to, Partitions: []resetPartitionJSON{}}
 			for _, q := range parts {
 				if err := p.Store.Reset(ctx, pc.Name, q, targets[q]); err != nil {
+					if a.jsonOut {
+						a.addJSON(doc) // the partitions reset before the error
+					}
 					return fmt.Errorf("reset %s: %w", q, err)
 				}
+				doc.Partitions = append(doc.Partitions, resetPartitionJSON{Topic: q.Topic, Partition: q.Partition, Next: targets[q]})
+			}
+			if a.jsonOut {
+				a.addJSON(doc)
+				return nil
 			}
 			fmt.Fprintf(a.out, "reset %d partitions\n", len(parts))
 			return nil
@@ -85,6 +100,7 @@ leased by a live run, and asks for confirmation unless --yes is given.`,
 	fl.Int32Var(&partition, "partition", 0, "only this partition")
 	fl.StringVar(&to, "to", "", "earliest, latest, an offset, or an RFC 3339 timestamp")
 	fl.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	fl.BoolVar(&a.jsonOut, "json", false, "print what was reset as one JSON document (docs/json.md); the listing and question go to stderr")
 	return cmd
 }
 
@@ -130,4 +146,19 @@ func slicesFilter[T any](s []T, keep func(T) bool) []T {
 		}
 	}
 	return out
+}
+
+// resetJSON is the pipeline entry of catchup reset --json.
+type resetJSON struct {
+	Pipeline   string               `json:"pipeline"`
+	Topic      string               `json:"topic"`
+	To         string               `json:"to"` // --to as given
+	Partitions []resetPartitionJSON `json:"partitions"`
+}
+
+// resetPartitionJSON is one partition reset.
+type resetPartitionJSON struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Next      int64  `json:"next"` // the checkpoint's next offset now
 }

@@ -58,7 +58,7 @@ leased (another run holds it), failed, fenced or not_started. Exit codes:
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print the run report as JSON")
+	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print the run reports as one JSON document (docs/json.md)")
 	return cmd
 }
 
@@ -78,7 +78,8 @@ func (a *app) runPipeline(ctx context.Context, f *config.File, pc *config.Pipeli
 		return false, err
 	}
 	if a.jsonOut {
-		return reportOK(rep), printJSON(a.out, reportJSON(rep))
+		a.addJSON(reportJSON(rep))
+		return reportOK(rep), nil
 	}
 	printReport(a.out, rep)
 	if ctx.Err() != nil {

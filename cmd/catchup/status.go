@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
@@ -18,6 +19,7 @@ type statusRow struct {
 	Topic        string    `json:"topic"`
 	Partition    int32     `json:"partition"`
 	Checkpoint   *int64    `json:"checkpoint"` // null: never copied
+	Start        *int64    `json:"start"`      // where copying began; null: unknown
 	SourceStart  int64     `json:"source_start"`
 	SourceEnd    int64     `json:"source_end"`
 	Lag          int64     `json:"lag"`
@@ -33,19 +35,43 @@ type statusRow struct {
 	Verification *verificationJSON `json:"last_verification"`
 }
 
-// verificationJSON is a checkpoint.Verification in catchup status --json.
+// verificationJSON is a checkpoint.Verification as --json prints it (status
+// and verify); docs/json.md says what each count holds.
 type verificationJSON struct {
-	At         time.Time `json:"at"`
-	OK         bool      `json:"ok"`
-	From       int64     `json:"from"`
-	To         int64     `json:"to"`
-	Source     int64     `json:"source"`
-	Matched    int64     `json:"matched"`
-	Missing    int64     `json:"missing"`
-	Duplicated int64     `json:"duplicated"`
-	Differing  int64     `json:"differing"`
-	OutOfOrder int64     `json:"out_of_order"`
-	First      string    `json:"first_problem,omitempty"`
+	At          time.Time `json:"at,omitzero"` // absent from verify's own output: it is being recorded
+	OK          bool      `json:"ok"`
+	From        int64     `json:"from"`
+	To          int64     `json:"to"`
+	Source      int64     `json:"source"`
+	Matched     int64     `json:"matched"`
+	Missing     int64     `json:"missing"`
+	Duplicated  int64     `json:"duplicated"`
+	Differing   int64     `json:"differing"`
+	OutOfOrder  int64     `json:"out_of_order"`
+	LoopSkipped int64     `json:"loop_skipped"`
+	Replaced    int64     `json:"replaced"`
+	Foreign     int64     `json:"foreign"`
+	Outside     int64     `json:"outside"`
+	Target      int64     `json:"target"`
+	Behind      int64     `json:"behind"`
+	Stuck       string    `json:"stuck,omitempty"`
+	First       string    `json:"first_problem,omitempty"`
+}
+
+// verificationJSONOf is v as --json prints it.
+func verificationJSONOf(v checkpoint.Verification) *verificationJSON {
+	return &verificationJSON{
+		At: v.At, OK: v.OK(), From: v.From, To: v.To, Source: v.Source, Matched: v.Matched,
+		Missing: v.Missing, Duplicated: v.Duplicated, Differing: v.Differing, OutOfOrder: v.OutOfOrder,
+		LoopSkipped: v.LoopSkipped, Replaced: v.Replaced, Foreign: v.Foreign, Outside: v.Outside, Target: v.Target,
+		Behind: v.Behind, Stuck: v.Stuck, First: v.First,
+	}
+}
+
+// statusJSONT is one pipeline of catchup status --json.
+type statusJSONT struct {
+	Pipeline   string      `json:"pipeline"`
+	Partitions []statusRow `json:"partitions"`
 }
 
 func (a *app) statusCmd() *cobra.Command {
@@ -63,24 +89,21 @@ func (a *app) statusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			all := map[string][]statusRow{}
 			for _, pc := range ps {
 				rows, err := a.status(ctx, f, pc)
 				if err != nil {
 					return fmt.Errorf("pipeline %s: %w", pc.Name, err)
 				}
-				all[pc.Name] = rows
-				if !a.jsonOut {
+				if a.jsonOut {
+					a.addJSON(statusJSONT{Pipeline: pc.Name, Partitions: rows})
+				} else {
 					printStatus(a, pc.Name, rows)
 				}
-			}
-			if a.jsonOut {
-				return printJSON(a.out, all)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print one JSON document (docs/json.md)")
 	return cmd
 }
 
@@ -107,16 +130,14 @@ func (a *app) status(ctx context.Context, f *config.File, pc *config.Pipeline) (
 			if c.Exists {
 				next := c.Next
 				r.Checkpoint, r.Lag = &next, max(0, end-c.Next)
+				r.Start = c.Start
 			}
 			r.Records, r.Bytes, r.Gaps, r.LastError, r.Updated = c.Records, c.Bytes, len(c.Gaps), c.LastError, c.Updated
 			if c.Owner != "" && c.Expires.After(now) {
 				r.Owner, r.LeaseExpires = c.Owner, c.Expires
 			}
 			if v := c.LastVerification; v != nil {
-				r.Verification = &verificationJSON{
-					At: v.At, OK: v.OK(), From: v.From, To: v.To, Source: v.Source, Matched: v.Matched,
-					Missing: v.Missing, Duplicated: v.Duplicated, Differing: v.Differing, OutOfOrder: v.OutOfOrder, First: v.First,
-				}
+				r.Verification = verificationJSONOf(*v)
 			}
 		}
 		rows = append(rows, r)
@@ -148,7 +169,8 @@ func printStatus(a *app, name string, rows []statusRow) {
 
 // verified is the VERIFIED cell: "-" if never verified, "ok" and the time
 // (UTC, to the minute) for an exact copy of the range, else "MISMATCH", the
-// time and the problem counts that are not zero.
+// time and the problem counts that are not zero, or "STUCK", the time and
+// how far behind for a partition whose copied range matched.
 func verified(v *verificationJSON) string {
 	if v == nil {
 		return "-"
@@ -165,6 +187,9 @@ func verified(v *verificationJSON) string {
 		if c.n != 0 {
 			problems = append(problems, fmt.Sprintf("%d %s", c.n, c.what))
 		}
+	}
+	if len(problems) == 0 && v.Stuck != "" {
+		return fmt.Sprintf("STUCK %s: %d behind", at, v.Behind)
 	}
 	return "MISMATCH " + at + ": " + strings.Join(problems, ", ")
 }

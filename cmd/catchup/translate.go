@@ -63,7 +63,7 @@ active member there: stop the consumers on the target first.`,
 	fl := cmd.Flags()
 	fl.StringVar(&group, "group", "", "consumer group whose committed offsets to translate")
 	fl.BoolVar(&apply, "apply", false, "commit the translated offsets to the group on the target (only while it has no active members)")
-	fl.BoolVar(&a.jsonOut, "json", false, "print the translation as JSON")
+	fl.BoolVar(&a.jsonOut, "json", false, "print the translations as one JSON document (docs/json.md)")
 	return cmd
 }
 
@@ -162,7 +162,8 @@ func (a *app) translate(ctx context.Context, pc *config.Pipeline, group string, 
 		}
 	}
 	if a.jsonOut {
-		return printJSON(a.out, tr)
+		a.addJSON(tr)
+		return nil
 	}
 	tr.print(a.out, pc.Target.Name)
 	return nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -135,10 +134,7 @@ func TestTranslateAndApplyResumeAConsumerOnTheTarget(t *testing.T) {
 	commitGroup(t, e.src, "app", "orders", map[int32]int64{0: 40, 1: 3, 2: 60, 3: 70})
 	commitGroup(t, e.src, "app", "audit", map[int32]int64{0: 0})
 
-	var tr translation
-	if err := json.Unmarshal([]byte(mustX(t, exitOK, "translate", "-c", e.cfg, "--group", "app", "--json")), &tr); err != nil {
-		t.Fatal(err)
-	}
+	tr := decodeOne[translation](t, mustX(t, exitOK, "translate", "-c", e.cfg, "--group", "app", "--json"), "translate")
 	i64 := func(v int64) *int64 { return &v }
 	want := translation{Pipeline: "x", Group: "app", Unselected: []string{"audit"}, Partitions: []translatedRow{
 		{Topic: "orders", Partition: 0, Committed: i64(40), TargetTopic: "orders", TargetOffset: i64(47), Status: "exact", SourceOffset: i64(40)},

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
-	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
@@ -23,12 +22,22 @@ func (a *app) verifyCmd() *cobra.Command {
 		Use:   "verify",
 		Short: "Compare the source with the target record for record, through the provenance headers",
 		Long: `verify compares, for every partition of the selected pipelines, the copied
-source range (from the source log start, or --from, to the checkpoint, or --to)
-with the target: record counts and a digest of key, value, headers and
-timestamp, matched through the provenance header. It records each partition's
-result with its checkpoint (catchup status shows it) and exits 1 on any
-mismatch. Recording needs no lease: with DynamoDB, verify may run beside a
-run; with the file store it locks the pipeline, as run does.`,
+source range (from where the pipeline began copying the partition, or --from,
+to the checkpoint, or --to) with the whole target partition: each copy is
+matched to its source record by the source offset in its provenance header,
+whatever its order, and compared by a digest of key, value, headers and
+timestamp. It counts, per partition: MATCHED, OUT_OF_ORDER (an equal copy after
+a copy of a later source offset), MISSING, LOOP_SKIPPED (records that came from
+the target cluster, which loop prevention does not copy), DIFFERING,
+DUPLICATED, FOREIGN (target records that are not copies of the partition) and
+OUTSIDE (copies from outside the range); --json adds REPLACED (records whose
+only copies differ) and gives the sums they add up to. A partition whose last commit
+recorded an error and left lag is STUCK, with how far behind. It records each
+partition's result with its checkpoint (catchup status shows it) and exits 1
+on any mismatch or stuck partition. Recording needs no lease: with DynamoDB,
+verify may run beside a run; with the file store it locks the pipeline, as
+run does. Checkpoints written before catchup recorded where copying began are
+compared from the source log start.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := a.load(cmd.Context())
@@ -53,8 +62,9 @@ run; with the file store it locks the pipeline, as run does.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "first source offset or RFC 3339 time to compare (default: the source log start)")
+	cmd.Flags().StringVar(&from, "from", "", "first source offset or RFC 3339 time to compare (default: where copying began, else the source log start)")
 	cmd.Flags().StringVar(&to, "to", "", "source offset or RFC 3339 time to stop before (default: the checkpoint)")
+	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print one JSON document (docs/json.md)")
 	return cmd
 }
 
@@ -75,12 +85,17 @@ func (a *app) verify(ctx context.Context, f *config.File, pc *config.Pipeline, f
 		return false, err
 	}
 	at := time.Now()
-	ok := printVerify(a, pc.Name, res)
+	var ok bool
+	if a.jsonOut {
+		doc := verifyJSONOf(pc, res)
+		ok = doc.OK
+		a.addJSON(doc)
+	} else {
+		ok = printVerify(a, pc.Name, res)
+	}
 	for _, r := range res {
-		v := checkpoint.Verification{
-			At: at, From: r.From, To: r.To, Source: r.Source, Matched: r.Matched,
-			Missing: r.Missing, Duplicated: r.Duplicated, Differing: r.Differing, OutOfOrder: r.OutOfOrder, First: r.First,
-		}
+		v := r.Verification
+		v.At = at
 		if err := p.Store.RecordVerification(ctx, pc.Name, r.Partition, v); err != nil {
 			return ok, err
 		}
@@ -118,23 +133,42 @@ func compare(ctx context.Context, p *pipeline.Pipeline, pc *config.Pipeline, fro
 	if err != nil {
 		return nil, err
 	}
+	opts := verify.Options{Cluster: pc.Source.Name, FetchBytes: pc.FetchBytes}
+	if pc.LoopPreventionEnabled() {
+		opts.LoopCluster = pc.Target.Name
+	}
 	var out []verify.Result
 	for _, m := range marks {
+		cp := sv.Checkpoints[m.Partition]
 		lo, hi := m.LogStart, next[m.Partition]
+		if cp.Start != nil {
+			lo = max(lo, *cp.Start) // records before the log start are gone
+		}
 		if v, ok := fromOff[m.Partition]; ok {
-			lo = max(lo, v)
+			lo = max(m.LogStart, v)
 		}
 		if v, ok := toOff[m.Partition]; ok {
 			hi = min(v, m.HighWatermark)
 		}
-		if hi <= lo {
-			out = append(out, verify.Result{Partition: m.Partition, From: lo, To: max(lo, hi)})
-			continue
+		r := verify.Result{Partition: m.Partition}
+		r.From, r.To = lo, max(lo, hi)
+		if cp.Exists || hi > lo {
+			// Even an empty range reads the target of a partition copied
+			// before: what it holds is counted (foreign, outside). A
+			// partition never copied may have no target partition yet.
+			tp := catchup.Partition{Topic: pc.MapTopic(m.Topic), Partition: m.Partition.Partition}
+			if r, err = verify.Partition(ctx, p.Source, dst, m.Partition, tp, lo, hi, opts); err != nil {
+				return nil, err
+			}
 		}
-		tp := catchup.Partition{Topic: pc.MapTopic(m.Topic), Partition: m.Partition.Partition}
-		r, err := verify.Partition(ctx, p.Source, dst, m.Partition, tp, lo, hi, verify.Options{Cluster: pc.Source.Name, FetchBytes: pc.FetchBytes})
-		if err != nil {
-			return nil, err
+		end := m.HighWatermark
+		if pc.Isolation == "read_committed" {
+			end = m.LastStable
+		}
+		if cp.Exists && cp.LastError != "" && cp.Next < end {
+			// Stuck behind a record it cannot copy: what was copied may
+			// match, but the partition is not caught up and will not be.
+			r.Behind, r.Stuck = end-cp.Next, cp.LastError
 		}
 		out = append(out, r)
 	}
@@ -161,25 +195,76 @@ func bound(ctx context.Context, p *pipeline.Pipeline, parts []catchup.Partition,
 	return p.Source.OffsetsForTime(ctx, parts, t)
 }
 
-// printVerify prints the table and reports whether every partition matched.
+// printVerify prints the table and reports whether every partition matched
+// and none is stuck.
 func printVerify(a *app, name string, res []verify.Result) bool {
 	fmt.Fprintf(a.out, "pipeline %s\n", name)
 	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOPIC\tPARTITION\tFROM\tTO\tSOURCE\tMATCHED\tMISSING\tDUPLICATED\tDIFFERING\tOUT_OF_ORDER\tFIRST_PROBLEM")
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tFROM\tTO\tSOURCE\tMATCHED\tMISSING\tDUPLICATED\tDIFFERING\tOUT_OF_ORDER\t"+
+		"LOOP_SKIPPED\tFOREIGN\tOUTSIDE\tTARGET\tFIRST_PROBLEM")
 	ok := true
 	var total, matched int64
+	var stuck []verify.Result
 	for _, r := range res {
 		ok = ok && r.OK()
 		total += r.Source
 		matched += r.Matched
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", r.Topic, r.Partition.Partition, r.From, r.To,
-			r.Source, r.Matched, r.Missing, r.Duplicated, r.Differing, r.OutOfOrder, r.First)
+		if r.Stuck != "" {
+			stuck = append(stuck, r)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", r.Topic, r.Partition.Partition, r.From, r.To,
+			r.Source, r.Matched, r.Missing, r.Duplicated, r.Differing, r.OutOfOrder, r.LoopSkipped, r.Foreign, r.Outside, r.Target, r.First)
 	}
 	tw.Flush()
-	verdict := "exact copy"
-	if !ok {
-		verdict = "MISMATCH"
+	for _, r := range stuck {
+		fmt.Fprintf(a.out, "STUCK %s: the checkpoint is %d offsets behind the source end; last error: %s\n", r.Partition, r.Behind, r.Stuck)
 	}
-	fmt.Fprintf(a.out, "%s: %d of %d source records matched\n", verdict, matched, total)
+	fmt.Fprintf(a.out, "%s: %d of %d source records matched\n", verdict(res), matched, total)
 	return ok
+}
+
+// verdict is "MISMATCH" if a partition's copied range is not an exact copy,
+// else "STUCK" if a partition is stuck, else "exact copy".
+func verdict(res []verify.Result) string {
+	stuck := false
+	for _, r := range res {
+		v := r.Verification
+		if v.Stuck != "" {
+			stuck, v.Stuck = true, ""
+		}
+		if !v.OK() {
+			return "MISMATCH"
+		}
+	}
+	if stuck {
+		return "STUCK"
+	}
+	return "exact copy"
+}
+
+// verifyJSONT is one pipeline of catchup verify --json.
+type verifyJSONT struct {
+	Pipeline   string                `json:"pipeline"`
+	OK         bool                  `json:"ok"`      // every partition an exact copy, none stuck: exit 0
+	Verdict    string                `json:"verdict"` // "exact copy", "MISMATCH" or "STUCK", as the table's last line
+	Partitions []verifyPartitionJSON `json:"partitions"`
+}
+
+// verifyPartitionJSON is one partition's verification.
+type verifyPartitionJSON struct {
+	Topic       string `json:"topic"`
+	Partition   int32  `json:"partition"`
+	TargetTopic string `json:"target_topic"`
+	verificationJSON
+}
+
+// verifyJSONOf is what verify --json prints for pipeline pc.
+func verifyJSONOf(pc *config.Pipeline, res []verify.Result) verifyJSONT {
+	out := verifyJSONT{Pipeline: pc.Name, OK: true, Verdict: verdict(res), Partitions: []verifyPartitionJSON{}}
+	for _, r := range res {
+		out.OK = out.OK && r.OK()
+		out.Partitions = append(out.Partitions, verifyPartitionJSON{Topic: r.Topic, Partition: r.Partition.Partition,
+			TargetTopic: pc.MapTopic(r.Topic), verificationJSON: *verificationJSONOf(r.Verification)})
+	}
+	return out
 }

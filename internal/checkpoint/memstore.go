@@ -152,6 +152,7 @@ func (s *MemStore) Commit(ctx context.Context, l Lease, c Commit) error {
 		return fmt.Errorf("commit %s %s at %d: stored next offset is %d: %w", l.Pipeline, l.Partition, c.Next, cp.Next, ErrRegress)
 	}
 	cp.Exists, cp.Next, cp.TargetEnd = true, c.Next, c.TargetEnd
+	cp.Start = c.KeepStart(cp.Start)
 	cp.Records += c.Records
 	cp.Bytes += c.Bytes
 	cp.Commits++
@@ -249,8 +250,12 @@ func fenced(cp Checkpoint, l Lease) error {
 	}
 }
 
-// clone returns cp with its own copies of Gaps and LastVerification.
+// clone returns cp with its own copies of Start, Gaps and LastVerification.
 func clone(cp Checkpoint) Checkpoint {
+	if cp.Start != nil {
+		start := *cp.Start
+		cp.Start = &start
+	}
 	cp.Gaps = slices.Clone(cp.Gaps)
 	if cp.LastVerification != nil {
 		v := *cp.LastVerification

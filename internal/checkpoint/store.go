@@ -38,6 +38,14 @@ type Checkpoint struct {
 	Next      int64 // next source offset to copy
 	TargetEnd int64 // end offset of the target partition seen at the last commit; -1 if unknown
 
+	// Start is the source offset where the pipeline first began copying
+	// the partition (its start policy resolved: earliest, latest, a
+	// timestamp or an explicit offset), written by the first Commit that
+	// carries one and never changed after; nil if unknown (a checkpoint
+	// written before starts were recorded, or one that only holds a
+	// verification). verify compares from here by default.
+	Start *int64
+
 	Records int64 // records copied, all runs together
 	Bytes   int64 // bytes copied (catchup.Record.Size), all runs together
 	Commits int64 // commits written
@@ -56,23 +64,41 @@ type Checkpoint struct {
 }
 
 // Verification is what one `catchup verify` found for one partition: the
-// source range [From, To) compared with the target, record for record.
+// source range [From, To) compared with the whole target partition, record
+// for record, matched by the source offset in the provenance header.
+//
+// Every source record in [From, To) is counted once:
+// Source = Matched + OutOfOrder + Missing + LoopSkipped + Replaced.
+// Every target record read is counted once:
+// Target = Matched + OutOfOrder + Differing + Duplicated + Foreign + Outside.
 type Verification struct {
-	At         time.Time // when the comparison ended
-	From, To   int64     // source offsets compared, [From, To)
-	Source     int64     // source records in [From, To)
-	Matched    int64     // found once in the target, equal
-	Missing    int64     // in the source, not in the target
-	Duplicated int64     // extra copies in the target
-	Differing  int64     // in the target with another key, value, headers or timestamp
-	OutOfOrder int64     // in the target after a record of a later source offset
-	First      string    // the first problem found; "" if none
+	At          time.Time // when the comparison ended
+	From, To    int64     // source offsets compared, [From, To)
+	Source      int64     // source records in [From, To)
+	Matched     int64     // source records with an equal copy in the target, in source order
+	Missing     int64     // source records with no copy in the target, loop-skipped ones apart
+	Duplicated  int64     // further equal copies of a source record that has one already
+	Differing   int64     // copies with another key, value, headers or timestamp than their source record
+	OutOfOrder  int64     // source records whose equal copy comes after a copy of a later source offset
+	LoopSkipped int64     // source records with no copy that loop prevention skips: they came from the target cluster
+	Replaced    int64     // source records whose only copies differ (each also counted in Differing)
+	Foreign     int64     // target records that are no copy of this source partition (no or other provenance)
+	Outside     int64     // copies of this source partition outside [From, To), or of offsets the source no longer holds
+	Target      int64     // target records read: the whole target partition
+	// Behind is how many source offsets the checkpoint is behind the source
+	// end when the partition is stuck: its last commit recorded Stuck as
+	// its error and left lag. Both are zero for a partition that is not.
+	Behind int64
+	Stuck  string
+	First  string // the first problem found; "" if none
 }
 
-// OK reports whether v found an exact copy: nothing missing, duplicated,
-// differing or out of order.
+// OK reports whether v found an exact copy of [From, To) in source order,
+// and a partition that is not stuck: nothing missing, duplicated,
+// differing, replaced or out of order. Loop-skipped, foreign and outside
+// records are expected and do not count against it.
 func (v Verification) OK() bool {
-	return v.Missing == 0 && v.Duplicated == 0 && v.Differing == 0 && v.OutOfOrder == 0
+	return v.Missing == 0 && v.Duplicated == 0 && v.Differing == 0 && v.OutOfOrder == 0 && v.Replaced == 0 && v.Stuck == ""
 }
 
 // Gap is a range of source offsets [From, To) that were deleted before they
@@ -99,10 +125,23 @@ type Commit struct {
 	Bytes     int64 // bytes copied since the previous commit (added to the counters)
 	Gap       *Gap  // a gap skipped since the previous commit, if any (appended)
 	Error     string
+	// Start, if set, is stored as the checkpoint's Start when it has none
+	// yet; a checkpoint's Start never changes once stored.
+	Start *int64
 	// Release frees the lease in the same write, as Release would: a run's
 	// last commit, one write (and, in DynamoDB, one request) instead of two.
 	// The lease is no longer valid afterwards.
 	Release bool
+}
+
+// KeepStart returns the Start a checkpoint whose Start is cur has after
+// Commit c: cur if set, else a copy of c.Start (nil if that is nil).
+func (c Commit) KeepStart(cur *int64) *int64 {
+	if cur != nil || c.Start == nil {
+		return cur
+	}
+	start := *c.Start
+	return &start
 }
 
 // Store keeps checkpoints and leases. All methods are safe for concurrent use
@@ -136,7 +175,8 @@ type Store interface {
 	Release(ctx context.Context, l Lease) error
 
 	// Commit writes c under l if l.Owner still holds the lease with l.Epoch
-	// (an expired but untaken lease still commits), and with c.Release frees
+	// (an expired but untaken lease still commits), stores c.Start if the
+	// checkpoint has no Start yet, and with c.Release frees
 	// the lease (keeping the epoch); otherwise it returns an error wrapping
 	// ErrFenced and changes nothing. A c.Next below the stored
 	// Next returns an error wrapping ErrRegress and changes nothing.
@@ -147,7 +187,8 @@ type Store interface {
 	// returns an error wrapping ErrLeased. A lease that expired without being
 	// taken over is released (its epoch stays), so its holder's next Commit
 	// is fenced instead of overwriting the reset. It is the deliberate way to
-	// move a checkpoint after a gap or a recreated topic.
+	// move a checkpoint after a gap or a recreated topic. It leaves Start as
+	// it is.
 	Reset(ctx context.Context, pipeline string, p catchup.Partition, next int64) error
 
 	// RecordVerification stores v as p's LastVerification, replacing the one

@@ -564,10 +564,13 @@ func (h *harness) finish(ctx context.Context) runReport {
 	}
 	h.appendPlain(ctx, appendRecords)
 	out := h.runToEnd("--json")
-	var rep runReport
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		h.t.Fatalf("final run: report: %v\n%s", err, out)
+	var doc struct {
+		Pipelines []runReport `json:"pipelines"`
 	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Pipelines) != 1 {
+		h.t.Fatalf("final run: report of %d pipelines, want 1: %v\n%s", len(doc.Pipelines), err, out)
+	}
+	rep := doc.Pipelines[0]
 	for _, p := range rep.Partitions {
 		if p.Status != "done" || p.Lag != 0 {
 			h.t.Errorf("final run: %s/%d ended %s with lag %d, want done with lag 0", p.Topic, p.Partition, p.Status, p.Lag)

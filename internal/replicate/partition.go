@@ -42,6 +42,10 @@ type partitionCopy struct {
 	next      int64 // offset after the last acknowledged record (or covered marker)
 	stop      int64 // a bounded job's stop offset; math.MaxInt64 for a pipeline
 	targetEnd int64 // target end offset after the last acknowledged produce; -1 unknown
+	// start is the offset where copying of the partition begins, for the
+	// next commit to store (checkpoint.Commit.Start); nil once stored or
+	// when the checkpoint knows its start or cannot know it.
+	start *int64
 
 	// What the next commit adds.
 	pendRecords, pendBytes int64
@@ -179,6 +183,12 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 	}
 	pc.planned = true
 	pc.next, pc.stop = pl.From, math.MaxInt64
+	if cp.Start == nil && cp.Records == 0 {
+		// Nothing was copied before: copying begins here (a checkpoint
+		// with copies and no start predates recorded starts).
+		from := pl.From
+		pc.start = &from
+	}
 	if stop, ok := pol.StopOffsets[pc.p]; ok {
 		pc.stop = stop
 	}
@@ -766,7 +776,7 @@ func (pc *partitionCopy) commitWith(force bool, cause error, release bool) error
 		return nil
 	}
 	c := checkpoint.Commit{Next: pc.next, TargetEnd: pc.targetEnd, Records: pc.pendRecords, Bytes: pc.pendBytes, Gap: pc.pendGap,
-		Release: release}
+		Start: pc.start, Release: release}
 	if cause != nil {
 		c.Error = cause.Error()
 	}
@@ -775,7 +785,7 @@ func (pc *partitionCopy) commitWith(force bool, cause error, release bool) error
 	if err := e.o.Store.Commit(sctx, pc.lease, c); err != nil {
 		return fmt.Errorf("commit %s at %d: %w", pc.p, pc.next, err)
 	}
-	pc.released = release
+	pc.released, pc.start = release, nil
 	pc.committedNext, pc.committedTargetEnd = pc.next, pc.targetEnd
 	pc.pendRecords, pc.pendBytes, pc.pendGap = 0, 0, nil
 	pc.lastCommit = now

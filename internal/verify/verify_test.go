@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
@@ -63,64 +65,129 @@ func copyOf(src log, edit func(log) log) log {
 	return l
 }
 
+// looped returns src with the record at index i copied from cluster "dst":
+// loop prevention skips it.
+func looped(src log, i int) log {
+	out := slices.Clone(src)
+	out[i].Headers = []catchup.Header{{Key: catchup.ProvenanceHeader,
+		Value: catchup.AppendProvenance(nil, catchup.Provenance{Cluster: "dst", Partition: p, Offset: 99})}}
+	return out
+}
+
+// copyAt is a copy of the source record r claiming source offset off.
+func copyAt(r catchup.Record, off int64) catchup.Record {
+	r.Headers = append(slices.Clone(r.Headers), catchup.Header{
+		Key: catchup.ProvenanceHeader, Value: catchup.AppendProvenance(nil, catchup.Provenance{Cluster: "src", Partition: p, Offset: off}),
+	})
+	return r
+}
+
+// TestPartition: every way a target can differ from its source, with the
+// exact count of each class; the counts add up to the source and target
+// record counts.
 func TestPartition(t *testing.T) {
-	src := source(6) // source offsets 0, 2, ..., 10
+	src := source(6) // source offsets 0, 2, ..., 10; the odd offsets are holes
 	tests := []struct {
-		name string
-		dst  log
-		want Result
+		name  string
+		src   log
+		from  int64
+		to    int64
+		dst   log
+		want  checkpoint.Verification
+		first string
 	}{
-		{"exact copy", copyOf(src, nil), Result{Source: 6, Matched: 6}},
-		{"a record removed", copyOf(src, func(l log) log { return append(l[:2:2], l[3:]...) }),
-			Result{Source: 6, Matched: 5, Missing: 1, First: "source offset 4 is missing from the target"}},
-		{"a record duplicated", copyOf(src, func(l log) log { return append(l[:3:3], l[2:]...) }),
-			Result{Source: 6, Matched: 6, Duplicated: 1, First: "source offset 4 is duplicated in the target at offset 3"}},
-		{"a record modified", copyOf(src, func(l log) log { l[1].Value = []byte("w"); return l }),
-			Result{Source: 6, Matched: 5, Differing: 1, First: "source offset 2 differs from its copy at target offset 1"}},
-		{"a null value became empty", copyOf(src, func(l log) log { l[1].Key = []byte{}; return l }),
-			Result{Source: 6, Matched: 5, Differing: 1, First: "source offset 2 differs from its copy at target offset 1"}},
-		{"foreign records are ignored", copyOf(src, func(l log) log {
-			return append(l, catchup.Record{Key: []byte("other")})
-		}), Result{Source: 6, Matched: 6}},
-		{"order swapped", copyOf(src, func(l log) log { l[1], l[2] = l[2], l[1]; return l }),
-			Result{Source: 6, Matched: 5, Missing: 1, Duplicated: 0, OutOfOrder: 0}},
+		{name: "exact copy", dst: copyOf(src, nil), want: checkpoint.Verification{Source: 6, Matched: 6, Target: 6}},
+		{name: "a record removed", dst: copyOf(src, func(l log) log { return append(l[:2:2], l[3:]...) }),
+			want:  checkpoint.Verification{Source: 6, Matched: 5, Missing: 1, Target: 5},
+			first: "source offset 4 is missing from the target"},
+		{name: "a record duplicated", dst: copyOf(src, func(l log) log { return append(l[:3:3], l[2:]...) }),
+			want:  checkpoint.Verification{Source: 6, Matched: 6, Duplicated: 1, Target: 7},
+			first: "source offset 4 is duplicated in the target at offset 3"},
+		{name: "a record modified in place", dst: copyOf(src, func(l log) log { l[1].Value = []byte("w"); return l }),
+			want:  checkpoint.Verification{Source: 6, Matched: 5, Differing: 1, Replaced: 1, Target: 6},
+			first: "source offset 2 differs from its copy at target offset 1"},
+		{name: "a null key became empty", dst: copyOf(src, func(l log) log { l[1].Key = []byte{}; return l }),
+			want: checkpoint.Verification{Source: 6, Matched: 5, Differing: 1, Replaced: 1, Target: 6}},
+		{name: "a tampered copy beside the true one", dst: copyOf(src, func(l log) log {
+			bad := l[1]
+			bad.Value = []byte("tampered")
+			return append(l, bad)
+		}), want: checkpoint.Verification{Source: 6, Matched: 6, Differing: 1, Target: 7},
+			first: "source offset 2 differs from its copy at target offset 6"},
+		{name: "a tampered copy before the true one", dst: copyOf(src, func(l log) log {
+			bad := l[1]
+			bad.Value = []byte("tampered")
+			return slices.Concat(l[:1], log{bad}, l[1:])
+		}), want: checkpoint.Verification{Source: 6, Matched: 6, Differing: 1, Target: 7}},
+		{name: "foreign records", dst: copyOf(src, func(l log) log {
+			other := copyAt(src[0], 0)
+			other.Headers[0].Value = catchup.AppendProvenance(nil, catchup.Provenance{Cluster: "elsewhere", Partition: p, Offset: 0})
+			return slices.Concat(log{{Key: []byte("native")}}, l, log{other})
+		}), want: checkpoint.Verification{Source: 6, Matched: 6, Foreign: 2, Target: 8}},
+		{name: "two records swapped", dst: copyOf(src, func(l log) log { l[1], l[2] = l[2], l[1]; return l }),
+			want:  checkpoint.Verification{Source: 6, Matched: 5, OutOfOrder: 1, Target: 6},
+			first: "target offset 2 holds source offset 2 after a copy of source offset 4"},
+		{name: "second half before the first (a backfill before the first run)", dst: copyOf(src, func(l log) log {
+			return slices.Concat(l[3:], l[:3])
+		}), want: checkpoint.Verification{Source: 6, Matched: 3, OutOfOrder: 3, Target: 6}},
+		{name: "reversed", dst: copyOf(src, func(l log) log { slices.Reverse(l); return l }),
+			want: checkpoint.Verification{Source: 6, Matched: 1, OutOfOrder: 5, Target: 6}},
+		{name: "loop-prevented record", src: looped(src, 2), dst: copyOf(src, func(l log) log { return append(l[:2:2], l[3:]...) }),
+			want: checkpoint.Verification{Source: 6, Matched: 5, LoopSkipped: 1, Target: 5}},
+		{name: "loop-prevented record copied all the same", src: looped(src, 2), dst: copyOf(looped(src, 2), nil),
+			want: checkpoint.Verification{Source: 6, Matched: 6, Target: 6}},
+		{name: "late start: copies before the range", from: 4, dst: copyOf(src, nil),
+			want: checkpoint.Verification{Source: 4, Matched: 4, Outside: 2, Target: 6}},
+		{name: "late start: nothing before the range", from: 4, dst: copyOf(src[2:], nil),
+			want: checkpoint.Verification{Source: 4, Matched: 4, Target: 4}},
+		{name: "range ends before the copies do", to: 6, dst: copyOf(src, nil),
+			want: checkpoint.Verification{Source: 3, Matched: 3, Outside: 3, Target: 6}},
+		{name: "a copy of an offset the source does not hold", dst: copyOf(src, func(l log) log {
+			return append(l, copyAt(src[0], 3))
+		}), want: checkpoint.Verification{Source: 6, Matched: 6, Outside: 1, Target: 7},
+			first: "target offset 6 is a copy of source offset 3, which the source does not hold"},
+		{name: "empty target", dst: nil,
+			want: checkpoint.Verification{Source: 6, Missing: 6}, first: "source offset 0 is missing from the target"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Partition(t.Context(), src, tt.dst, p, p, 0, 11, Options{Cluster: "src"})
+			s := tt.src
+			if s == nil {
+				s = src
+			}
+			to := tt.to
+			if to == 0 {
+				to = 11
+			}
+			got, err := Partition(t.Context(), s, tt.dst, p, p, tt.from, to, Options{Cluster: "src", LoopCluster: "dst"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			tt.want.Partition, tt.want.From, tt.want.To = p, 0, 11
+			want := Result{Partition: p, Verification: tt.want}
+			want.From, want.To, want.First = tt.from, to, tt.first
 			opts := []cmp.Option{}
-			if tt.want.First == "" {
-				opts = append(opts, cmpopts.IgnoreFields(Result{}, "First"))
+			if tt.first == "" {
+				opts = append(opts, cmpopts.IgnoreFields(checkpoint.Verification{}, "First"))
 			}
-			if tt.name == "order swapped" {
-				// Swapped records show up as one missing and one out of order or duplicated.
-				if got.OK() {
-					t.Errorf("Partition(swapped) = %+v; want a mismatch", got)
-				}
-				return
-			}
-			if diff := cmp.Diff(tt.want, got, opts...); diff != "" {
+			if diff := cmp.Diff(want, got, opts...); diff != "" {
 				t.Errorf("Partition (-want +got):\n%s", diff)
 			}
-			if got.OK() != (tt.want.Missing+tt.want.Duplicated+tt.want.Differing+tt.want.OutOfOrder == 0) {
-				t.Errorf("OK() = %v for %+v", got.OK(), got)
+			if wantOK := tt.want.Missing+tt.want.Duplicated+tt.want.Differing+tt.want.OutOfOrder == 0; got.OK() != wantOK {
+				t.Errorf("OK() = %v for %+v, want %v", got.OK(), got, wantOK)
 			}
 		})
 	}
 }
 
-func TestPartitionSubrange(t *testing.T) {
-	src := source(6)
-	dst := copyOf(src[2:4], nil) // source offsets 4 and 6 only
-	got, err := Partition(t.Context(), src, dst, p, p, 4, 8, Options{Cluster: "src"})
+// TestPartitionLoopSkippedNeedsLoopCluster: without loop prevention, a
+// record from the target cluster that is not in the target is missing.
+func TestPartitionLoopSkippedNeedsLoopCluster(t *testing.T) {
+	src := looped(source(3), 1)
+	got, err := Partition(t.Context(), src, copyOf(source(3)[:1], nil), p, p, 0, 5, Options{Cluster: "src"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.OK() || got.Matched != 2 || got.Source != 2 {
-		t.Errorf("Partition([4,8)) = %+v; want 2 matched", got)
+	if got.Missing != 2 || got.LoopSkipped != 0 {
+		t.Errorf("Partition without LoopCluster = %+v; want 2 missing, none loop-skipped", got.Verification)
 	}
 }

@@ -208,6 +208,18 @@ type selfJSON struct { // bench/cmd/ceiling and bench/cmd/profile
 	ProduceWallS float64 `json:"produce_wall_s"`
 }
 
+// readCatchup reads the report of the one pipeline in a `catchup run
+// --json` document (docs/json.md).
+func readCatchup(path string) (catchupJSON, bool) {
+	var doc struct {
+		Pipelines []catchupJSON `json:"pipelines"`
+	}
+	if !readJSON(path, &doc) || len(doc.Pipelines) != 1 {
+		return catchupJSON{}, false
+	}
+	return doc.Pipelines[0], true
+}
+
 type catchupJSON struct {
 	DurationMS    int64 `json:"duration_ms"`
 	StoreRequests int64 `json:"store_requests"`
@@ -300,8 +312,7 @@ func readStep(dir string) (*step, error) {
 	case s.kind == "catchup" || s.tool == "catchup-dynamodb" || strings.HasPrefix(s.tool, "catchup-x"):
 		t := readTime(p("catchup.time"))
 		s.wall, s.cpu, s.rssKB = t.wall, t.cpu, t.rssKB
-		var j catchupJSON
-		if readJSON(p("catchup.out"), &j) {
+		if j, ok := readCatchup(p("catchup.out")); ok {
 			s.storeReqs, s.engineMS = j.StoreRequests, j.DurationMS
 		}
 		if s.wall > 0 {
@@ -1026,9 +1037,9 @@ func (r *results) window() *windowResult {
 	}
 	res := &windowResult{}
 	for i := 0; ; i++ {
-		var j catchupJSON
 		t := readTime(filepath.Join(s.dir, fmt.Sprintf("run%d.time", i)))
-		if !readJSON(filepath.Join(s.dir, fmt.Sprintf("run%d.out", i)), &j) || !t.ok {
+		j, ok := readCatchup(filepath.Join(s.dir, fmt.Sprintf("run%d.out", i)))
+		if !ok || !t.ok {
 			break
 		}
 		if i == 0 {

@@ -81,6 +81,7 @@ func subtests() []struct {
 		{"CommitRegress", testCommitRegress},
 		{"CommitEqualNext", testCommitEqualNext},
 		{"CommitWithoutLease", testCommitWithoutLease},
+		{"CommitStart", testCommitStart},
 		{"Reset", testReset},
 		{"ResetUnknownPartition", testResetUnknownPartition},
 		{"ResetLeased", testResetLeased},
@@ -292,6 +293,45 @@ func testCommit(t *testing.T, e *env) {
 	e.checkUpdated(p, want)
 }
 
+// testCommitStart: Commit stores c.Start if the checkpoint has none yet and
+// never changes it after; Reset and RecordVerification leave it.
+func testCommitStart(t *testing.T, e *env) {
+	p := catchup.Partition{Topic: "orders", Partition: 0}
+	l := e.acquire(p, "run-a")
+	e.commit(l, checkpoint.Commit{Next: 40, TargetEnd: 0})
+	if got := e.get(p).Start; got != nil {
+		t.Errorf("Start after a commit without one = %d, want none", *got)
+	}
+	start, later := int64(40), int64(70)
+	e.commit(l, checkpoint.Commit{Next: 50, TargetEnd: 10, Records: 10, Start: &start})
+	start = 41 // the store keeps its own copy
+	e.commit(l, checkpoint.Commit{Next: 70, TargetEnd: 30, Records: 20, Start: &later})
+	e.commit(l, checkpoint.Commit{Next: 80, TargetEnd: 40, Records: 10})
+	e.release(l)
+	e.reset(p, 5)
+	e.recordVerification(p, e.verification())
+	if got := e.get(p).Start; got == nil || *got != 40 {
+		t.Errorf("Start after commits with starts 40 then 70, a reset and a verification = %v, want 40", ptr(got))
+	}
+	// A partition whose checkpoint holds only a verification takes the
+	// first commit's start.
+	q := catchup.Partition{Topic: "orders", Partition: 1}
+	e.recordVerification(q, e.verification())
+	lq := e.acquire(q, "run-a")
+	e.commit(lq, checkpoint.Commit{Next: 9, TargetEnd: 9, Records: 9, Start: &later})
+	if got := e.get(q).Start; got == nil || *got != 70 {
+		t.Errorf("Start of a verified-only partition after a commit with start 70 = %v, want 70", ptr(got))
+	}
+}
+
+// ptr formats an optional offset.
+func ptr(v *int64) string {
+	if v == nil {
+		return "none"
+	}
+	return fmt.Sprint(*v)
+}
+
 func testCommitGaps(t *testing.T, e *env) {
 	p := catchup.Partition{Topic: "orders", Partition: 0}
 	l := e.acquire(p, "run-a")
@@ -444,6 +484,8 @@ func (e *env) verification() checkpoint.Verification {
 	return checkpoint.Verification{
 		At: e.clk.Now(), From: 3, To: 120, Source: 117, Matched: 110,
 		Missing: 2, Duplicated: 3, Differing: 4, OutOfOrder: 1,
+		LoopSkipped: 5, Replaced: 6, Foreign: 7, Outside: 8, Target: 9, Behind: 10,
+		Stuck: "produce orders/0 at 120: MESSAGE_TOO_LARGE",
 		First: "source offset 57: missing in the target",
 	}
 }

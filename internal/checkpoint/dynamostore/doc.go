@@ -11,6 +11,8 @@
 //	next          N     next source offset to copy (0 until the first commit)
 //	exists        BOOL  true once a commit or a reset wrote next (Checkpoint.Exists)
 //	target_end    N     target end offset seen at the last commit; -1 if unknown
+//	start         N     source offset where copying began, set once by the first commit
+//	                    that carries one; absent if unknown (items from before it)
 //	owner         S     lease owner; absent when the lease is free
 //	epoch         N     fencing epoch, incremented by every Acquire, never reset
 //	lease_expires N     lease expiry, unix milliseconds; absent when free
@@ -23,7 +25,9 @@
 //	last_op       S     random id of the last Commit or Release (retry idempotency)
 //	verification  M     last verify result, absent until one: {at N (unix ms), from N, to N,
 //	                    source N, matched N, missing N, duplicated N, differing N,
-//	                    out_of_order N, first S (absent when empty)}
+//	                    out_of_order N, loop_skipped N, replaced N, foreign N, outside N,
+//	                    target N, behind N (the seven absent in older items: zero),
+//	                    stuck S, first S (absent when empty)}
 //
 // Kafka topic names are [a-zA-Z0-9._-]{1,249}, so '#' cannot occur in one;
 // it sorts below every character a topic may hold, and the partition number

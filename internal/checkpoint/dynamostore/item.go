@@ -31,6 +31,7 @@ const (
 	attrUpdated      = "updated"
 	attrLastOp       = "last_op"
 	attrVerification = "verification"
+	attrStart        = "start"
 
 	gapFrom = "from"
 	gapTo   = "to"
@@ -46,6 +47,15 @@ const (
 	verDiffering  = "differing"
 	verOutOfOrder = "out_of_order"
 	verFirst      = "first"
+
+	// Added with loop-skipped counting; an item without them reads as zero.
+	verLoopSkipped = "loop_skipped"
+	verReplaced    = "replaced"
+	verForeign     = "foreign"
+	verOutside     = "outside"
+	verTarget      = "target"
+	verBehind      = "behind"
+	verStuck       = "stuck"
 )
 
 // exprNames maps "#name" to name for every attribute, so that expressions
@@ -55,7 +65,7 @@ var exprNames = func() map[string]string {
 	for _, a := range []string{
 		attrPipeline, attrPartition, attrNext, attrExists, attrTargetEnd, attrOwner,
 		attrEpoch, attrLeaseExpires, attrRecords, attrBytes, attrCommits, attrLastError,
-		attrGaps, attrUpdated, attrLastOp, attrVerification,
+		attrGaps, attrUpdated, attrLastOp, attrVerification, attrStart,
 	} {
 		m["#"+a] = a
 	}
@@ -230,8 +240,8 @@ func getGaps(item map[string]types.AttributeValue) ([]checkpoint.Gap, error) {
 	return gaps, nil
 }
 
-// verificationValue is the verification map. An empty First is left out:
-// no write stores an empty string.
+// verificationValue is the verification map. An empty First or Stuck is
+// left out: no write stores an empty string.
 func verificationValue(v checkpoint.Verification) types.AttributeValue {
 	m := map[string]types.AttributeValue{
 		verAt:         millis(v.At),
@@ -243,9 +253,19 @@ func verificationValue(v checkpoint.Verification) types.AttributeValue {
 		verDuplicated: num(v.Duplicated),
 		verDiffering:  num(v.Differing),
 		verOutOfOrder: num(v.OutOfOrder),
+
+		verLoopSkipped: num(v.LoopSkipped),
+		verReplaced:    num(v.Replaced),
+		verForeign:     num(v.Foreign),
+		verOutside:     num(v.Outside),
+		verTarget:      num(v.Target),
+		verBehind:      num(v.Behind),
 	}
 	if v.First != "" {
 		m[verFirst] = str(v.First)
+	}
+	if v.Stuck != "" {
+		m[verStuck] = str(v.Stuck)
 	}
 	return &types.AttributeValueMemberM{Value: m}
 }
@@ -261,7 +281,7 @@ func getVerification(item map[string]types.AttributeValue) (*checkpoint.Verifica
 		return nil, fmt.Errorf("%w: %s is %T, not a map", errItem, attrVerification, av)
 	}
 	var v checkpoint.Verification
-	var errs [10]error
+	var errs [17]error
 	v.At, errs[0] = getTime(m.Value, verAt)
 	v.From, errs[1] = getNum(m.Value, verFrom, 0)
 	v.To, errs[2] = getNum(m.Value, verTo, 0)
@@ -272,6 +292,13 @@ func getVerification(item map[string]types.AttributeValue) (*checkpoint.Verifica
 	v.Differing, errs[7] = getNum(m.Value, verDiffering, 0)
 	v.OutOfOrder, errs[8] = getNum(m.Value, verOutOfOrder, 0)
 	v.First, errs[9] = getStr(m.Value, verFirst)
+	v.LoopSkipped, errs[10] = getNum(m.Value, verLoopSkipped, 0)
+	v.Replaced, errs[11] = getNum(m.Value, verReplaced, 0)
+	v.Foreign, errs[12] = getNum(m.Value, verForeign, 0)
+	v.Outside, errs[13] = getNum(m.Value, verOutside, 0)
+	v.Target, errs[14] = getNum(m.Value, verTarget, 0)
+	v.Behind, errs[15] = getNum(m.Value, verBehind, 0)
+	v.Stuck, errs[16] = getStr(m.Value, verStuck)
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("%s: %w", attrVerification, err)
 	}
@@ -288,7 +315,7 @@ func decode(item map[string]types.AttributeValue) (checkpoint.Checkpoint, error)
 	if c.Partition, err = parseSortKey(sk); err != nil {
 		return c, fmt.Errorf("%w: %w", errItem, err)
 	}
-	var errs [13]error
+	var errs [14]error
 	c.Exists, errs[0] = getBool(item, attrExists)
 	c.Next, errs[1] = getNum(item, attrNext, 0)
 	c.TargetEnd, errs[2] = getNum(item, attrTargetEnd, -1)
@@ -302,6 +329,11 @@ func decode(item map[string]types.AttributeValue) (checkpoint.Checkpoint, error)
 	c.Gaps, errs[10] = getGaps(item)
 	c.Updated, errs[11] = getTime(item, attrUpdated)
 	c.LastVerification, errs[12] = getVerification(item)
+	if _, ok := item[attrStart]; ok {
+		var start int64
+		start, errs[13] = getNum(item, attrStart, 0)
+		c.Start = &start
+	}
 	if err := errors.Join(errs[:]...); err != nil {
 		return c, fmt.Errorf("item %s: %w", sk, err)
 	}

@@ -399,6 +399,10 @@ func (s *Store) Commit(ctx context.Context, l checkpoint.Lease, c checkpoint.Com
 	if len(removes) > 0 {
 		remove = " REMOVE " + strings.Join(removes, ", ")
 	}
+	if c.Start != nil {
+		set += ", #start = if_not_exists(#start, :start)"
+		values[":start"] = num(*c.Start)
+	}
 	if c.Gap != nil {
 		set += ", #gaps = list_append(if_not_exists(#gaps, :noGaps), :gap)"
 		values[":noGaps"] = &types.AttributeValueMemberL{Value: []types.AttributeValue{}}

@@ -16,7 +16,7 @@ import (
 
 // version is the file format this package writes, and the only one it reads.
 // Fields added later are optional (a file without them is still version 1):
-// verification.
+// verification, start, and the verification's counts after out_of_order.
 const version = 1
 
 // file is the content of <dir>/<pipeline>.json.
@@ -33,6 +33,7 @@ type fileCheckpoint struct {
 	Exists    bool      `json:"exists"`
 	Next      int64     `json:"next"`
 	TargetEnd int64     `json:"target_end"`
+	Start     *int64    `json:"start,omitempty"` // absent if unknown
 	Records   int64     `json:"records"`
 	Bytes     int64     `json:"bytes"`
 	Commits   int64     `json:"commits"`
@@ -63,7 +64,15 @@ type fileVerification struct {
 	Duplicated int64     `json:"duplicated"`
 	Differing  int64     `json:"differing"`
 	OutOfOrder int64     `json:"out_of_order"`
-	First      string    `json:"first,omitempty"`
+	// Counts added later; a file without them reads as zero.
+	LoopSkipped int64  `json:"loop_skipped,omitempty"`
+	Replaced    int64  `json:"replaced,omitempty"`
+	Foreign     int64  `json:"foreign,omitempty"`
+	Outside     int64  `json:"outside,omitempty"`
+	Target      int64  `json:"target,omitempty"`
+	Behind      int64  `json:"behind,omitempty"`
+	Stuck       string `json:"stuck,omitempty"`
+	First       string `json:"first,omitempty"`
 }
 
 // encode returns the file content for the checkpoints of pipeline.
@@ -128,7 +137,7 @@ func decode(path, pipeline string, data []byte) (map[catchup.Partition]checkpoin
 func toFile(cp checkpoint.Checkpoint) fileCheckpoint {
 	fc := fileCheckpoint{
 		Topic: cp.Topic, Partition: cp.Partition.Partition, Exists: cp.Exists,
-		Next: cp.Next, TargetEnd: cp.TargetEnd, Records: cp.Records, Bytes: cp.Bytes, Commits: cp.Commits,
+		Next: cp.Next, TargetEnd: cp.TargetEnd, Start: cp.Start, Records: cp.Records, Bytes: cp.Bytes, Commits: cp.Commits,
 		Owner: cp.Owner, Epoch: cp.Epoch, Expires: utc(cp.Expires),
 		LastError: cp.LastError, Updated: utc(cp.Updated),
 	}
@@ -136,11 +145,9 @@ func toFile(cp checkpoint.Checkpoint) fileCheckpoint {
 		fc.Gaps = append(fc.Gaps, fileGap{From: g.From, To: g.To, At: utc(g.At)})
 	}
 	if v := cp.LastVerification; v != nil {
-		fc.Verification = &fileVerification{
-			At: utc(v.At), From: v.From, To: v.To, Source: v.Source, Matched: v.Matched,
-			Missing: v.Missing, Duplicated: v.Duplicated, Differing: v.Differing, OutOfOrder: v.OutOfOrder,
-			First: v.First,
-		}
+		fv := fileVerification(*v)
+		fv.At = utc(v.At)
+		fc.Verification = &fv
 	}
 	return fc
 }
@@ -149,7 +156,7 @@ func toFile(cp checkpoint.Checkpoint) fileCheckpoint {
 func fromFile(fc fileCheckpoint) checkpoint.Checkpoint {
 	cp := checkpoint.Checkpoint{
 		Partition: catchup.Partition{Topic: fc.Topic, Partition: fc.Partition}, Exists: fc.Exists,
-		Next: fc.Next, TargetEnd: fc.TargetEnd, Records: fc.Records, Bytes: fc.Bytes, Commits: fc.Commits,
+		Next: fc.Next, TargetEnd: fc.TargetEnd, Start: fc.Start, Records: fc.Records, Bytes: fc.Bytes, Commits: fc.Commits,
 		Owner: fc.Owner, Epoch: fc.Epoch, Expires: fc.Expires,
 		LastError: fc.LastError, Updated: fc.Updated,
 	}
@@ -157,11 +164,8 @@ func fromFile(fc fileCheckpoint) checkpoint.Checkpoint {
 		cp.Gaps = append(cp.Gaps, checkpoint.Gap{From: g.From, To: g.To, At: g.At})
 	}
 	if v := fc.Verification; v != nil {
-		cp.LastVerification = &checkpoint.Verification{
-			At: v.At, From: v.From, To: v.To, Source: v.Source, Matched: v.Matched,
-			Missing: v.Missing, Duplicated: v.Duplicated, Differing: v.Differing, OutOfOrder: v.OutOfOrder,
-			First: v.First,
-		}
+		cv := checkpoint.Verification(*v)
+		cp.LastVerification = &cv
 	}
 	return cp
 }

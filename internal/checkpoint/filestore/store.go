@@ -197,6 +197,7 @@ func (s *Store) Commit(ctx context.Context, l checkpoint.Lease, c checkpoint.Com
 			return fmt.Errorf("stored next offset is %d: %w", cp.Next, checkpoint.ErrRegress)
 		}
 		cp.Exists, cp.Next, cp.TargetEnd = true, c.Next, c.TargetEnd
+		cp.Start = c.KeepStart(cp.Start)
 		cp.Records += c.Records
 		cp.Bytes += c.Bytes
 		cp.Commits++
