@@ -88,17 +88,10 @@ func (a *app) runPipeline(ctx context.Context, f *config.File, pc *config.Pipeli
 }
 
 // reportOK reports whether every partition was copied to the source end
-// fixed at the start of the run. A partition leased by another run is not:
-// its lag is left (the holder may be a dead run whose lease has yet to
-// expire), so the run exits 1.
-func reportOK(rep *replicate.Report) bool {
-	for _, r := range rep.Partitions {
-		if r.Status != replicate.StatusDone {
-			return false
-		}
-	}
-	return true
-}
+// fixed at the start of the run (replicate.Report.Done). A partition leased
+// by another run is not: its lag is left (the holder may be a dead run whose
+// lease has yet to expire), so the run exits 1.
+func reportOK(rep *replicate.Report) bool { return rep.Done() }
 
 // progress counts what was copied, for the progress display, which starts
 // when the engine has planned the run (plan) and ends with finish.
@@ -227,23 +220,26 @@ func humanBytes(n int64) string {
 
 // partitionJSON is one partition of a report as JSON.
 type partitionJSON struct {
-	Topic      string  `json:"topic"`
-	Partition  int32   `json:"partition"`
-	From       int64   `json:"from"`
-	To         int64   `json:"to"`
-	Next       int64   `json:"next"`
-	Copied     int64   `json:"copied"`
-	Bytes      int64   `json:"bytes"`
-	Skipped    int64   `json:"skipped"`      // offsets reconciliation found already in the target
-	LoopSkip   int64   `json:"loop_skipped"` // records loop prevention did not copy (they came from the target cluster)
-	Lag        int64   `json:"lag"`
-	Retries    int     `json:"retries"`
-	Reconciled int     `json:"reconciled"`
-	Settled    int64   `json:"settled,omitempty"`
-	Status     string  `json:"status"`
-	Gap        []int64 `json:"gap,omitempty"`
-	Error      string  `json:"error,omitempty"`
-	DurationMS int64   `json:"duration_ms"`
+	Topic      string `json:"topic"`
+	Partition  int32  `json:"partition"`
+	From       int64  `json:"from"`
+	To         int64  `json:"to"`
+	Next       int64  `json:"next"`
+	Copied     int64  `json:"copied"`
+	Bytes      int64  `json:"bytes"`
+	Skipped    int64  `json:"skipped"`      // offsets reconciliation found already in the target
+	LoopSkip   int64  `json:"loop_skipped"` // records loop prevention did not copy (they came from the target cluster)
+	Lag        int64  `json:"lag"`
+	Retries    int    `json:"retries"`
+	Reconciled int    `json:"reconciled"`
+	Settled    int64  `json:"settled,omitempty"`
+	Status     string `json:"status"`
+	// LeaseOwner and LeaseExpires name the run holding a leased partition.
+	LeaseOwner   string     `json:"lease_owner,omitempty"`
+	LeaseExpires *time.Time `json:"lease_expires,omitempty"`
+	Gap          []int64    `json:"gap,omitempty"`
+	Error        string     `json:"error,omitempty"`
+	DurationMS   int64      `json:"duration_ms"`
 }
 
 type reportJSONT struct {
@@ -259,7 +255,11 @@ func reportJSON(rep *replicate.Report) reportJSONT {
 	for _, r := range rep.Partitions {
 		pj := partitionJSON{Topic: r.Topic, Partition: r.Partition.Partition, From: r.From, To: r.To, Next: r.Next,
 			Copied: r.Copied, Bytes: r.Bytes, Skipped: r.Skipped, LoopSkip: r.LoopSkipped, Lag: r.Lag(), Retries: r.Retries, Reconciled: r.Reconciled,
-			Settled: r.Settled, Status: string(r.Status), DurationMS: r.Duration.Milliseconds()}
+			Settled: r.Settled, Status: string(r.Status), LeaseOwner: r.LeaseOwner, DurationMS: r.Duration.Milliseconds()}
+		if !r.LeaseExpires.IsZero() {
+			t := r.LeaseExpires.UTC()
+			pj.LeaseExpires = &t
+		}
 		if r.Gap != nil {
 			pj.Gap = []int64{r.Gap.From, r.Gap.To}
 		}

@@ -74,8 +74,7 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 	lease, cp, err := e.o.Store.Acquire(storeCtx, e.o.Pipeline, m.Partition, e.o.Owner, e.o.LeaseTTL)
 	switch {
 	case errors.Is(err, checkpoint.ErrLeased):
-		res.Status = StatusLeased
-		return res
+		return e.leased(m, pol, loaded, err)
 	case err != nil:
 		res.Status, res.Err = StatusFailed, fmt.Errorf("lease %s: %w", m.Partition, err)
 		return res

@@ -140,7 +140,7 @@ func (s *Store) Acquire(ctx context.Context, pipeline string, p catchup.Partitio
 	}, s.options)
 	if ccf := (*types.ConditionalCheckFailedException)(nil); errors.As(err, &ccf) {
 		if old, derr := decode(ccf.Item); ccf.Item != nil && derr == nil {
-			return fail(fmt.Errorf("held by %q until %s: %w", old.Owner, old.Expires.Format(time.RFC3339), checkpoint.ErrLeased))
+			return fail(&checkpoint.LeasedError{Owner: old.Owner, Expires: old.Expires})
 		}
 		return fail(checkpoint.ErrLeased)
 	}

@@ -101,7 +101,7 @@ func (s *Store) Acquire(ctx context.Context, pipeline string, p catchup.Partitio
 		if !found {
 			*cp = checkpoint.Checkpoint{Partition: p, TargetEnd: -1}
 		} else if cp.Owner != "" && cp.Owner != owner && !now.After(cp.Expires) {
-			return fmt.Errorf("held by %s until %s: %w", cp.Owner, cp.Expires.Format(time.RFC3339), checkpoint.ErrLeased)
+			return &checkpoint.LeasedError{Owner: cp.Owner, Expires: cp.Expires}
 		}
 		cp.Owner, cp.Epoch, cp.Expires, cp.Updated = owner, cp.Epoch+1, now.Add(ttl), now
 		return nil
@@ -195,7 +195,7 @@ func (s *Store) Reset(ctx context.Context, pipeline string, p catchup.Partition,
 		if !found {
 			*cp = checkpoint.Checkpoint{Partition: p}
 		} else if cp.Owner != "" && !now.After(cp.Expires) {
-			return fmt.Errorf("held by %s until %s: %w", cp.Owner, cp.Expires.Format(time.RFC3339), checkpoint.ErrLeased)
+			return &checkpoint.LeasedError{Owner: cp.Owner, Expires: cp.Expires}
 		}
 		cp.Exists, cp.Next, cp.TargetEnd = true, next, -1
 		cp.Owner, cp.Expires, cp.Updated = "", time.Time{}, now
