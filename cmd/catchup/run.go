@@ -30,9 +30,13 @@ complete. Interrupt it at any moment: the next run resumes exactly.
 
 Each partition ends done (copied to the end fixed at the start), partial (a
 window limit, the deadline or an interrupt stopped it: LAG is what is left),
-leased (another run holds it), failed, fenced or not_started. Exit codes:
+leased (another run holds it: lease_owner until lease_expires), failed
+(a source topic deleted while the store holds its checkpoints too), fenced or
+not_started. window.max_bytes counts bytes as written, provenance header
+included, and stops within one record of the limit. Exit codes:
   0  every selected partition is done
-  1  some partition is partial, leased, failed, fenced or not_started: run again
+  1  some partition is partial, leased, failed, fenced or not_started, or the
+     include pattern matches no topic: run again, or fix what the error says
   2  bad usage or configuration`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

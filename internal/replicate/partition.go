@@ -529,7 +529,13 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 			return false, b.err
 		}
 		if recs := pc.dropLooped(b.recs); len(recs) > 0 {
-			if err := pc.produce(ctx, recs); err != nil {
+			if err := pc.produce(ctx, recs); errors.Is(err, errWindowFull) {
+				// pc.next is after the last record acknowledged.
+				if b.release != nil {
+					b.release()
+				}
+				return false, pc.commit(true, nil)
+			} else if err != nil {
 				return false, err
 			}
 		}
@@ -604,6 +610,9 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, err)
 		}
+		if e.o.MaxBytes > 0 && pc.res.Bytes >= e.o.MaxBytes {
+			return errWindowFull
+		}
 		if err := pc.keepLease(); err != nil {
 			return err
 		}
@@ -611,7 +620,7 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 		// every produce request, not once per fetched batch.
 		// The request is not cut off when ctx ends (see lasting): ctx only
 		// stops the next one.
-		acked, end, err := e.o.Target.Produce(pc.lasting, tp, recs[:min(len(recs), e.o.BatchRecords)], pc.stamp())
+		acked, end, err := e.o.Target.Produce(pc.lasting, tp, recs[:pc.requestLen(recs)], pc.stamp())
 		if acked > 0 {
 			pc.acked(recs[:acked], end)
 			recs = recs[acked:]
@@ -658,6 +667,43 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 		}
 	}
 	return nil
+}
+
+// errWindowFull stops produce when the window's bytes reached
+// Options.MaxBytes with records left: pc.next is after the last one
+// acknowledged.
+var errWindowFull = errors.New("window max_bytes reached")
+
+// requestLen is how many leading records of recs the next produce call
+// sends: at most BatchRecords and, with MaxBytes, no more than it takes to
+// reach the bytes left in the window (at least one), counted as countCopied
+// counts them. So a window stops within one record of MaxBytes whatever the
+// fetch size or the source's compression (a compressed fetch can decode to
+// ten times its size).
+func (pc *partitionCopy) requestLen(recs []catchup.Record) int {
+	n := min(len(recs), pc.e.o.BatchRecords)
+	if pc.e.o.MaxBytes <= 0 {
+		return n
+	}
+	left := pc.e.o.MaxBytes - pc.res.Bytes
+	stamp := pc.stamp()
+	for i := range n {
+		if left -= pc.sizeAsWritten(&recs[i], stamp); left <= 0 {
+			return i + 1
+		}
+	}
+	return n
+}
+
+// sizeAsWritten is r's size as counted in Result.Bytes: catchup.Record.Size
+// plus, with stamp, the provenance header's key and value.
+func (pc *partitionCopy) sizeAsWritten(r *catchup.Record, stamp *catchup.Provenance) int64 {
+	n := int64(r.Size())
+	if stamp != nil {
+		stamp.Offset = r.Offset
+		n += int64(len(catchup.ProvenanceHeader) + catchup.ProvenanceLen(*stamp))
+	}
+	return n
 }
 
 // reconcileProduce finds out, after a produce whose outcome is unknown, how
@@ -710,11 +756,7 @@ func (pc *partitionCopy) countCopied(recs []catchup.Record) {
 	var n int64
 	stamp := pc.stamp()
 	for i := range recs {
-		n += int64(recs[i].Size())
-		if stamp != nil { // as written: with the provenance header
-			stamp.Offset = recs[i].Offset
-			n += int64(len(catchup.ProvenanceHeader) + catchup.ProvenanceLen(*stamp))
-		}
+		n += pc.sizeAsWritten(&recs[i], stamp) // as written: with the provenance header
 	}
 	pc.res.Copied += int64(len(recs))
 	pc.res.Bytes += n
