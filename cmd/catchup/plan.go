@@ -62,7 +62,7 @@ the records/s a previous run of the pipeline reported (run prints it last).`,
 }
 
 func (a *app) planPipeline(ctx context.Context, f *config.File, pc *config.Pipeline, rate float64) error {
-	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Log: a.logger()})
+	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Log: a.logger(), ReadOnly: true})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,105 @@
+package filestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
+)
+
+var _ checkpoint.Store = (*ReadOnly)(nil)
+
+// ErrReadOnly is returned (wrapped) by every method of a ReadOnly store that
+// would write.
+var ErrReadOnly = errors.New("filestore: store opened read-only")
+
+// ReadOnly is a checkpoint.Store over the directory of a Store that only
+// loads: `catchup status` and `catchup plan` read the checkpoints while a
+// run holds the pipeline's lock. It takes no lock to read: the pipeline's
+// file is replaced by an atomic rename, so every read sees one whole state.
+// Where no process holds the lock, the leases in the file are a dead run's
+// and Load reports them expired, as a Store that locks would.
+type ReadOnly struct {
+	dir string
+}
+
+// OpenReadOnly returns a ReadOnly store over dir. It reads nothing yet.
+func OpenReadOnly(dir string) (*ReadOnly, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open checkpoint directory %s: %w", dir, err)
+	}
+	return &ReadOnly{dir: abs}, nil
+}
+
+// Load implements checkpoint.Store: the checkpoints in the pipeline's file
+// as it is now, sorted by partition.
+func (s *ReadOnly) Load(ctx context.Context, pipeline string) ([]checkpoint.Checkpoint, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load %s: %w", pipeline, err)
+	}
+	if err := checkName(pipeline); err != nil {
+		return nil, fmt.Errorf("load %s: %w", pipeline, err)
+	}
+	// A lock taken here means no run holds the pipeline: its leases are dead.
+	live := true
+	if lk, err := lock(filepath.Join(s.dir, pipeline+".lock"), pipeline); err == nil {
+		live = false
+		defer func() { _ = lk.Truncate(0); _ = lk.Close() }()
+	}
+	cps, err := read(filepath.Join(s.dir, pipeline+".json"), pipeline)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", pipeline, err)
+	}
+	out := make([]checkpoint.Checkpoint, 0, len(cps))
+	for _, cp := range cps {
+		if !live && cp.Owner != "" {
+			cp.Expires = time.Time{}
+		}
+		out = append(out, cp)
+	}
+	slices.SortFunc(out, func(a, b checkpoint.Checkpoint) int { return a.Partition.Compare(b.Partition) })
+	return out, nil
+}
+
+func (s *ReadOnly) readOnly(op, pipeline string, p catchup.Partition) error {
+	return fmt.Errorf("%s %s %s: %w", op, pipeline, p, ErrReadOnly)
+}
+
+// Acquire implements checkpoint.Store: it fails with ErrReadOnly.
+func (s *ReadOnly) Acquire(_ context.Context, pipeline string, p catchup.Partition, _ string, _ time.Duration) (checkpoint.Lease, checkpoint.Checkpoint, error) {
+	return checkpoint.Lease{}, checkpoint.Checkpoint{}, s.readOnly("acquire", pipeline, p)
+}
+
+// Renew implements checkpoint.Store: it fails with ErrReadOnly.
+func (s *ReadOnly) Renew(_ context.Context, l checkpoint.Lease, _ time.Duration) (checkpoint.Lease, error) {
+	return checkpoint.Lease{}, s.readOnly("renew", l.Pipeline, l.Partition)
+}
+
+// Release implements checkpoint.Store: it fails with ErrReadOnly.
+func (s *ReadOnly) Release(_ context.Context, l checkpoint.Lease) error {
+	return s.readOnly("release", l.Pipeline, l.Partition)
+}
+
+// Commit implements checkpoint.Store: it fails with ErrReadOnly.
+func (s *ReadOnly) Commit(_ context.Context, l checkpoint.Lease, _ checkpoint.Commit) error {
+	return s.readOnly("commit", l.Pipeline, l.Partition)
+}
+
+// Reset implements checkpoint.Store: it fails with ErrReadOnly.
+func (s *ReadOnly) Reset(_ context.Context, pipeline string, p catchup.Partition, _ int64) error {
+	return s.readOnly("reset", pipeline, p)
+}
+
+// RecordVerification implements checkpoint.Store: it fails with ErrReadOnly.
+func (s *ReadOnly) RecordVerification(_ context.Context, pipeline string, p catchup.Partition, _ checkpoint.Verification) error {
+	return s.readOnly("record the verification of", pipeline, p)
+}
+
+// Close implements checkpoint.Store; there is nothing to release.
+func (s *ReadOnly) Close() error { return nil }
