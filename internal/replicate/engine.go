@@ -228,17 +228,22 @@ func (e *Engine) policy(ctx context.Context, marks []catchup.Offsets, cps map[ca
 		}
 	}
 	if !e.o.StopTime.IsZero() && len(marks) > 0 {
-		parts := make([]catchup.Partition, len(marks))
-		for i, m := range marks {
-			parts[i] = m.Partition
-		}
-		offs, err := e.o.Source.OffsetsForTime(ctx, parts, e.o.StopTime)
+		offs, err := e.o.Source.OffsetsForTime(ctx, partitionsOf(marks), e.o.StopTime)
 		if err != nil {
 			return pol, fmt.Errorf("resolve stop time %s: %w", e.o.StopTime.Format(time.RFC3339), err)
 		}
 		pol.StopOffsets = merge(pol.StopOffsets, offs)
 	}
 	return pol, nil
+}
+
+// partitionsOf returns the partitions of marks.
+func partitionsOf(marks []catchup.Offsets) []catchup.Partition {
+	parts := make([]catchup.Partition, len(marks))
+	for i, m := range marks {
+		parts[i] = m.Partition
+	}
+	return parts
 }
 
 // merge returns a new map with the entries of a, then b.
@@ -261,9 +266,21 @@ func merge(a, b map[catchup.Partition]int64) map[catchup.Partition]int64 {
 // outcome is in the report.
 func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	start := e.o.Now()
-	marks, cps, err := e.survey(ctx, func(parts []catchup.Partition) error { return e.checkTarget(ctx, parts) })
+	// The target is checked while the source and the store are read, unless
+	// topics may be created: then only once the store answered (a store not
+	// yet created must not leave target topics behind).
+	alongside := func(parts []catchup.Partition) error { return e.checkTarget(ctx, parts) }
+	if e.o.CreateTopics {
+		alongside = nil
+	}
+	marks, cps, err := e.survey(ctx, alongside)
 	if err != nil {
 		return nil, err
+	}
+	if alongside == nil {
+		if err := e.checkTarget(ctx, partitionsOf(marks)); err != nil {
+			return nil, err
+		}
 	}
 	gone := e.gone(marks, cps)
 	if len(marks) == 0 && len(gone) == 0 {

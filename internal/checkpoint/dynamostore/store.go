@@ -85,6 +85,10 @@ func (s *Store) Load(ctx context.Context, pipeline string) ([]checkpoint.Checkpo
 	})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx, s.options)
+		if rnf := (*types.ResourceNotFoundException)(nil); errors.As(err, &rnf) {
+			return nil, fmt.Errorf("load %s: DynamoDB table %s does not exist (in this region and account): "+
+				"create it with `catchup init-store -c CONFIG` (or deploy the stack that creates it): %w", pipeline, s.table, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("load %s: %w", pipeline, err)
 		}
