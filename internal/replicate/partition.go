@@ -195,7 +195,7 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 		}
 		pc.inDoubt = false
 		if cp.Exists && cp.TargetEnd > 0 && pc.next > 0 {
-			if err := pc.retry(ctx, func() error { return pc.checkAnchor(ctx) }); err != nil {
+			if err := pc.retry(ctx, func() error { return pc.checkAnchor(ctx, cp.TargetEnd) }); err != nil {
 				return err
 			}
 		}
@@ -313,7 +313,14 @@ const anchorBatches = 4
 // either record cannot be found cheaply (a transaction marker or a
 // compacted record at next-1, retention, loop prevention) there is nothing
 // to compare and the check passes.
-func (pc *partitionCopy) checkAnchor(ctx context.Context) error {
+//
+// committedEnd is the target end stored with the checkpoint: this
+// pipeline's copy of next-1 was acknowledged before it, so a record at or
+// above it that claims to be that copy is foreign (another pipeline or
+// producer writing copies of the same source partition). A foreign copy
+// that differs is passed over, and blamed, not the source, when this
+// pipeline's own copy is not found or matches.
+func (pc *partitionCopy) checkAnchor(ctx context.Context, committedEnd int64) error {
 	anchor := pc.next - 1
 	tp := pc.targetPartition()
 	end := pc.targetEnd
@@ -345,6 +352,13 @@ func (pc *partitionCopy) checkAnchor(ctx context.Context) error {
 		return nil
 	}
 	src := &f.Records[0]
+	var foreign *catchup.Record // a differing copy written after the last commit
+	defer func() {
+		if foreign != nil {
+			pc.e.o.Log.WarnContext(ctx, "foreign record in the target", "pipeline", pc.e.o.Pipeline, "topic", tp.Topic,
+				"partition", tp.Partition, "target_offset", foreign.Offset, "source_offset", anchor)
+		}
+	}()
 	for i := range anchorBatches {
 		if end <= 0 {
 			return nil
@@ -362,7 +376,12 @@ func (pc *partitionCopy) checkAnchor(ctx context.Context) error {
 			case !ok || off > anchor:
 				continue
 			case off < anchor:
-				return nil // copies are in order: the anchor was never copied (loop prevention)
+				return pc.foreignAnchor(foreign, anchor, committedEnd) // copies are in order: the anchor was never copied (loop prevention)
+			case !catchup.SameContent(src, &recs[i], true) && committedEnd >= 0 && recs[i].Offset >= committedEnd:
+				if foreign == nil {
+					foreign = &recs[i]
+				}
+				continue
 			case !catchup.SameContent(src, &recs[i], true):
 				return fmt.Errorf("%s: the source record at offset %d differs from its copy at target offset %d "+
 					"(%s): the source topic was deleted and recreated; copying on from the checkpoint would skip "+
@@ -373,11 +392,26 @@ func (pc *partitionCopy) checkAnchor(ctx context.Context) error {
 			}
 		}
 		if base >= end {
-			return nil
+			return pc.foreignAnchor(foreign, anchor, committedEnd)
 		}
 		end = base
 	}
-	return nil
+	return pc.foreignAnchor(foreign, anchor, committedEnd)
+}
+
+// foreignAnchor is checkAnchor's verdict when this pipeline's copy of the
+// anchor was not found: an error naming the foreign record if one claimed
+// to be that copy with other content, nil if none.
+func (pc *partitionCopy) foreignAnchor(foreign *catchup.Record, anchor, committedEnd int64) error {
+	if foreign == nil {
+		return nil
+	}
+	tp := pc.targetPartition()
+	return fmt.Errorf("%s: target %s offset %d holds a record whose provenance header says it is the copy of source "+
+		"offset %d, but its content differs from the source record, and it was written after this pipeline's last "+
+		"commit (target end %d): another writer (a second pipeline with source cluster name %q, or a producer) writes "+
+		"into this target partition. The source topic was not shown to be recreated; stop the other writer, then run "+
+		"again: %w", pc.p, tp, foreign.Offset, anchor, committedEnd, pc.e.o.Cluster, catchup.ErrForeignRecord)
 }
 
 // reconcile reads the target partition backwards from end down to floor,
