@@ -43,6 +43,11 @@ type app struct {
 	owner      string
 	verbose    bool
 	jsonOut    bool
+
+	// term is the error stream when it is a terminal, nil otherwise (made
+	// by isTerminal); forceTerminal makes tests take err for one.
+	term          *terminal
+	forceTerminal bool
 }
 
 // run executes the command line args and returns the exit code.
@@ -190,11 +195,22 @@ func (a *app) logger() *slog.Logger {
 	if a.isTerminal() && !a.verbose {
 		level = slog.LevelWarn
 	}
-	return slog.New(slog.NewTextHandler(a.err, &slog.HandlerOptions{Level: level}))
+	var w io.Writer = a.err
+	if a.isTerminal() {
+		w = a.term // log lines go above the progress bar
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
 // isTerminal reports whether the error stream is a terminal.
 func (a *app) isTerminal() bool {
+	if a.term != nil {
+		return true
+	}
 	f, ok := a.err.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	if !a.forceTerminal && (!ok || !term.IsTerminal(int(f.Fd()))) {
+		return false
+	}
+	a.term = &terminal{w: a.err}
+	return true
 }

@@ -145,7 +145,7 @@ func (a *app) showProgress(name string, total int64, p *progress, log *slog.Logg
 	}
 	if a.isTerminal() {
 		bar := progressbar.NewOptions64(total,
-			progressbar.OptionSetWriter(a.err),
+			progressbar.OptionSetWriter(a.term.barWriter()),
 			progressbar.OptionSetDescription(name),
 			progressbar.OptionShowCount(),
 			progressbar.OptionShowIts(),
@@ -155,7 +155,8 @@ func (a *app) showProgress(name string, total int64, p *progress, log *slog.Logg
 			progressbar.OptionClearOnFinish(),
 		)
 		p.bar.Store(bar)
-		return func() { p.bar.Store(nil); _ = bar.Finish() }
+		a.term.bar.Store(bar)
+		return func() { p.bar.Store(nil); a.term.bar.Store(nil); _ = bar.Finish() }
 	}
 	start := time.Now()
 	t := time.NewTicker(10 * time.Second)
