@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -67,11 +68,19 @@ func (a *app) planPipeline(ctx context.Context, f *config.File, pc *config.Pipel
 		return err
 	}
 	defer p.Close()
-	windows, err := p.Engine.Plan(ctx)
+	sv, err := p.Engine.Survey(ctx)
 	if err != nil {
 		return err
 	}
-	samples := sampleWindows(ctx, p, windows)
+	// A source topic deleted and refilled past the checkpoint shows as
+	// blocked, as the run would find it, not as a normal window.
+	p.Engine.CheckAnchors(ctx, sv)
+	windows := sv.Windows
+	var stamp *catchup.Provenance
+	if pc.ProvenanceEnabled() {
+		stamp = &catchup.Provenance{Cluster: pc.Source.Name}
+	}
+	samples := sampleWindows(ctx, p, windows, stamp)
 	retention, rerr := topicRetention(ctx, p, windows)
 	del := make(map[catchup.Partition]plan.Deletion, len(windows))
 	for _, w := range windows {
@@ -115,7 +124,7 @@ func (r *planReport) print(w io.Writer) {
 	perPartition := r.rate / float64(max(1, min(r.parallelism, busy)))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOPIC\tPARTITION\tFROM\tTO\tRECORDS\tEST_BYTES\tDELETED_IN\tEST_DURATION\tNOTE")
-	var records, bytes int64
+	var records, bytes, window int64 // the backlog, and what one run copies of it
 	var longest time.Duration
 	bySize := false
 	for _, pl := range r.windows {
@@ -126,9 +135,16 @@ func (r *planReport) print(w io.Writer) {
 		case pl.Gap != nil:
 			note = fmt.Sprintf("gap [%d,%d) will be skipped", pl.Gap.From, pl.Gap.To)
 		}
-		est := int64(float64(pl.Len()) * r.samples[pl.Partition].avgBytes)
-		records += pl.Len()
-		bytes += est
+		backlog := pl.Len()
+		if pl.Err == nil && pl.End > pl.To {
+			backlog = pl.End - pl.From
+			note = strings.TrimPrefix(note+fmt.Sprintf("; backlog %d records to %d, in windows of window.max_records", backlog, pl.End), "; ")
+		}
+		avg := r.samples[pl.Partition].avgBytes
+		est := int64(float64(pl.Len()) * avg)
+		records += backlog
+		window += pl.Len()
+		bytes += int64(float64(backlog) * avg)
 		dur := "-"
 		if r.rate > 0 && pl.Len() > 0 {
 			d := time.Duration(float64(pl.Len()) / perPartition * float64(time.Second))
@@ -146,6 +162,9 @@ func (r *planReport) print(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%d partitions, %d records, about %s", len(r.windows), records, humanBytes(bytes))
+	if window < records {
+		fmt.Fprintf(w, "; one run copies %d of them (window.max_records)", window)
+	}
 	if r.rate > 0 {
 		total := max(time.Duration(float64(records)/r.rate*float64(time.Second)), longest)
 		fmt.Fprintf(w, "; about %s at %.0f records/s", roundDuration(total), r.rate)
@@ -194,9 +213,10 @@ type sample struct {
 }
 
 // sampleWindows reads the first records of each window: their average size
-// (RECORDS counts offsets, so the bytes are an upper bound) and the first
+// as written, with the provenance header stamp (nil: none) adds, exactly
+// (RECORDS counts offsets, so the bytes are an upper bound), and the first
 // record's timestamp.
-func sampleWindows(ctx context.Context, p *pipeline.Pipeline, windows []plan.Planned) map[catchup.Partition]sample {
+func sampleWindows(ctx context.Context, p *pipeline.Pipeline, windows []plan.Planned, stamp *catchup.Provenance) map[catchup.Partition]sample {
 	out := make(map[catchup.Partition]sample, len(windows))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -215,6 +235,11 @@ func sampleWindows(ctx context.Context, p *pipeline.Pipeline, windows []plan.Pla
 			var n int
 			for i := range f.Records {
 				n += f.Records[i].Size()
+				if stamp != nil {
+					pv := *stamp
+					pv.Partition, pv.Offset = w.Partition, f.Records[i].Offset
+					n += len(catchup.ProvenanceHeader) + catchup.ProvenanceLen(pv)
+				}
 			}
 			mu.Lock()
 			out[w.Partition] = sample{avgBytes: float64(n) / float64(len(f.Records)), first: f.Records[0].Timestamp}
