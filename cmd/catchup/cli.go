@@ -195,7 +195,7 @@ func (a *app) logger() *slog.Logger {
 	if a.isTerminal() && !a.verbose {
 		level = slog.LevelWarn
 	}
-	var w io.Writer = a.err
+	w := a.err
 	if a.isTerminal() {
 		w = a.term // log lines go above the progress bar
 	}

@@ -82,6 +82,14 @@ func TestRunOutcomes(t *testing.T) {
 		want: map[int32]outcome{0: {status: "partial", next: 50, lag: cliPerPart - 50}, 1: {status: "partial", next: 50, lag: cliPerPart - 50},
 			2: {status: "partial", next: 50, lag: cliPerPart - 50}},
 	}, {
+		// Records of about 59 bytes as written (seedCLI's, with the
+		// provenance header): the 18th takes a window past 1000 bytes.
+		name:  "partial by max_bytes",
+		extra: "    window: {max_bytes: 1000}\n",
+		code:  exitFailure,
+		want: map[int32]outcome{0: {status: "partial", next: 18, lag: cliPerPart - 18}, 1: {status: "partial", next: 18, lag: cliPerPart - 18},
+			2: {status: "partial", next: 18, lag: cliPerPart - 18}},
+	}, {
 		// A file store's lock keeps a second process out, so a lease left
 		// in its file is a dead run's and is taken over at once: a live
 		// lease of another run is a DynamoDB case.
