@@ -296,7 +296,7 @@ func timeOrNil(t time.Time) *time.Time {
 // emit writes the invocation's metrics: one EMF line per topic, and one
 // for the pipeline with its DynamoDB requests.
 func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests int64) {
-	type counts struct{ records, bytes, windows, done, gaps, fenced, retries, failed int64 }
+	type counts struct{ records, bytes, windows, done, gaps, fenced, retries, failed, leased int64 }
 	byTopic := map[string]*counts{}
 	for _, r := range rep.Partitions {
 		c := byTopic[r.Topic]
@@ -317,6 +317,8 @@ func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests
 			c.fenced++
 		case replicate.StatusFailed:
 			c.failed++
+		case replicate.StatusLeased:
+			c.leased++
 		}
 		var ge *catchup.GapError
 		if r.Gap != nil || errors.As(r.Err, &ge) {
@@ -340,6 +342,7 @@ func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests
 				{Name: metrics.FencedCommits, Unit: metrics.Count, Value: c.fenced},
 				{Name: metrics.Retries, Unit: metrics.Count, Value: c.retries},
 				{Name: metrics.FailedPartitions, Unit: metrics.Count, Value: c.failed},
+				{Name: metrics.LeasedPartitions, Unit: metrics.Count, Value: c.leased},
 			}))
 	}
 	errs = append(errs, h.o.Metrics.Emit([]metrics.Dimension{service, pipe},
