@@ -46,11 +46,14 @@ func (s *ReadOnly) Load(ctx context.Context, pipeline string) ([]checkpoint.Chec
 	if err := checkName(pipeline); err != nil {
 		return nil, fmt.Errorf("load %s: %w", pipeline, err)
 	}
-	// A lock taken here means no run holds the pipeline: its leases are dead.
+	// A lock taken here means no run holds the pipeline: its leases are
+	// dead. It is let go at once, before reading, so that a run starting
+	// now is kept out for microseconds only.
 	live := true
 	if lk, err := lock(filepath.Join(s.dir, pipeline+".lock"), pipeline); err == nil {
 		live = false
-		defer func() { _ = lk.Truncate(0); _ = lk.Close() }()
+		_ = lk.Truncate(0)
+		_ = lk.Close()
 	}
 	cps, err := read(filepath.Join(s.dir, pipeline+".json"), pipeline)
 	if err != nil {
