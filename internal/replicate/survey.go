@@ -39,7 +39,8 @@ func (e *Engine) Survey(ctx context.Context) (*Survey, error) {
 // would find before copying (the anchor check: the last record copied
 // against its copy in the target): a plan then shows such a partition as
 // blocked, not as a normal window. It reads one source record and up to a
-// few target batches per checkpointed partition, Parallelism at a time,
+// few target batches per checkpointed partition with a window to copy (an
+// idle partition costs nothing), Parallelism at a time,
 // and needs Provenance; without it, it does nothing. Partitions it cannot
 // read are left as they are.
 func (e *Engine) CheckAnchors(ctx context.Context, sv *Survey) {
@@ -51,7 +52,8 @@ func (e *Engine) CheckAnchors(ctx context.Context, sv *Survey) {
 	for i := range sv.Windows {
 		w := &sv.Windows[i]
 		cp := sv.Checkpoints[w.Partition]
-		if w.Err != nil || !cp.Exists || cp.TargetEnd <= 0 || cp.Next <= 0 {
+		// An empty window copies nothing: its check waits for the run that copies.
+		if w.Err != nil || w.Len() == 0 || !cp.Exists || cp.TargetEnd <= 0 || cp.Next <= 0 {
 			continue
 		}
 		wg.Go(func() {
