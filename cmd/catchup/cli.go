@@ -45,6 +45,11 @@ type app struct {
 	jsonOut    bool // the command's --json: print one jsonDoc at the end
 
 	jsonPipelines []any // the entries of the --json document, one per pipeline
+
+	// term is the error stream when it is a terminal, nil otherwise (made
+	// by isTerminal); forceTerminal makes tests take err for one.
+	term          *terminal
+	forceTerminal bool
 }
 
 // run executes the command line args and returns the exit code.
@@ -197,11 +202,22 @@ func (a *app) logger() *slog.Logger {
 	if a.isTerminal() && !a.verbose {
 		level = slog.LevelWarn
 	}
-	return slog.New(slog.NewTextHandler(a.err, &slog.HandlerOptions{Level: level}))
+	w := a.err
+	if a.isTerminal() {
+		w = a.term // log lines go above the progress bar
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
 // isTerminal reports whether the error stream is a terminal.
 func (a *app) isTerminal() bool {
+	if a.term != nil {
+		return true
+	}
 	f, ok := a.err.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	if !a.forceTerminal && (!ok || !term.IsTerminal(int(f.Fd()))) {
+		return false
+	}
+	a.term = &terminal{w: a.err}
+	return true
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -47,6 +48,10 @@ type cliEnv struct {
 	src, dst *kfake.Cluster
 	dir      string
 	cfg      string // path of the configuration file
+	// dynamo and table are the DynamoDB client and table of a test
+	// that uses the DynamoDB store (dynamoStore).
+	dynamo *dynamodb.Client
+	table  string
 }
 
 // TestMain stops the DynamoDB test server, if a test started it.
@@ -243,24 +248,11 @@ func TestOwnerFlag(t *testing.T) {
 // process's id (--owner or CATCHUP_OWNER) takes them back at once and fences
 // the old holder.
 func TestOwnerTakesBackItsLease(t *testing.T) {
-	endpoint := dynamotest.Endpoint(t)
-	client := dynamotest.Client(t, endpoint)
-	table := dynamotest.Table(t, client)
-	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", endpoint)
-	if os.Getenv("AWS_ACCESS_KEY_ID") == "" || os.Getenv("AWS_SECRET_ACCESS_KEY") == "" {
-		t.Setenv("AWS_ACCESS_KEY_ID", "cli-test")
-		t.Setenv("AWS_SECRET_ACCESS_KEY", "cli-test")
-		t.Setenv("AWS_SESSION_TOKEN", "")
-	}
-	if os.Getenv("AWS_REGION") == "" {
-		t.Setenv("AWS_REGION", "us-east-1")
-	}
-	t.Setenv("CATCHUP_OWNER", "")
 	e := newCLIEnv(t)
-	cfg := e.writeConfigStore(t, "dynamo.yaml", e.dst.ListenAddrs()[0], "dynamodb://"+table)
+	cfg := e.writeConfigStore(t, "dynamo.yaml", e.dst.ListenAddrs()[0], dynamoStore(t, e))
 
 	// Two processes, killed while they held partitions 1 and 2.
-	st := dynamostore.New(client, table)
+	st := dynamostore.New(e.dynamo, e.table)
 	old := map[int32]checkpoint.Lease{}
 	for p, owner := range map[int32]string{1: "killed-a", 2: "killed-b"} {
 		l, _, err := st.Acquire(t.Context(), cliPipeline, catchup.Partition{Topic: cliTopic, Partition: p}, owner, 20*time.Minute)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -63,16 +64,24 @@ the records/s a previous run of the pipeline reported (run prints it last).`,
 }
 
 func (a *app) planPipeline(ctx context.Context, f *config.File, pc *config.Pipeline, rate float64) error {
-	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Log: a.logger()})
+	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Log: a.logger(), ReadOnly: true})
 	if err != nil {
 		return err
 	}
 	defer p.Close()
-	windows, err := p.Engine.Plan(ctx)
+	sv, err := p.Engine.Survey(ctx)
 	if err != nil {
 		return err
 	}
-	samples := sampleWindows(ctx, p, windows)
+	// A source topic deleted and refilled past the checkpoint shows as
+	// blocked, as the run would find it, not as a normal window.
+	p.Engine.CheckAnchors(ctx, sv)
+	windows := sv.Windows
+	var stamp *catchup.Provenance
+	if pc.ProvenanceEnabled() {
+		stamp = &catchup.Provenance{Cluster: pc.Source.Name}
+	}
+	samples := sampleWindows(ctx, p, windows, stamp)
 	retention, rerr := topicRetention(ctx, p, windows)
 	del := make(map[catchup.Partition]plan.Deletion, len(windows))
 	for _, w := range windows {
@@ -112,6 +121,7 @@ type planRow struct {
 	From      int64  `json:"from"`
 	To        int64  `json:"to"`
 	Records   int64  `json:"records"`   // offsets in [from, to)
+	Backlog   int64  `json:"backlog"`   // offsets from from to the end; above records when window.max_records cut the window
 	EstBytes  int64  `json:"est_bytes"` // records times the average size sampled at the window's start
 	// DeletedAt is when the source's retention may delete the window's
 	// first record; absent if never, unknown or for an empty window.
@@ -128,8 +138,9 @@ type planRow struct {
 // planJSONT is one pipeline of catchup plan --json.
 type planJSONT struct {
 	Pipeline       string    `json:"pipeline"`
-	Records        int64     `json:"records"`
-	EstBytes       int64     `json:"est_bytes"`
+	Records        int64     `json:"records"`                   // the backlog: offsets from each window's start to the end
+	WindowRecords  int64     `json:"window_records"`            // what one run copies of it (window.max_records)
+	EstBytes       int64     `json:"est_bytes"`                 // of the backlog
 	EstDurationMS  int64     `json:"est_duration_ms,omitempty"` // with --rate only
 	RetentionError string    `json:"retention_error,omitempty"` // the topic configs could not be read
 	Partitions     []planRow `json:"partitions"`                // most urgent first
@@ -153,16 +164,21 @@ func (r *planReport) rows() ([]planRow, planJSONT) {
 	var longest time.Duration
 	rows := make([]planRow, 0, len(r.windows))
 	for _, pl := range r.windows {
+		avg := r.samples[pl.Partition].avgBytes
 		row := planRow{Topic: pl.Topic, Partition: pl.Partition.Partition, From: pl.From, To: pl.To, Records: pl.Len(),
-			EstBytes: int64(float64(pl.Len()) * r.samples[pl.Partition].avgBytes), deleted: "-", dur: "-"}
+			Backlog: pl.Len(), EstBytes: int64(float64(pl.Len()) * avg), deleted: "-", dur: "-"}
 		switch {
 		case pl.Err != nil:
 			row.Error = pl.Err.Error()
 		case pl.Gap != nil:
 			row.Gap = []int64{pl.Gap.From, pl.Gap.To}
 		}
-		tot.Records += row.Records
-		tot.EstBytes += row.EstBytes
+		if pl.Err == nil && pl.End > pl.To {
+			row.Backlog = pl.End - pl.From // window.max_records cut the window short
+		}
+		tot.Records += row.Backlog
+		tot.WindowRecords += row.Records
+		tot.EstBytes += int64(float64(row.Backlog) * avg)
 		if r.rate > 0 && pl.Len() > 0 {
 			d := time.Duration(float64(pl.Len()) / perPartition * float64(time.Second))
 			longest = max(longest, d)
@@ -199,12 +215,19 @@ func (r *planReport) print(w io.Writer) {
 		if row.Gap != nil {
 			note = fmt.Sprintf("gap [%d,%d) will be skipped", row.Gap[0], row.Gap[1])
 		}
+		if row.Backlog > row.Records {
+			note = strings.TrimPrefix(note+fmt.Sprintf("; backlog %d records to %d, in windows of window.max_records",
+				row.Backlog, row.From+row.Backlog), "; ")
+		}
 		bySize = bySize || row.BySize
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", row.Topic, row.Partition, row.From, row.To, row.Records,
 			humanBytes(row.EstBytes), row.deleted, row.dur, note)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%d partitions, %d records, about %s", len(rows), tot.Records, humanBytes(tot.EstBytes))
+	if tot.WindowRecords < tot.Records {
+		fmt.Fprintf(w, "; one run copies %d of them (window.max_records)", tot.WindowRecords)
+	}
 	if r.rate > 0 {
 		fmt.Fprintf(w, "; about %s at %.0f records/s", roundDuration(time.Duration(tot.EstDurationMS)*time.Millisecond), r.rate)
 	}
@@ -252,9 +275,10 @@ type sample struct {
 }
 
 // sampleWindows reads the first records of each window: their average size
-// (RECORDS counts offsets, so the bytes are an upper bound) and the first
+// as written, with the provenance header stamp (nil: none) adds, exactly
+// (RECORDS counts offsets, so the bytes are an upper bound), and the first
 // record's timestamp.
-func sampleWindows(ctx context.Context, p *pipeline.Pipeline, windows []plan.Planned) map[catchup.Partition]sample {
+func sampleWindows(ctx context.Context, p *pipeline.Pipeline, windows []plan.Planned, stamp *catchup.Provenance) map[catchup.Partition]sample {
 	out := make(map[catchup.Partition]sample, len(windows))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -273,6 +297,11 @@ func sampleWindows(ctx context.Context, p *pipeline.Pipeline, windows []plan.Pla
 			var n int
 			for i := range f.Records {
 				n += f.Records[i].Size()
+				if stamp != nil {
+					pv := *stamp
+					pv.Partition, pv.Offset = w.Partition, f.Records[i].Offset
+					n += len(catchup.ProvenanceHeader) + catchup.ProvenanceLen(pv)
+				}
 			}
 			mu.Lock()
 			out[w.Partition] = sample{avgBytes: float64(n) / float64(len(f.Records)), first: f.Records[0].Timestamp}

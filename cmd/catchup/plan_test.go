@@ -72,3 +72,39 @@ func TestPlanOrdersByRetentionUrgency(t *testing.T) {
 		t.Errorf("plan without --rate:\n%s", stdout)
 	}
 }
+
+// TestPlanTellsTheBacklogItsBytesAndARecreatedTopic plans a pipeline with
+// window.max_records: the totals are the backlog's, not one window's, the
+// bytes are the records' as written, provenance header included (exactly:
+// 10 records of 10 bytes, each with the 25 bytes of its header), and a
+// source topic deleted and refilled past the checkpoint shows as blocked.
+func TestPlanTellsTheBacklogItsBytesAndARecreatedTopic(t *testing.T) {
+	e := newXEnv(t, map[string]int32{"t": 1}, "t", "    window: {max_records: 3}\n")
+	seed := func(n int, value string) {
+		var recs []*kgo.Record
+		for range n {
+			recs = append(recs, &kgo.Record{Topic: "t", Key: []byte("k"), Value: []byte(value)})
+		}
+		produce(t, e.src, recs)
+	}
+	seed(10, "vvvvvvvvv")
+	stdout := mustX(t, exitOK, "plan", "-c", e.cfg)
+	// "v1:x-src:t:0:N" is 14 bytes, "catchup-src" 11.
+	for _, want := range []string{"1 partitions, 10 records, about 350 B; one run copies 3 of them (window.max_records)",
+		"backlog 10 records to 10, in windows of window.max_records"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plan lacks %q:\n%s", want, stdout)
+		}
+	}
+
+	mustX(t, exitFailure, "run", "-c", e.cfg) // partial: 3 of 10
+	deleteTopic(t, e.src.ListenAddrs(), "t")
+	if err := e.src.CreateTopic("t", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	seed(20, "new")
+	stdout = mustX(t, exitOK, "plan", "-c", e.cfg)
+	if !strings.Contains(stdout, "the source topic was deleted and recreated") {
+		t.Errorf("plan after the source topic was deleted and refilled past the checkpoint:\n%s", stdout)
+	}
+}

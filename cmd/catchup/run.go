@@ -30,9 +30,13 @@ complete. Interrupt it at any moment: the next run resumes exactly.
 
 Each partition ends done (copied to the end fixed at the start), partial (a
 window limit, the deadline or an interrupt stopped it: LAG is what is left),
-leased (another run holds it), failed, fenced or not_started. Exit codes:
+leased (another run holds it: lease_owner until lease_expires), failed
+(a source topic deleted while the store holds its checkpoints too), fenced or
+not_started. window.max_bytes counts bytes as written, provenance header
+included, and stops within one record of the limit. Exit codes:
   0  every selected partition is done
-  1  some partition is partial, leased, failed, fenced or not_started: run again
+  1  some partition is partial, leased, failed, fenced or not_started, or the
+     include pattern matches no topic: run again, or fix what the error says
   2  bad usage or configuration`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -89,17 +93,10 @@ func (a *app) runPipeline(ctx context.Context, f *config.File, pc *config.Pipeli
 }
 
 // reportOK reports whether every partition was copied to the source end
-// fixed at the start of the run. A partition leased by another run is not:
-// its lag is left (the holder may be a dead run whose lease has yet to
-// expire), so the run exits 1.
-func reportOK(rep *replicate.Report) bool {
-	for _, r := range rep.Partitions {
-		if r.Status != replicate.StatusDone {
-			return false
-		}
-	}
-	return true
-}
+// fixed at the start of the run (replicate.Report.Done). A partition leased
+// by another run is not: its lag is left (the holder may be a dead run whose
+// lease has yet to expire), so the run exits 1.
+func reportOK(rep *replicate.Report) bool { return rep.Done() }
 
 // progress counts what was copied, for the progress display, which starts
 // when the engine has planned the run (plan) and ends with finish.
@@ -149,7 +146,7 @@ func (a *app) showProgress(name string, total int64, p *progress, log *slog.Logg
 	}
 	if a.isTerminal() {
 		bar := progressbar.NewOptions64(total,
-			progressbar.OptionSetWriter(a.err),
+			progressbar.OptionSetWriter(a.term.barWriter()),
 			progressbar.OptionSetDescription(name),
 			progressbar.OptionShowCount(),
 			progressbar.OptionShowIts(),
@@ -159,7 +156,8 @@ func (a *app) showProgress(name string, total int64, p *progress, log *slog.Logg
 			progressbar.OptionClearOnFinish(),
 		)
 		p.bar.Store(bar)
-		return func() { p.bar.Store(nil); _ = bar.Finish() }
+		a.term.bar.Store(bar)
+		return func() { p.bar.Store(nil); a.term.bar.Store(nil); _ = bar.Finish() }
 	}
 	start := time.Now()
 	t := time.NewTicker(10 * time.Second)
@@ -228,23 +226,26 @@ func humanBytes(n int64) string {
 
 // partitionJSON is one partition of a report as JSON.
 type partitionJSON struct {
-	Topic      string  `json:"topic"`
-	Partition  int32   `json:"partition"`
-	From       int64   `json:"from"`
-	To         int64   `json:"to"`
-	Next       int64   `json:"next"`
-	Copied     int64   `json:"copied"`
-	Bytes      int64   `json:"bytes"`
-	Skipped    int64   `json:"skipped"`      // offsets reconciliation found already in the target
-	LoopSkip   int64   `json:"loop_skipped"` // records loop prevention did not copy (they came from the target cluster)
-	Lag        int64   `json:"lag"`
-	Retries    int     `json:"retries"`
-	Reconciled int     `json:"reconciled"`
-	Settled    int64   `json:"settled,omitempty"`
-	Status     string  `json:"status"`
-	Gap        []int64 `json:"gap,omitempty"`
-	Error      string  `json:"error,omitempty"`
-	DurationMS int64   `json:"duration_ms"`
+	Topic      string `json:"topic"`
+	Partition  int32  `json:"partition"`
+	From       int64  `json:"from"`
+	To         int64  `json:"to"`
+	Next       int64  `json:"next"`
+	Copied     int64  `json:"copied"`
+	Bytes      int64  `json:"bytes"`
+	Skipped    int64  `json:"skipped"`      // offsets reconciliation found already in the target
+	LoopSkip   int64  `json:"loop_skipped"` // records loop prevention did not copy (they came from the target cluster)
+	Lag        int64  `json:"lag"`
+	Retries    int    `json:"retries"`
+	Reconciled int    `json:"reconciled"`
+	Settled    int64  `json:"settled,omitempty"`
+	Status     string `json:"status"`
+	// LeaseOwner and LeaseExpires name the run holding a leased partition.
+	LeaseOwner   string     `json:"lease_owner,omitempty"`
+	LeaseExpires *time.Time `json:"lease_expires,omitempty"`
+	Gap          []int64    `json:"gap,omitempty"`
+	Error        string     `json:"error,omitempty"`
+	DurationMS   int64      `json:"duration_ms"`
 }
 
 type reportJSONT struct {
@@ -260,7 +261,11 @@ func reportJSON(rep *replicate.Report) reportJSONT {
 	for _, r := range rep.Partitions {
 		pj := partitionJSON{Topic: r.Topic, Partition: r.Partition.Partition, From: r.From, To: r.To, Next: r.Next,
 			Copied: r.Copied, Bytes: r.Bytes, Skipped: r.Skipped, LoopSkip: r.LoopSkipped, Lag: r.Lag(), Retries: r.Retries, Reconciled: r.Reconciled,
-			Settled: r.Settled, Status: string(r.Status), DurationMS: r.Duration.Milliseconds()}
+			Settled: r.Settled, Status: string(r.Status), LeaseOwner: r.LeaseOwner, DurationMS: r.Duration.Milliseconds()}
+		if !r.LeaseExpires.IsZero() {
+			t := r.LeaseExpires.UTC()
+			pj.LeaseExpires = &t
+		}
 		if r.Gap != nil {
 			pj.Gap = []int64{r.Gap.From, r.Gap.To}
 		}

@@ -108,7 +108,7 @@ func (a *app) statusCmd() *cobra.Command {
 }
 
 func (a *app) status(ctx context.Context, f *config.File, pc *config.Pipeline) ([]statusRow, error) {
-	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Log: a.logger()})
+	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Log: a.logger(), ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}

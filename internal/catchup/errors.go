@@ -34,3 +34,8 @@ var ErrRetriable = errors.New("catchup: retriable")
 // checkpoint, or whose topic id changed: the topic was deleted and created
 // again. catchup fails closed; the checkpoint must be reset deliberately.
 var ErrTopicRecreated = errors.New("catchup: source topic was recreated")
+
+// ErrForeignRecord marks a target partition where a record that another
+// writer produced claims, by its provenance header, to be the copy of a
+// source record it does not match: the target, not the source, changed.
+var ErrForeignRecord = errors.New("catchup: foreign record in the target")

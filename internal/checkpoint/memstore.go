@@ -93,8 +93,8 @@ func (s *MemStore) Acquire(ctx context.Context, pipeline string, p catchup.Parti
 	if cp == nil {
 		cp = &Checkpoint{Partition: p, TargetEnd: -1}
 	} else if cp.Owner != "" && cp.Owner != owner && !now.After(cp.Expires) {
-		return Lease{}, Checkpoint{}, fmt.Errorf("acquire %s %s for %s: held by %s until %s: %w",
-			pipeline, p, owner, cp.Owner, cp.Expires.Format(time.RFC3339), ErrLeased)
+		return Lease{}, Checkpoint{}, fmt.Errorf("acquire %s %s for %s: %w",
+			pipeline, p, owner, &LeasedError{Owner: cp.Owner, Expires: cp.Expires})
 	}
 	cp.Owner, cp.Epoch, cp.Expires, cp.Updated = owner, cp.Epoch+1, now.Add(ttl), now
 	s.put(pipeline, cp)

@@ -11,6 +11,7 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
@@ -24,6 +25,21 @@ var ErrFenced = errors.New("checkpoint: lease lost to another run (fenced)")
 // ErrLeased is returned (wrapped) by Acquire when another owner holds a live
 // lease on the partition.
 var ErrLeased = errors.New("checkpoint: partition is leased by another run")
+
+// LeasedError is the error Acquire returns, wrapped, when another owner
+// holds a live lease: who holds it and until when. It matches ErrLeased
+// with errors.Is.
+type LeasedError struct {
+	Owner   string
+	Expires time.Time
+}
+
+func (e *LeasedError) Error() string {
+	return fmt.Sprintf("held by %s until %s: %v", e.Owner, e.Expires.UTC().Format(time.RFC3339), ErrLeased)
+}
+
+// Is makes errors.Is(err, ErrLeased) true.
+func (e *LeasedError) Is(target error) bool { return target == ErrLeased }
 
 // ErrRegress is returned (wrapped) by Commit when Next is below the stored
 // next offset: a checkpoint never moves backwards. Use Reset to move it back

@@ -94,3 +94,31 @@ func (c *cluster) deleteTopic(ctx context.Context, t *testing.T, topic string) {
 		}
 	}
 }
+
+// TestForeignRecordAtTheAnchorIsNotBlamedOnTheSource writes into the target,
+// after a copy, a record whose provenance header claims to be the copy of
+// the last source record copied, with other content (another writer of the
+// target partition). The source was not recreated: the next run must not
+// say so, and copies on.
+func TestForeignRecordAtTheAnchorIsNotBlamedOnTheSource(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := testContext(t)
+	topic := e.topic(t, "foreign")
+	e.createTopics(ctx, t, 1, nil, topic)
+	e.src.produce(ctx, t, values(topic, 0, numbered("a", 0, 10)...)...)
+	yaml := e.configYAML([]string{topic})
+	mustRun(ctx, t, yaml, pipeline.Options{})
+
+	p := catchup.Partition{Topic: topic}
+	pv := catchup.AppendProvenance(nil, catchup.Provenance{Cluster: srcName, Partition: p, Offset: 9})
+	e.dst.produce(ctx, t, &kgo.Record{Topic: topic, Key: []byte("k-a9"), Value: []byte("not a9"), Timestamp: oldTime,
+		Headers: []kgo.RecordHeader{{Key: catchup.ProvenanceHeader, Value: pv}}})
+	e.src.produce(ctx, t, values(topic, 0, numbered("a", 10, 5)...)...)
+
+	res := mustRun(ctx, t, yaml, pipeline.Options{}).Partitions[0]
+	if res.Status != replicate.StatusDone || res.Copied != 5 || res.Next != 15 {
+		t.Fatalf("run after a foreign record in the target: %s, copied %d, next %d, error %v; want done, 5 copied, next 15",
+			res.Status, res.Copied, res.Next, res.Err)
+	}
+}

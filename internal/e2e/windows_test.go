@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
 	"sync"
 	"testing"
@@ -110,4 +111,52 @@ func TestWindows(t *testing.T) {
 		p1: {From: 12, To: 12, Next: 12, Copied: 0, Status: done},
 	})
 	verifyExactCopy(t, e.src, e.dst, topics)
+}
+
+// TestWindowMaxBytesCompressedSource copies from a snappy-compressed source
+// whose one fetch decodes to ten times window.max_bytes: the window stops
+// within one record of the limit, counted as written (provenance header
+// included), not after the whole fetch, and is partial; the next runs go on
+// from the checkpoint until the copy is exact.
+func TestWindowMaxBytesCompressedSource(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := testContext(t)
+	topic := e.topic(t, "mb")
+	e.createTopics(ctx, t, 1, nil, topic)
+	const n, valueLen, maxBytes = 500, 1000, 50_000
+	snappy := newClient(t, e.src, kgo.ProducerBatchCompression(kgo.SnappyCompression()))
+	recs := make([]*kgo.Record, n)
+	for i := range recs {
+		recs[i] = &kgo.Record{Topic: topic, Key: []byte(fmt.Sprintf("k%03d", i)), Value: bytes.Repeat([]byte{'x'}, valueLen), Timestamp: oldTime}
+	}
+	if err := snappy.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	p := catchup.Partition{Topic: topic}
+	// One record as written: key, value and the provenance header.
+	one := int64(4 + valueLen + len(catchup.ProvenanceHeader) +
+		catchup.ProvenanceLen(catchup.Provenance{Cluster: srcName, Partition: p, Offset: n - 1}))
+	yaml := e.configYAML([]string{topic}, fmt.Sprintf("window: {max_bytes: %d}", maxBytes))
+	var copied int64
+	for run := 1; copied < n; run++ {
+		rep := mustRun(ctx, t, yaml, pipeline.Options{})
+		r := rep.Partitions[0]
+		copied += r.Copied
+		if copied == n {
+			if r.Status != replicate.StatusDone || r.Bytes >= maxBytes+one || run < n*int(one)/maxBytes {
+				t.Fatalf("run %d copied the rest: %s, %d records, %d bytes; want done in under %d bytes, after %d runs at least",
+					run, r.Status, r.Copied, r.Bytes, maxBytes+one, n*int(one)/maxBytes)
+			}
+			break
+		}
+		if r.Status != replicate.StatusPartial || r.Bytes < maxBytes || r.Bytes >= maxBytes+one || r.Next != copied {
+			t.Fatalf("run %d: %s, copied %d records, %d bytes, next %d; want partial with %d to %d bytes, next %d",
+				run, r.Status, r.Copied, r.Bytes, r.Next, maxBytes, maxBytes+one-1, copied)
+		}
+		if run > n*int(one)/maxBytes+1 {
+			t.Fatalf("run %d: still not done", run)
+		}
+	}
+	verifyExactCopy(t, e.src, e.dst, []string{topic})
 }

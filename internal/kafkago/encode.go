@@ -257,6 +257,18 @@ func recordsCap(recs []catchup.Record, st stamper) int {
 	return n
 }
 
+// stampLen is the length of the provenance header value of the record at
+// offset, or -1 without a stamp (for sizing one record; the encoder formats
+// the value instead).
+func stampLen(stamp *catchup.Provenance, offset int64) int {
+	if stamp == nil {
+		return -1
+	}
+	pv := *stamp
+	pv.Offset = offset
+	return catchup.ProvenanceLen(pv)
+}
+
 // recordLen is the size of r encoded, without its length prefix, with a
 // provenance header value of stamp bytes (-1: none).
 func recordLen(r *catchup.Record, i int, first int64, stamp int) int {

@@ -244,7 +244,7 @@ func (t *Target) sendBatch(ctx context.Context, p catchup.Partition, recs []catc
 	if err != nil {
 		var code kafka.Error
 		errors.As(err, &code)
-		return 0, code, t.produceError(p, recs, pos, err, "", -1, classifyProduce(err, e.sent()))
+		return 0, code, t.produceError(p, recs, stamp, pos, err, "", -1, classifyProduce(err, e.sent()))
 	}
 	if t.acks == int16(kafka.RequireNone) {
 		return -1, 0, nil
@@ -267,11 +267,11 @@ func (t *Target) sendBatch(ctx context.Context, p catchup.Partition, recs []catc
 					first = int(re.BatchIndex)
 				}
 			}
-			return 0, code, t.produceError(p, recs, pos, code, rp.ErrorMessage, first, classifyProduce(code, true))
+			return 0, code, t.produceError(p, recs, stamp, pos, code, rp.ErrorMessage, first, classifyProduce(code, true))
 		}
 	}
 	err = fmt.Errorf("the produce response lacks the partition")
-	return 0, 0, t.produceError(p, recs, pos, err, "", -1, maybeAppended)
+	return 0, 0, t.produceError(p, recs, stamp, pos, err, "", -1, maybeAppended)
 }
 
 // outcome is what a failed produce request did to the target partition.
@@ -344,7 +344,7 @@ func classifyProduce(err error, sent bool) outcome {
 // produceError describes a failed request of recs (starting at position
 // pos of the caller's records), naming the first failing record when the
 // broker says which (index into recs, else -1), and marks it by outcome.
-func (t *Target) produceError(p catchup.Partition, recs []catchup.Record, pos int, err error, brokerMsg string, index int, o outcome) error {
+func (t *Target) produceError(p catchup.Partition, recs []catchup.Record, stamp *catchup.Provenance, pos int, err error, brokerMsg string, index int, o outcome) error {
 	what := fmt.Sprintf("produce %s: records %d to %d (source offsets %d to %d)", p, pos, pos+len(recs)-1, recs[0].Offset, recs[len(recs)-1].Offset)
 	if index >= 0 && index < len(recs) {
 		what = fmt.Sprintf("produce %s: record %d (source offset %d)", p, pos+index, recs[index].Offset)
@@ -361,20 +361,28 @@ func (t *Target) produceError(p catchup.Partition, recs []catchup.Record, pos in
 	case maybeAppended:
 		return mark(fmt.Errorf("%s: outcome unknown, may have been appended: %w", what, err), catchup.ErrUnknownOutcome)
 	}
-	if fix := t.fix(err); fix != "" {
+	if index < 0 && len(recs) == 1 {
+		index = 0
+	}
+	if fix := t.fix(err, recs, stamp, index); fix != "" {
 		return fmt.Errorf("%s: rejected: %w; %s", what, err, fix)
 	}
 	return fmt.Errorf("%s: rejected: %w", what, err)
 }
 
-// fix suggests what to change for a rejected produce.
-func (t *Target) fix(err error) string {
+// fix suggests what to change for a rejected produce of recs, stamped
+// with stamp; index is the record the broker named (or the only one), -1
+// if none.
+func (t *Target) fix(err error, recs []catchup.Record, stamp *catchup.Provenance, index int) string {
 	var code kafka.Error
 	if !errors.As(err, &code) {
 		return ""
 	}
 	switch code {
 	case kafka.MessageSizeTooLarge, kafka.RecordListTooLarge, kafka.InvalidMessageSize:
+		if index >= 0 && index < len(recs) {
+			return oversizeFix(&recs[index], stamp)
+		}
 		return fmt.Sprintf("raise max.message.bytes of the target topic (or message.max.bytes of the target brokers) "+
 			"above the source's, or lower producer.batch_bytes (now %d)", t.batchBytes)
 	case kafka.InvalidRecord:
@@ -391,6 +399,40 @@ func (t *Target) fix(err error) string {
 		return "the target found a corrupt record batch (CRC mismatch); report it with the source offsets"
 	}
 	return ""
+}
+
+// oversizeFix is the fix for one record the target rejected as too large:
+// no batch setting helps, since a batch holds at least one record. A record
+// the source accepted under the same max.message.bytes is refused by a
+// target whose limit is that of the source when the provenance header
+// pushes it over; the fix names the limit that lets it and every record the
+// source accepts through.
+func oversizeFix(r *catchup.Record, stamp *catchup.Provenance) string {
+	size := batchLen(r, stampLen(stamp, r.Offset))
+	if stamp == nil {
+		return fmt.Sprintf("the record at source offset %d is %d bytes as a batch of its own (uncompressed), over the "+
+			"target's limit: producer.batch_bytes cannot help, a batch holds at least one record; set max.message.bytes "+
+			"of the target topic to at least %d, the source topic's or more", r.Offset, size, size)
+	}
+	header := size - batchLen(r, -1)
+	// The margin holds the header of any offset of the partition (its
+	// value names the offset), and the byte by which adding it can
+	// lengthen the record's length prefix.
+	widest := catchup.Record{Offset: math.MaxInt64, Timestamp: r.Timestamp}
+	margin := batchLen(&widest, stampLen(stamp, math.MaxInt64)) - batchLen(&widest, -1) + 1
+	return fmt.Sprintf("the record at source offset %d is %d bytes as a batch of its own (uncompressed), %d of them the "+
+		"provenance header catchup adds: producer.batch_bytes cannot help, a batch holds at least one record. "+
+		"Set max.message.bytes of the target topic to at least %d, or to the source topic's max.message.bytes "+
+		"(or the source brokers' message.max.bytes) plus %d, so that every record the source accepted fits with its header",
+		r.Offset, size, header, size, margin)
+}
+
+// batchLen is the size of a record batch holding only r, uncompressed,
+// with a provenance header value of stamp bytes (-1: none): what a broker
+// compares with max.message.bytes.
+func batchLen(r *catchup.Record, stamp int) int {
+	l := recordLen(r, 0, r.Timestamp.UnixMilli(), stamp)
+	return batchHeaderLen + varintLen(int64(l)) + l
 }
 
 // ReadBack returns the records of the batch that holds offset end-1 of p and

@@ -3,6 +3,9 @@ package kafkago_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +19,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 // copyRecords returns n records that exercise every field; their Offset is
@@ -301,5 +305,54 @@ func TestReadBack(t *testing.T) {
 	deleteRecords(ctx, t, c, p, 3)
 	if rs, base, err := tg.ReadBack(ctx, p, 3); len(rs) != 0 || base != 3 || err != nil {
 		t.Errorf("ReadBack at the log start = %d records, base %d, %v; want 0, 3, nil", len(rs), base, err)
+	}
+}
+
+// TestOversizeRecordHint produces one record that a topic with the source's
+// max.message.bytes accepts as it is, but not with the provenance header:
+// the error says that producer.batch_bytes cannot help and names the
+// target max.message.bytes that fixes it, and a target topic set to it
+// takes the record.
+func TestOversizeRecordHint(t *testing.T) {
+	ctx := testContext(t)
+	c := newCluster(t)
+	tg := newTarget(t, c, config.Producer{})
+	// A record with a null key, a 1000-byte value and no header is, in a
+	// batch of its own, 61 (batch header) + 2 (length) + 1 (attributes) +
+	// 1 (timestamp delta) + 1 (offset delta) + 1 (null key) + 2 + 1000
+	// (value) + 1 (header count) bytes.
+	const limit = 61 + 2 + 1 + 1 + 1 + 1 + 2 + 1000 + 1
+	rec := catchup.Record{Offset: 41, Value: bytes.Repeat([]byte{'v'}, 1000), Timestamp: time.UnixMilli(1_700_000_000_000)}
+	create := func(topic string, maxBytes int) catchup.Partition {
+		t.Helper()
+		spec := replicate.TopicSpec{Topic: topic, Partitions: 1, ReplicationFactor: -1,
+			Configs: map[string]string{"max.message.bytes": strconv.Itoa(maxBytes)}}
+		if err := tg.CreateTopics(ctx, []replicate.TopicSpec{spec}); err != nil {
+			t.Fatalf("create %s: %v", topic, err)
+		}
+		return catchup.Partition{Topic: topic}
+	}
+	stamp := &catchup.Provenance{Cluster: "onprem-east", Partition: catchup.Partition{Topic: "orders", Partition: 7}}
+	if _, _, err := tg.Produce(ctx, create("source-like", limit), []catchup.Record{rec}, nil); err != nil {
+		t.Fatalf("the record without provenance under max.message.bytes %d: %v", limit, err)
+	}
+	_, _, err := tg.Produce(ctx, create("same-limit", limit), []catchup.Record{rec}, stamp)
+	if err == nil {
+		t.Fatalf("the record with provenance under max.message.bytes %d was accepted", limit)
+	}
+	m := regexp.MustCompile(`is (\d+) bytes as a batch of its own.* at least (\d+), or to the source topic's max\.message\.bytes .* plus (\d+),`).
+		FindStringSubmatch(err.Error())
+	if m == nil || !strings.Contains(err.Error(), "producer.batch_bytes cannot help") || !strings.Contains(err.Error(), "source offset 41") {
+		t.Fatalf("error %q: want the record's size, that producer.batch_bytes cannot help, and the max.message.bytes that fixes it", err)
+	}
+	size, _ := strconv.Atoi(m[1])
+	plus, _ := strconv.Atoi(m[3])
+	if m[1] != m[2] || size <= limit || size > limit+plus {
+		t.Errorf("error %q: size %s, at least %s, plus %d; want a size over %d that the source's limit plus the margin covers", err, m[1], m[2], plus, limit)
+	}
+	for _, max := range []int{size, limit + plus} {
+		if _, _, err := tg.Produce(ctx, create(fmt.Sprintf("fixed-%d", max), max), []catchup.Record{rec}, stamp); err != nil {
+			t.Errorf("the record with provenance under max.message.bytes %d, as the hint says: %v", max, err)
+		}
 	}
 }

@@ -32,6 +32,10 @@ type Options struct {
 	// Store, if set, is used instead of the store the file names (and is
 	// not closed by Close).
 	Store checkpoint.Store
+	// ReadOnly opens the store the file names for reading only: a file
+	// store is then read without taking the pipeline's lock, so that
+	// status and plan work while a run holds it (filestore.ReadOnly).
+	ReadOnly bool
 	// Source and Target, if set, are used instead of dialing the clusters
 	// (and are not closed by Close): a Lambda execution environment keeps
 	// its connections from one invocation to the next.
@@ -80,7 +84,7 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 	}
 	pl := &Pipeline{Config: p, Store: o.Store, job: o.Job}
 	if pl.Store == nil {
-		if pl.Store, err = OpenStore(ctx, f); err != nil {
+		if pl.Store, err = openStore(ctx, f, o.ReadOnly); err != nil {
 			return nil, err
 		}
 		pl.ownStore = true
@@ -193,12 +197,25 @@ func (p *Pipeline) Close() error {
 // DynamoDB (region, credentials and endpoint from the standard AWS
 // configuration, including AWS_ENDPOINT_URL_DYNAMODB) for dynamodb://.
 func OpenStore(ctx context.Context, f *cfg.File) (checkpoint.Store, error) {
+	return openStore(ctx, f, false)
+}
+
+// openStore is OpenStore, for reading only with readOnly (see
+// Options.ReadOnly).
+func openStore(ctx context.Context, f *cfg.File, readOnly bool) (checkpoint.Store, error) {
 	loc, err := f.StoreLocation()
 	if err != nil {
 		return nil, err
 	}
 	switch loc.Scheme {
 	case "file":
+		if readOnly {
+			s, err := filestore.OpenReadOnly(loc.Path)
+			if err != nil {
+				return nil, fmt.Errorf("open store %s: %w", f.Store, err)
+			}
+			return s, nil
+		}
 		s, err := filestore.Open(loc.Path, nil)
 		if err != nil {
 			return nil, fmt.Errorf("open store %s: %w", f.Store, err)

@@ -18,6 +18,7 @@
 package replicate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -234,17 +235,22 @@ func (e *Engine) policy(ctx context.Context, marks []catchup.Offsets, cps map[ca
 		}
 	}
 	if !e.o.StopTime.IsZero() && len(marks) > 0 {
-		parts := make([]catchup.Partition, len(marks))
-		for i, m := range marks {
-			parts[i] = m.Partition
-		}
-		offs, err := e.o.Source.OffsetsForTime(ctx, parts, e.o.StopTime)
+		offs, err := e.o.Source.OffsetsForTime(ctx, partitionsOf(marks), e.o.StopTime)
 		if err != nil {
 			return pol, fmt.Errorf("resolve stop time %s: %w", e.o.StopTime.Format(time.RFC3339), err)
 		}
 		pol.StopOffsets = merge(pol.StopOffsets, offs)
 	}
 	return pol, nil
+}
+
+// partitionsOf returns the partitions of marks.
+func partitionsOf(marks []catchup.Offsets) []catchup.Partition {
+	parts := make([]catchup.Partition, len(marks))
+	for i, m := range marks {
+		parts[i] = m.Partition
+	}
+	return parts
 }
 
 // merge returns a new map with the entries of a, then b.
@@ -267,9 +273,25 @@ func merge(a, b map[catchup.Partition]int64) map[catchup.Partition]int64 {
 // outcome is in the report.
 func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	start := e.o.Now()
-	marks, cps, err := e.survey(ctx, func(parts []catchup.Partition) error { return e.checkTarget(ctx, parts) })
+	// The target is checked while the source and the store are read, unless
+	// topics may be created: then only once the store answered (a store not
+	// yet created must not leave target topics behind).
+	alongside := func(parts []catchup.Partition) error { return e.checkTarget(ctx, parts) }
+	if e.o.CreateTopics {
+		alongside = nil
+	}
+	marks, cps, err := e.survey(ctx, alongside)
 	if err != nil {
 		return nil, err
+	}
+	if alongside == nil {
+		if err := e.checkTarget(ctx, partitionsOf(marks)); err != nil {
+			return nil, err
+		}
+	}
+	gone := e.gone(marks, cps)
+	if len(marks) == 0 && len(gone) == 0 {
+		return nil, fmt.Errorf("%w: check topics.include and topics.exclude against the source's topics", ErrNoTopic)
 	}
 	pol, err := e.policy(ctx, marks, cps)
 	if err != nil {
@@ -313,6 +335,11 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	}
 	close(work)
 	wg.Wait()
+	for _, r := range gone {
+		e.o.Log.Error("source topic gone", "pipeline", e.o.Pipeline, "topic", r.Topic, "partition", r.Partition.Partition,
+			"next", r.Next, "error", r.Err)
+	}
+	rep.Partitions = append(rep.Partitions, gone...)
 	rep.Duration = e.o.Now().Sub(start)
 	if rs != nil {
 		rep.Resent = rs.Resent() - resent0
@@ -322,6 +349,48 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	}
 	return rep, nil
 }
+
+// ErrNoTopic is returned (wrapped) by Run when the pipeline's topic
+// selection matches no topic of the source and the store holds no
+// checkpoint of a matching topic: a run that would copy nothing, for ever.
+var ErrNoTopic = errors.New("the include pattern matches no topic of the source")
+
+// gone returns a failed result for every stored checkpoint of a selected
+// topic the source no longer has (deleted, or the source is another
+// cluster), sorted by topic and partition. Such a topic is not listed, so
+// without this a run would copy nothing of it and report success while its
+// checkpoints wait. A run restricted to Options.Partitions has none.
+func (e *Engine) gone(marks []catchup.Offsets, cps map[catchup.Partition]checkpoint.Checkpoint) []Result {
+	if e.o.Partitions != nil {
+		return nil
+	}
+	listed := map[string]bool{}
+	for _, m := range marks {
+		listed[m.Topic] = true
+	}
+	var out []Result
+	for p, cp := range cps {
+		if listed[p.Topic] || !e.o.Match(p.Topic) || !cp.Exists {
+			continue
+		}
+		out = append(out, Result{Partition: p, Status: StatusFailed, From: cp.Next, To: cp.Next, End: cp.Next, Next: cp.Next,
+			Err: fmt.Errorf("%s: source topic %s is gone, but pipeline %s holds its checkpoints (next offset %d): "+
+				"if it is to come back, recreate it and run `catchup reset --pipeline %s --topic %s --to earliest` "+
+				"to copy the new topic from its start; if it is gone for good, add it to topics.exclude: %w",
+				p, p.Topic, e.o.Pipeline, cp.Next, e.o.Pipeline, p.Topic, ErrSourceTopicGone)})
+	}
+	slices.SortFunc(out, func(a, b Result) int {
+		if c := cmp.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Partition.Partition, b.Partition.Partition)
+	})
+	return out
+}
+
+// ErrSourceTopicGone is wrapped by the error of a partition whose source
+// topic no longer exists while the store holds its checkpoint.
+var ErrSourceTopicGone = errors.New("source topic gone, checkpoints remain")
 
 // idle returns the result of a partition that needs no work at all, and
 // true, when its window is empty and its checkpoint is clean: committed
@@ -342,6 +411,25 @@ func idle(m catchup.Offsets, pol plan.Policy, cp checkpoint.Checkpoint) (Result,
 		return Result{}, false
 	}
 	return Result{Partition: m.Partition, Status: StatusDone, From: pl.From, To: pl.To, Next: cp.Next}, true
+}
+
+// leased is the result of a partition whose Acquire failed with err, which
+// wraps checkpoint.ErrLeased: the window it would have copied (what is left)
+// and the lease's holder and expiry, from err where the store says, else as
+// the survey read them in loaded.
+func (e *Engine) leased(m catchup.Offsets, pol plan.Policy, loaded checkpoint.Checkpoint, err error) Result {
+	pl := plan.Window(m, loaded, pol)
+	res := Result{Partition: m.Partition, Status: StatusLeased, From: pl.From, To: pl.To, End: pl.End, Next: pl.From,
+		LeaseOwner: loaded.Owner, LeaseExpires: loaded.Expires}
+	if le := (*checkpoint.LeasedError)(nil); errors.As(err, &le) {
+		res.LeaseOwner, res.LeaseExpires = le.Owner, le.Expires
+	}
+	res.Err = fmt.Errorf("%s is leased by %s until %s: another run is copying it, or a run that died holds it "+
+		"until then; run again then, or, if that run is dead, as its owner (catchup run --owner %s)", m.Partition, res.LeaseOwner,
+		res.LeaseExpires.UTC().Format(time.RFC3339), res.LeaseOwner)
+	e.o.Log.Warn("partition leased by another run", "pipeline", e.o.Pipeline, "topic", m.Topic,
+		"partition", m.Partition.Partition, "lease_owner", res.LeaseOwner, "lease_expires", res.LeaseExpires, "lag", res.Lag())
+	return res
 }
 
 // copyContext returns the context copying runs under: cancelled with ctx, and

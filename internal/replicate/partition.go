@@ -78,8 +78,7 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 	lease, cp, err := e.o.Store.Acquire(storeCtx, e.o.Pipeline, m.Partition, e.o.Owner, e.o.LeaseTTL)
 	switch {
 	case errors.Is(err, checkpoint.ErrLeased):
-		res.Status = StatusLeased
-		return res
+		return e.leased(m, pol, loaded, err)
 	case err != nil:
 		res.Status, res.Err = StatusFailed, fmt.Errorf("lease %s: %w", m.Partition, err)
 		return res
@@ -206,7 +205,7 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 		}
 		pc.inDoubt = false
 		if cp.Exists && cp.TargetEnd > 0 && pc.next > 0 {
-			if err := pc.retry(ctx, func() error { return pc.checkAnchor(ctx) }); err != nil {
+			if err := pc.retry(ctx, func() error { return pc.checkAnchor(ctx, cp.TargetEnd) }); err != nil {
 				return err
 			}
 		}
@@ -324,7 +323,14 @@ const anchorBatches = 4
 // either record cannot be found cheaply (a transaction marker or a
 // compacted record at next-1, retention, loop prevention) there is nothing
 // to compare and the check passes.
-func (pc *partitionCopy) checkAnchor(ctx context.Context) error {
+//
+// committedEnd is the target end stored with the checkpoint: this
+// pipeline's copy of next-1 was acknowledged before it, so a record at or
+// above it that claims to be that copy is foreign (another pipeline or
+// producer writing copies of the same source partition). A foreign copy
+// that differs is passed over, and blamed, not the source, when this
+// pipeline's own copy is not found or matches.
+func (pc *partitionCopy) checkAnchor(ctx context.Context, committedEnd int64) error {
 	anchor := pc.next - 1
 	tp := pc.targetPartition()
 	end := pc.targetEnd
@@ -356,6 +362,13 @@ func (pc *partitionCopy) checkAnchor(ctx context.Context) error {
 		return nil
 	}
 	src := &f.Records[0]
+	var foreign *catchup.Record // a differing copy written after the last commit
+	defer func() {
+		if foreign != nil {
+			pc.e.o.Log.WarnContext(ctx, "foreign record in the target", "pipeline", pc.e.o.Pipeline, "topic", tp.Topic,
+				"partition", tp.Partition, "target_offset", foreign.Offset, "source_offset", anchor)
+		}
+	}()
 	for i := range anchorBatches {
 		if end <= 0 {
 			return nil
@@ -373,7 +386,12 @@ func (pc *partitionCopy) checkAnchor(ctx context.Context) error {
 			case !ok || off > anchor:
 				continue
 			case off < anchor:
-				return nil // copies are in order: the anchor was never copied (loop prevention)
+				return pc.foreignAnchor(foreign, anchor, committedEnd) // copies are in order: the anchor was never copied (loop prevention)
+			case !catchup.SameContent(src, &recs[i], true) && committedEnd >= 0 && recs[i].Offset >= committedEnd:
+				if foreign == nil {
+					foreign = &recs[i]
+				}
+				continue
 			case !catchup.SameContent(src, &recs[i], true):
 				return fmt.Errorf("%s: the source record at offset %d differs from its copy at target offset %d "+
 					"(%s): the source topic was deleted and recreated; copying on from the checkpoint would skip "+
@@ -384,11 +402,26 @@ func (pc *partitionCopy) checkAnchor(ctx context.Context) error {
 			}
 		}
 		if base >= end {
-			return nil
+			return pc.foreignAnchor(foreign, anchor, committedEnd)
 		}
 		end = base
 	}
-	return nil
+	return pc.foreignAnchor(foreign, anchor, committedEnd)
+}
+
+// foreignAnchor is checkAnchor's verdict when this pipeline's copy of the
+// anchor was not found: an error naming the foreign record if one claimed
+// to be that copy with other content, nil if none.
+func (pc *partitionCopy) foreignAnchor(foreign *catchup.Record, anchor, committedEnd int64) error {
+	if foreign == nil {
+		return nil
+	}
+	tp := pc.targetPartition()
+	return fmt.Errorf("%s: target %s offset %d holds a record whose provenance header says it is the copy of source "+
+		"offset %d, but its content differs from the source record, and it was written after this pipeline's last "+
+		"commit (target end %d): another writer (a second pipeline with source cluster name %q, or a producer) writes "+
+		"into this target partition. The source topic was not shown to be recreated; stop the other writer, then run "+
+		"again: %w", pc.p, tp, foreign.Offset, anchor, committedEnd, pc.e.o.Cluster, catchup.ErrForeignRecord)
 }
 
 // reconcile reads the target partition backwards from end down to floor,
@@ -540,7 +573,13 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 			return false, b.err
 		}
 		if recs := pc.dropLooped(b.recs); len(recs) > 0 {
-			if err := pc.produce(ctx, recs); err != nil {
+			if err := pc.produce(ctx, recs); errors.Is(err, errWindowFull) {
+				// pc.next is after the last record acknowledged.
+				if b.release != nil {
+					b.release()
+				}
+				return false, pc.commit(true, nil)
+			} else if err != nil {
 				return false, err
 			}
 		}
@@ -615,6 +654,9 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, err)
 		}
+		if e.o.MaxBytes > 0 && pc.res.Bytes >= e.o.MaxBytes {
+			return errWindowFull
+		}
 		if err := pc.keepLease(); err != nil {
 			return err
 		}
@@ -622,7 +664,7 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 		// every produce request, not once per fetched batch.
 		// The request is not cut off when ctx ends (see lasting): ctx only
 		// stops the next one.
-		acked, end, err := e.o.Target.Produce(pc.lasting, tp, recs[:min(len(recs), e.o.BatchRecords)], pc.stamp())
+		acked, end, err := e.o.Target.Produce(pc.lasting, tp, recs[:pc.requestLen(recs)], pc.stamp())
 		if acked > 0 {
 			pc.acked(recs[:acked], end)
 			recs = recs[acked:]
@@ -669,6 +711,43 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 		}
 	}
 	return nil
+}
+
+// errWindowFull stops produce when the window's bytes reached
+// Options.MaxBytes with records left: pc.next is after the last one
+// acknowledged.
+var errWindowFull = errors.New("window max_bytes reached")
+
+// requestLen is how many leading records of recs the next produce call
+// sends: at most BatchRecords and, with MaxBytes, no more than it takes to
+// reach the bytes left in the window (at least one), counted as countCopied
+// counts them. So a window stops within one record of MaxBytes whatever the
+// fetch size or the source's compression (a compressed fetch can decode to
+// ten times its size).
+func (pc *partitionCopy) requestLen(recs []catchup.Record) int {
+	n := min(len(recs), pc.e.o.BatchRecords)
+	if pc.e.o.MaxBytes <= 0 {
+		return n
+	}
+	left := pc.e.o.MaxBytes - pc.res.Bytes
+	stamp := pc.stamp()
+	for i := range n {
+		if left -= pc.sizeAsWritten(&recs[i], stamp); left <= 0 {
+			return i + 1
+		}
+	}
+	return n
+}
+
+// sizeAsWritten is r's size as counted in Result.Bytes: catchup.Record.Size
+// plus, with stamp, the provenance header's key and value.
+func (pc *partitionCopy) sizeAsWritten(r *catchup.Record, stamp *catchup.Provenance) int64 {
+	n := int64(r.Size())
+	if stamp != nil {
+		stamp.Offset = r.Offset
+		n += int64(len(catchup.ProvenanceHeader) + catchup.ProvenanceLen(*stamp))
+	}
+	return n
 }
 
 // reconcileProduce finds out, after a produce whose outcome is unknown, how
@@ -721,11 +800,7 @@ func (pc *partitionCopy) countCopied(recs []catchup.Record) {
 	var n int64
 	stamp := pc.stamp()
 	for i := range recs {
-		n += int64(recs[i].Size())
-		if stamp != nil { // as written: with the provenance header
-			stamp.Offset = recs[i].Offset
-			n += int64(len(catchup.ProvenanceHeader) + catchup.ProvenanceLen(*stamp))
-		}
+		n += pc.sizeAsWritten(&recs[i], stamp) // as written: with the provenance header
 	}
 	pc.res.Copied += int64(len(recs))
 	pc.res.Bytes += n

@@ -6,13 +6,15 @@ import (
 	"github.com/kafka-catchup/catchup/internal/catchup"
 )
 
-// Status is how the copy of one partition ended.
+// Status is how the copy of one partition ended. It is the one definition
+// of a partition's outcome: the CLI's report, its --json and exit code, the
+// Lambda summary and the EMF metrics all read it (see Report.Done).
 type Status string
 
 const (
 	StatusDone       Status = "done"        // the window was copied to the source end fixed at the start of the run
 	StatusPartial    Status = "partial"     // stopped early (deadline, cancellation, a window limit: max_records, max_bytes, max_duration); the checkpoint is consistent
-	StatusLeased     Status = "leased"      // another run holds the partition; nothing was done
+	StatusLeased     Status = "leased"      // another run holds the partition (Result.LeaseOwner until Result.LeaseExpires); nothing was done
 	StatusFenced     Status = "fenced"      // the lease was lost while copying; production stopped
 	StatusFailed     Status = "failed"      // an error stopped the partition; see Result.Err
 	StatusNotStarted Status = "not_started" // the run ended before this partition's turn
@@ -49,16 +51,38 @@ type Result struct {
 	// Settled is how far the target partition's end moved while a run that
 	// took over an unreleased lease waited for it to hold still (see
 	// Options.TakeoverSettle): records its dead holder had in flight.
-	Settled  int64
-	Gap      *catchup.GapError
-	Duration time.Duration
-	Status   Status
-	Err      error
+	Settled int64
+	Gap     *catchup.GapError
+	// LeaseOwner and LeaseExpires name the run that held a StatusLeased
+	// partition and when its lease runs out (the partition is free then,
+	// even if its holder died); empty when the store did not say.
+	LeaseOwner   string
+	LeaseExpires time.Time
+	Duration     time.Duration
+	Status       Status
+	Err          error
 }
 
 // Lag is the number of offsets left to copy up to the source end fixed at
 // the start of the run: what a window limit (max_records too) left.
 func (r *Result) Lag() int64 { return max(0, max(r.To, r.End)-r.Next) }
+
+// Done reports whether every partition of the run is StatusDone: copied to
+// the end fixed at the start of the run. It is the only outcome of a run that
+// exits 0 (CLI) and counts as done (Lambda summary); partial, leased, failed,
+// fenced and not_started partitions all leave lag behind. A run that selected
+// no partition is not done: it copied nothing it was asked to.
+func (r *Report) Done() bool {
+	if len(r.Partitions) == 0 {
+		return false
+	}
+	for i := range r.Partitions {
+		if r.Partitions[i].Status != StatusDone {
+			return false
+		}
+	}
+	return true
+}
 
 // Totals sums the results.
 func (r *Report) Totals() (copied, bytes int64, failed int) {

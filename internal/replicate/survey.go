@@ -2,6 +2,8 @@ package replicate
 
 import (
 	"context"
+	"errors"
+	"sync"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
@@ -30,4 +32,38 @@ func (e *Engine) Survey(ctx context.Context) (*Survey, error) {
 		return nil, err
 	}
 	return &Survey{Windows: plan.Windows(marks, cps, pol), Offsets: marks, Checkpoints: cps}, nil
+}
+
+// CheckAnchors sets the Err of every window of sv whose source topic was
+// deleted and refilled past its checkpoint, as the first run to copy it
+// would find before copying (the anchor check: the last record copied
+// against its copy in the target): a plan then shows such a partition as
+// blocked, not as a normal window. It reads one source record and up to a
+// few target batches per checkpointed partition with a window to copy (an
+// idle partition costs nothing), Parallelism at a time,
+// and needs Provenance; without it, it does nothing. Partitions it cannot
+// read are left as they are.
+func (e *Engine) CheckAnchors(ctx context.Context, sv *Survey) {
+	if !e.o.Provenance {
+		return
+	}
+	sem := make(chan struct{}, e.o.Parallelism)
+	var wg sync.WaitGroup
+	for i := range sv.Windows {
+		w := &sv.Windows[i]
+		cp := sv.Checkpoints[w.Partition]
+		// An empty window copies nothing: its check waits for the run that copies.
+		if w.Err != nil || w.Len() == 0 || !cp.Exists || cp.TargetEnd <= 0 || cp.Next <= 0 {
+			continue
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			pc := &partitionCopy{e: e, p: w.Partition, res: &Result{}, next: cp.Next, targetEnd: cp.TargetEnd}
+			if err := pc.checkAnchor(ctx, cp.TargetEnd); errors.Is(err, catchup.ErrTopicRecreated) || errors.Is(err, catchup.ErrForeignRecord) {
+				w.Err = err
+			}
+		})
+	}
+	wg.Wait()
 }

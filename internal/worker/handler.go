@@ -90,8 +90,9 @@ func New(o Options) (*Handler, error) {
 type Summary struct {
 	Pipeline  string `json:"pipeline"`
 	Namespace string `json:"namespace,omitempty"` // the checkpoint namespace, when it is not the pipeline's (a job)
-	// Done is true when every partition reached its window end or is being
-	// copied by another invocation; false means: invoke again to go on.
+	// Done is replicate.Report.Done: every partition reached the end fixed
+	// at the start of the run. A partial, leased or failed partition is not
+	// done; false means: invoke again to go on.
 	Done          bool               `json:"done"`
 	Copied        int64              `json:"copied"`
 	Bytes         int64              `json:"bytes"`
@@ -115,7 +116,10 @@ type PartitionSummary struct {
 	Bytes     int64  `json:"bytes"`
 	Lag       int64  `json:"lag"` // to - next
 	Status    string `json:"status"`
-	Error     string `json:"error,omitempty"`
+	// LeaseOwner and LeaseExpires name the holder of a leased partition.
+	LeaseOwner   string     `json:"lease_owner,omitempty"`
+	LeaseExpires *time.Time `json:"lease_expires,omitempty"`
+	Error        string     `json:"error,omitempty"`
 }
 
 // Handle runs one invocation: payload is an Event. It returns an error,
@@ -176,6 +180,9 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (*Summary
 	rep, err := p.Engine.Run(ctx)
 	if err != nil {
 		log.ErrorContext(ctx, "run failed", "error", err)
+		if errors.Is(err, replicate.ErrNoTopic) {
+			return &Summary{Pipeline: ev.Pipeline, Error: err.Error()}, nil // a retry would find no topic either
+		}
 		return nil, fmt.Errorf("pipeline %s: %w", ev.Pipeline, err)
 	}
 	sum := summarize(ev, rep)
@@ -258,18 +265,16 @@ func requests(s checkpoint.Store) int64 {
 }
 
 func summarize(ev Event, rep *replicate.Report) *Summary {
-	sum := &Summary{Pipeline: ev.Pipeline, Done: true, Partitions: make([]PartitionSummary, 0, len(rep.Partitions))}
+	sum := &Summary{Pipeline: ev.Pipeline, Done: rep.Done(), Partitions: make([]PartitionSummary, 0, len(rep.Partitions))}
 	if rep.Pipeline != ev.Pipeline {
 		sum.Namespace = rep.Pipeline
 	}
 	for _, r := range rep.Partitions {
 		ps := PartitionSummary{Topic: r.Topic, Partition: r.Partition.Partition, From: r.From, To: r.To, Next: r.Next,
-			Copied: r.Copied, Bytes: r.Bytes, Lag: r.Lag(), Status: string(r.Status)}
+			Copied: r.Copied, Bytes: r.Bytes, Lag: r.Lag(), Status: string(r.Status), LeaseOwner: r.LeaseOwner,
+			LeaseExpires: timeOrNil(r.LeaseExpires)}
 		if r.Err != nil {
 			ps.Error = r.Err.Error()
-		}
-		if r.Status != replicate.StatusDone && r.Status != replicate.StatusLeased {
-			sum.Done = false
 		}
 		sum.Copied += r.Copied
 		sum.Bytes += r.Bytes
@@ -279,10 +284,19 @@ func summarize(ev Event, rep *replicate.Report) *Summary {
 	return sum
 }
 
+// timeOrNil returns &t, or nil for the zero time.
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
 // emit writes the invocation's metrics: one EMF line per topic, and one
 // for the pipeline with its DynamoDB requests.
 func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests int64) {
-	type counts struct{ records, bytes, windows, done, gaps, fenced, retries, failed int64 }
+	type counts struct{ records, bytes, windows, done, gaps, fenced, retries, failed, leased int64 }
 	byTopic := map[string]*counts{}
 	for _, r := range rep.Partitions {
 		c := byTopic[r.Topic]
@@ -303,6 +317,8 @@ func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests
 			c.fenced++
 		case replicate.StatusFailed:
 			c.failed++
+		case replicate.StatusLeased:
+			c.leased++
 		}
 		var ge *catchup.GapError
 		if r.Gap != nil || errors.As(r.Err, &ge) {
@@ -326,6 +342,7 @@ func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests
 				{Name: metrics.FencedCommits, Unit: metrics.Count, Value: c.fenced},
 				{Name: metrics.Retries, Unit: metrics.Count, Value: c.retries},
 				{Name: metrics.FailedPartitions, Unit: metrics.Count, Value: c.failed},
+				{Name: metrics.LeasedPartitions, Unit: metrics.Count, Value: c.leased},
 			}))
 	}
 	errs = append(errs, h.o.Metrics.Emit([]metrics.Dimension{service, pipe},

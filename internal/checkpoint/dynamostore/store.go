@@ -114,6 +114,10 @@ func (s *Store) Load(ctx context.Context, pipeline string) ([]checkpoint.Checkpo
 	})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx, s.options)
+		if rnf := (*types.ResourceNotFoundException)(nil); errors.As(err, &rnf) {
+			return nil, fmt.Errorf("load %s: DynamoDB table %s does not exist (in this region and account): "+
+				"create it with `catchup init-store -c CONFIG` (or deploy the stack that creates it): %w", pipeline, s.table, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("load %s: %w", pipeline, err)
 		}
@@ -247,7 +251,7 @@ func (s *Store) Acquire(ctx context.Context, pipeline string, p catchup.Partitio
 	}, s.options)
 	if ccf := (*types.ConditionalCheckFailedException)(nil); errors.As(err, &ccf) {
 		if old, derr := decode(ccf.Item); ccf.Item != nil && derr == nil {
-			return fail(fmt.Errorf("held by %q until %s: %w", old.Owner, old.Expires.Format(time.RFC3339), checkpoint.ErrLeased))
+			return fail(&checkpoint.LeasedError{Owner: old.Owner, Expires: old.Expires})
 		}
 		return fail(checkpoint.ErrLeased)
 	}

@@ -130,7 +130,7 @@ func (s *Store) Acquire(ctx context.Context, pipeline string, p catchup.Partitio
 		if !found {
 			*cp = checkpoint.Checkpoint{Partition: p, TargetEnd: -1}
 		} else if cp.Owner != "" && cp.Owner != owner && !now.After(cp.Expires) {
-			return fmt.Errorf("held by %s until %s: %w", cp.Owner, cp.Expires.Format(time.RFC3339), checkpoint.ErrLeased)
+			return &checkpoint.LeasedError{Owner: cp.Owner, Expires: cp.Expires}
 		}
 		cp.Owner, cp.Epoch, cp.Expires, cp.Updated = owner, cp.Epoch+1, now.Add(ttl), now
 		return nil
@@ -225,7 +225,7 @@ func (s *Store) Reset(ctx context.Context, pipeline string, p catchup.Partition,
 		if !found {
 			*cp = checkpoint.Checkpoint{Partition: p}
 		} else if cp.Owner != "" && !now.After(cp.Expires) {
-			return fmt.Errorf("held by %s until %s: %w", cp.Owner, cp.Expires.Format(time.RFC3339), checkpoint.ErrLeased)
+			return &checkpoint.LeasedError{Owner: cp.Owner, Expires: cp.Expires}
 		}
 		cp.Exists, cp.Next, cp.TargetEnd = true, next, -1
 		cp.Owner, cp.Expires, cp.Updated = "", time.Time{}, now
@@ -350,23 +350,11 @@ func (s *Store) open(name string) (*pipeline, error) {
 	return pl, nil
 }
 
-// read reads the pipeline's snapshot (none if there is no file yet) and
-// replays its journal over it, cutting off a torn last line. The caller
-// holds the pipeline's lock.
+// read reads the pipeline's snapshot and journal (readState), cutting off
+// a torn last line of the journal. The caller holds the pipeline's lock.
 func (pl *pipeline) read() error {
-	data, err := os.ReadFile(pl.path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		pl.cps = make(map[catchup.Partition]checkpoint.Checkpoint)
-	case err != nil:
-		return fmt.Errorf("read %s: %w", pl.path, err)
-	default:
-		if pl.cps, err = decode(pl.path, pl.name, data); err != nil {
-			return err
-		}
-	}
-	pl.snapshot = int64(len(data))
-	if pl.logged, err = replay(pl.journal, pl.name, pl.cps); err != nil {
+	var err error
+	if pl.cps, pl.snapshot, pl.logged, err = readState(pl.path, pl.journal, pl.name); err != nil {
 		return err
 	}
 	if fi, err := os.Stat(pl.journal); err == nil && fi.Size() > pl.logged {
@@ -375,6 +363,27 @@ func (pl *pipeline) read() error {
 		}
 	}
 	return nil
+}
+
+// readState reads the snapshot at path (none if there is no file yet) and
+// replays the journal over it. It returns the state, the snapshot's length
+// and the length of the journal's complete lines. It changes no file.
+func readState(path, journal, pipeline string) (cps map[catchup.Partition]checkpoint.Checkpoint, snapshot, logged int64, err error) {
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		cps = make(map[catchup.Partition]checkpoint.Checkpoint)
+	case err != nil:
+		return nil, 0, 0, fmt.Errorf("read %s: %w", path, err)
+	default:
+		if cps, err = decode(path, pipeline, data); err != nil {
+			return nil, 0, 0, err
+		}
+	}
+	if logged, err = replay(journal, pipeline, cps); err != nil {
+		return nil, 0, 0, err
+	}
+	return cps, int64(len(data)), logged, nil
 }
 
 // persist writes cp, the new state of one partition already in pl.cps, to
