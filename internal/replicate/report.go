@@ -18,6 +18,13 @@ const (
 	StatusFenced     Status = "fenced"      // the lease was lost while copying; production stopped
 	StatusFailed     Status = "failed"      // an error stopped the partition; see Result.Err
 	StatusNotStarted Status = "not_started" // the run ended before this partition's turn
+	// StatusInDoubt: records may have been appended to the target that it
+	// does not show yet (its high watermark stayed below its leader's log
+	// end for Options.ReplicationWait), so the run could not find out what
+	// the target holds. The lease is kept, nothing was re-sent, and the
+	// checkpoint holds only what was acknowledged: the next run waits for
+	// the target again before it reconciles. See Result.Err.
+	StatusInDoubt Status = "in_doubt"
 )
 
 // Report is the outcome of one Engine.Run.
@@ -30,6 +37,12 @@ type Report struct {
 	// after the leader may have appended) the target sent again, identical,
 	// as an idempotent producer: the leader appended each at most once.
 	Resent int64
+	// ReplicationWaits is how many times a partition waited, before
+	// reconciling, for the target's high watermark to reach its leader's
+	// log end (Options.ReplicationWait), and ReplicationWaited the time
+	// those waits took, summed over the partitions.
+	ReplicationWaits  int64
+	ReplicationWaited time.Duration
 }
 
 // resentCounter is a Target that re-sends requests of unknown outcome itself
@@ -52,7 +65,10 @@ type Result struct {
 	// took over an unreleased lease waited for it to hold still (see
 	// Options.TakeoverSettle): records its dead holder had in flight.
 	Settled int64
-	Gap     *catchup.GapError
+	// ReplicationWaits and ReplicationWaited: see Report.
+	ReplicationWaits  int64
+	ReplicationWaited time.Duration
+	Gap               *catchup.GapError
 	// LeaseOwner and LeaseExpires name the run that held a StatusLeased
 	// partition and when its lease runs out (the partition is free then,
 	// even if its holder died); empty when the store did not say.
@@ -89,7 +105,7 @@ func (r *Report) Totals() (copied, bytes int64, failed int) {
 	for _, p := range r.Partitions {
 		copied += p.Copied
 		bytes += p.Bytes
-		if p.Status == StatusFailed || p.Status == StatusFenced {
+		if p.Status == StatusFailed || p.Status == StatusFenced || p.Status == StatusInDoubt {
 			failed++
 		}
 	}
