@@ -69,6 +69,13 @@ func (s *Source) Partitions(ctx context.Context, match func(topic string) bool) 
 		}
 	}
 	slices.SortFunc(ps, catchup.Partition.Compare)
+	topics := make([]string, 0)
+	for _, p := range ps {
+		if len(topics) == 0 || topics[len(topics)-1] != p.Topic {
+			topics = append(topics, p.Topic)
+		}
+	}
+	s.cl.watch(topics)
 	return ps, nil
 }
 

@@ -101,6 +101,7 @@ func (t *Target) PartitionCounts(ctx context.Context, topics []string) (map[stri
 	if len(topics) == 0 {
 		return map[string]int{}, nil
 	}
+	t.cl.watch(topics)
 	md, err := t.cl.metadata(ctx, topics)
 	if err != nil {
 		return nil, err
