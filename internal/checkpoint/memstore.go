@@ -46,6 +46,37 @@ func (s *MemStore) Load(ctx context.Context, pipeline string) ([]Checkpoint, err
 	return cps, nil
 }
 
+// LoadPartitions implements Store: copies of the checkpoints of ps, sorted
+// by partition.
+func (s *MemStore) LoadPartitions(ctx context.Context, pipeline string, ps []catchup.Partition) ([]Checkpoint, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load %d partitions of %s: %w", len(ps), pipeline, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Select(s.pipelines[pipeline], ps, func(cp *Checkpoint) Checkpoint { return clone(*cp) }), nil
+}
+
+// Select returns f of the checkpoints in cps of those of ps that have one,
+// sorted by partition, each once: LoadPartitions of the stores that hold a
+// pipeline in memory.
+func Select[C any](cps map[catchup.Partition]C, ps []catchup.Partition, f func(C) Checkpoint) []Checkpoint {
+	out := make([]Checkpoint, 0, min(len(ps), len(cps)))
+	for _, p := range Distinct(ps) {
+		if cp, ok := cps[p]; ok {
+			out = append(out, f(cp))
+		}
+	}
+	return out
+}
+
+// Distinct returns ps sorted by partition, each once, in a new slice.
+func Distinct(ps []catchup.Partition) []catchup.Partition {
+	ps = slices.Clone(ps)
+	slices.SortFunc(ps, catchup.Partition.Compare)
+	return slices.Compact(ps)
+}
+
 // Acquire implements Store. It returns an error for an empty owner or a
 // non-positive ttl.
 func (s *MemStore) Acquire(ctx context.Context, pipeline string, p catchup.Partition, owner string, ttl time.Duration) (Lease, Checkpoint, error) {

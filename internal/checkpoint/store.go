@@ -113,6 +113,13 @@ type Store interface {
 	// partition). Partitions never leased or committed are absent.
 	Load(ctx context.Context, pipeline string) ([]Checkpoint, error)
 
+	// LoadPartitions returns the checkpoints of those of ps that have one in
+	// pipeline, sorted by partition, each once however often ps names it.
+	// Its cost grows with len(ps), not with the pipeline: a worker given a
+	// shard of a large pipeline reads the shard's checkpoints only. An empty
+	// ps returns none and sends no request.
+	LoadPartitions(ctx context.Context, pipeline string, ps []catchup.Partition) ([]Checkpoint, error)
+
 	// Acquire takes the lease on p for owner until now+ttl if it is free,
 	// expired, or already held by owner, and increments the epoch. Otherwise
 	// it returns an error wrapping ErrLeased. The returned Checkpoint is the

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
 )
 
 // ErrJobAhead is returned (wrapped) by CheckJob for a job over records that
@@ -26,7 +27,13 @@ func (p *Pipeline) CheckJob(ctx context.Context, parts []catchup.Partition) erro
 	if p.job == nil {
 		return nil
 	}
-	stored, err := p.Store.Load(ctx, p.Config.Name)
+	var stored []checkpoint.Checkpoint
+	var err error
+	if parts != nil {
+		stored, err = p.Store.LoadPartitions(ctx, p.Config.Name, parts)
+	} else {
+		stored, err = p.Store.Load(ctx, p.Config.Name)
+	}
 	if err != nil {
 		return fmt.Errorf("load the checkpoints of pipeline %s: %w", p.Config.Name, err)
 	}

@@ -190,13 +190,20 @@ func (e *Engine) survey(ctx context.Context, alongside func([]catchup.Partition)
 	return e.watermarks(ctx, parts)
 }
 
-// watermarks reads the watermarks of parts and the stored checkpoints.
+// watermarks reads the watermarks of parts and the stored checkpoints: of
+// parts alone when the options name them (a worker's shard), so that its
+// cost does not grow with the pipeline.
 func (e *Engine) watermarks(ctx context.Context, parts []catchup.Partition) ([]catchup.Offsets, map[catchup.Partition]checkpoint.Checkpoint, error) {
 	marks, err := e.o.Source.ListOffsets(ctx, parts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list source offsets: %w", err)
 	}
-	stored, err := e.o.Store.Load(ctx, e.o.Pipeline)
+	var stored []checkpoint.Checkpoint
+	if e.o.Partitions != nil {
+		stored, err = e.o.Store.LoadPartitions(ctx, e.o.Pipeline, parts)
+	} else {
+		stored, err = e.o.Store.Load(ctx, e.o.Pipeline)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("load checkpoints of pipeline %s: %w", e.o.Pipeline, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -90,6 +91,8 @@ func subtests() []struct {
 		{"RecordVerificationLeased", testRecordVerificationLeased},
 		{"RecordVerificationUnknownPartition", testRecordVerificationUnknownPartition},
 		{"LoadManyPartitions", testLoadManyPartitions},
+		{"LoadPartitions", testLoadPartitions},
+		{"LoadPartitionsNone", testLoadPartitionsNone},
 		{"PipelinesIndependent", testPipelinesIndependent},
 		{"Names", testNames},
 		{"LargeOffsets", testLargeOffsets},
@@ -572,6 +575,72 @@ func testLoadManyPartitions(t *testing.T, e *env) {
 	if d := cmp.Diff(want, got, cmpopts.IgnoreFields(checkpoint.Checkpoint{}, "Updated"), cmpopts.EquateEmpty()); d != "" {
 		t.Errorf("Load(%s) of 150 partitions mismatch (-want +got):\n%s", e.pipeline, d)
 	}
+
+	// All 150 and 20 that have no checkpoint, in reverse: more than one
+	// DynamoDB BatchGetItem holds.
+	var ps []catchup.Partition
+	for _, topic := range []string{"payments", "orders", "audit"} {
+		for n := int32(59); n >= 0; n-- {
+			ps = append(ps, catchup.Partition{Topic: topic, Partition: n})
+		}
+	}
+	if d := cmp.Diff(sorted(want), e.loadPartitions(ps), cmpopts.IgnoreFields(checkpoint.Checkpoint{}, "Updated"), cmpopts.EquateEmpty()); d != "" {
+		t.Errorf("LoadPartitions(%s) of 180 partitions, 150 with a checkpoint, mismatch (-want +got):\n%s", e.pipeline, d)
+	}
+}
+
+// testLoadPartitions checks that LoadPartitions returns the checkpoints of
+// the partitions asked for that have one, sorted, each once, as Load has
+// them, and copies.
+func testLoadPartitions(t *testing.T, e *env) {
+	other := e.pipeline + "-other"
+	p := func(topic string, n int32) catchup.Partition { return catchup.Partition{Topic: topic, Partition: n} }
+	if _, _, err := e.s.Acquire(t.Context(), other, p("orders", 5), "run-x", TTL); err != nil {
+		t.Fatalf("Acquire in pipeline %s: %v", other, err)
+	}
+	for n := range int32(8) {
+		l := e.acquire(p("orders", n), "run-a")
+		e.commit(l, checkpoint.Commit{Next: int64(n) * 10, TargetEnd: int64(n), Gap: &checkpoint.Gap{From: 0, To: 1, At: e.clk.Now()}, Release: n%2 == 0})
+	}
+	e.reset(p("audit", 2), 7)
+	e.recordVerification(p("audit", 3), e.verification())
+	all := e.load(e.pipeline)
+
+	ask := []catchup.Partition{p("orders", 6), p("audit", 3), p("orders", 1), p("orders", 6), p("orders", 9), p("billing", 0), p("audit", 2)}
+	want := []checkpoint.Checkpoint{all[p("audit", 2)], all[p("audit", 3)], all[p("orders", 1)], all[p("orders", 6)]}
+	got := e.loadPartitions(ask)
+	if d := cmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
+		t.Errorf("LoadPartitions(%s, %v) mismatch with Load (-want +got):\n%s", e.pipeline, ask, d)
+	}
+	if len(got) == len(want) {
+		got[3].Gaps[0].From = 999
+		got[1].LastVerification.Missing = 999
+		if d := cmp.Diff(want, e.loadPartitions(ask), cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("checkpoints changed by writing to loaded ones (-want +got):\n%s", d)
+		}
+	}
+	if got := e.loadPartitionsIn(other, ask); len(got) != 0 {
+		t.Errorf("LoadPartitions(%s, %v) = %v, want nothing: %s/5 only has a checkpoint there", other, ask, got, "orders")
+	}
+}
+
+func testLoadPartitionsNone(t *testing.T, e *env) {
+	e.reset(catchup.Partition{Topic: "orders", Partition: 0}, 1)
+	for _, ps := range [][]catchup.Partition{nil, {}} {
+		if got := e.loadPartitions(ps); len(got) != 0 {
+			t.Errorf("LoadPartitions(%s, %#v) = %v, want nothing", e.pipeline, ps, got)
+		}
+	}
+}
+
+// sorted returns the checkpoints of cps sorted by partition.
+func sorted(cps map[catchup.Partition]checkpoint.Checkpoint) []checkpoint.Checkpoint {
+	out := make([]checkpoint.Checkpoint, 0, len(cps))
+	for _, cp := range cps {
+		out = append(out, cp)
+	}
+	slices.SortFunc(out, func(a, b checkpoint.Checkpoint) int { return a.Partition.Compare(b.Partition) })
+	return out
 }
 
 func testPipelinesIndependent(t *testing.T, e *env) {
@@ -820,6 +889,22 @@ func (e *env) load(pipeline string) map[catchup.Partition]checkpoint.Checkpoint 
 		m[cp.Partition] = cp
 	}
 	return m
+}
+
+// loadPartitions returns LoadPartitions of ps in e.pipeline, failing on an
+// error.
+func (e *env) loadPartitions(ps []catchup.Partition) []checkpoint.Checkpoint {
+	e.t.Helper()
+	return e.loadPartitionsIn(e.pipeline, ps)
+}
+
+func (e *env) loadPartitionsIn(pipeline string, ps []catchup.Partition) []checkpoint.Checkpoint {
+	e.t.Helper()
+	cps, err := e.s.LoadPartitions(e.t.Context(), pipeline, ps)
+	if err != nil {
+		e.t.Fatalf("LoadPartitions(%s, %d partitions): %v", pipeline, len(ps), err)
+	}
+	return cps
 }
 
 // get returns the checkpoint of p in e.pipeline, failing if there is none.

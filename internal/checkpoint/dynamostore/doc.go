@@ -81,7 +81,13 @@
 //
 // # Cost
 //
-// Load is one Query per 1 MB page, consistent. Every other method is one
+// Load is one Query per 1 MB page, consistent: about one read unit per 4 KB
+// of the pipeline's items (351 units at 10,000 partitions). LoadPartitions,
+// what a worker given a shard calls, is one consistent BatchGetItem per 100
+// partitions asked for, plus its retries of unprocessed keys: one read unit
+// per checkpoint of up to 4 KB, whatever the pipeline's size (see
+// LoadPartitions for why not a Query per sort key range). Reads reports the
+// items read and the units consumed. Every other method is one
 // UpdateItem (RecordVerification included), plus one GetItem after a failed
 // Commit or Release condition.
 // Requests counts every HTTP attempt the store makes, retries included.

@@ -2,6 +2,7 @@ package dynamostore
 
 import (
 	"context"
+	"math/rand/v2"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -51,4 +52,24 @@ func (s *Store) countRequests(stack *middleware.Stack) error {
 			s.requests.Add(1)
 			return next.HandleFinalize(ctx, in)
 		}), middleware.After)
+}
+
+// backoff is the wait before the attempt-th (from 1) request for the keys a
+// batch left unprocessed: exponential from DefaultBaseDelay with full
+// jitter, capped at DefaultMaxBackoff, as the retryer waits.
+func backoff(attempt int) time.Duration {
+	ceiling := min(DefaultBaseDelay<<min(attempt-1, 16), DefaultMaxBackoff)
+	return rand.N(ceiling) + 1
+}
+
+// sleep waits d, or returns ctx's error if it ends first.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

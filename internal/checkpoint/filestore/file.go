@@ -70,23 +70,7 @@ type fileVerification struct {
 func encode(pipeline string, cps map[catchup.Partition]checkpoint.Checkpoint) ([]byte, error) {
 	f := file{Version: version, Pipeline: pipeline, Checkpoints: make([]fileCheckpoint, 0, len(cps))}
 	for _, cp := range cps {
-		fc := fileCheckpoint{
-			Topic: cp.Topic, Partition: cp.Partition.Partition, Exists: cp.Exists,
-			Next: cp.Next, TargetEnd: cp.TargetEnd, Records: cp.Records, Bytes: cp.Bytes, Commits: cp.Commits,
-			Owner: cp.Owner, Epoch: cp.Epoch, Expires: utc(cp.Expires),
-			LastError: cp.LastError, Updated: utc(cp.Updated),
-		}
-		for _, g := range cp.Gaps {
-			fc.Gaps = append(fc.Gaps, fileGap{From: g.From, To: g.To, At: utc(g.At)})
-		}
-		if v := cp.LastVerification; v != nil {
-			fc.Verification = &fileVerification{
-				At: utc(v.At), From: v.From, To: v.To, Source: v.Source, Matched: v.Matched,
-				Missing: v.Missing, Duplicated: v.Duplicated, Differing: v.Differing, OutOfOrder: v.OutOfOrder,
-				First: v.First,
-			}
-		}
-		f.Checkpoints = append(f.Checkpoints, fc)
+		f.Checkpoints = append(f.Checkpoints, toFile(cp))
 	}
 	slices.SortFunc(f.Checkpoints, func(a, b fileCheckpoint) int {
 		return catchup.Partition{Topic: a.Topic, Partition: a.Partition}.Compare(catchup.Partition{Topic: b.Topic, Partition: b.Partition})
@@ -134,25 +118,52 @@ func decode(path, pipeline string, data []byte) (map[catchup.Partition]checkpoin
 		if _, dup := cps[p]; dup {
 			return nil, fmt.Errorf("read %s: checkpoint %d: %s appears twice", path, i, p)
 		}
-		cp := checkpoint.Checkpoint{
-			Partition: p, Exists: fc.Exists,
-			Next: fc.Next, TargetEnd: fc.TargetEnd, Records: fc.Records, Bytes: fc.Bytes, Commits: fc.Commits,
-			Owner: fc.Owner, Epoch: fc.Epoch, Expires: fc.Expires,
-			LastError: fc.LastError, Updated: fc.Updated,
-		}
-		for _, g := range fc.Gaps {
-			cp.Gaps = append(cp.Gaps, checkpoint.Gap{From: g.From, To: g.To, At: g.At})
-		}
-		if v := fc.Verification; v != nil {
-			cp.LastVerification = &checkpoint.Verification{
-				At: v.At, From: v.From, To: v.To, Source: v.Source, Matched: v.Matched,
-				Missing: v.Missing, Duplicated: v.Duplicated, Differing: v.Differing, OutOfOrder: v.OutOfOrder,
-				First: v.First,
-			}
-		}
+		cp := fromFile(fc)
 		cps[p] = cp
 	}
 	return cps, nil
+}
+
+// toFile returns cp as the file spells it.
+func toFile(cp checkpoint.Checkpoint) fileCheckpoint {
+	fc := fileCheckpoint{
+		Topic: cp.Topic, Partition: cp.Partition.Partition, Exists: cp.Exists,
+		Next: cp.Next, TargetEnd: cp.TargetEnd, Records: cp.Records, Bytes: cp.Bytes, Commits: cp.Commits,
+		Owner: cp.Owner, Epoch: cp.Epoch, Expires: utc(cp.Expires),
+		LastError: cp.LastError, Updated: utc(cp.Updated),
+	}
+	for _, g := range cp.Gaps {
+		fc.Gaps = append(fc.Gaps, fileGap{From: g.From, To: g.To, At: utc(g.At)})
+	}
+	if v := cp.LastVerification; v != nil {
+		fc.Verification = &fileVerification{
+			At: utc(v.At), From: v.From, To: v.To, Source: v.Source, Matched: v.Matched,
+			Missing: v.Missing, Duplicated: v.Duplicated, Differing: v.Differing, OutOfOrder: v.OutOfOrder,
+			First: v.First,
+		}
+	}
+	return fc
+}
+
+// fromFile returns the checkpoint fc spells.
+func fromFile(fc fileCheckpoint) checkpoint.Checkpoint {
+	cp := checkpoint.Checkpoint{
+		Partition: catchup.Partition{Topic: fc.Topic, Partition: fc.Partition}, Exists: fc.Exists,
+		Next: fc.Next, TargetEnd: fc.TargetEnd, Records: fc.Records, Bytes: fc.Bytes, Commits: fc.Commits,
+		Owner: fc.Owner, Epoch: fc.Epoch, Expires: fc.Expires,
+		LastError: fc.LastError, Updated: fc.Updated,
+	}
+	for _, g := range fc.Gaps {
+		cp.Gaps = append(cp.Gaps, checkpoint.Gap{From: g.From, To: g.To, At: g.At})
+	}
+	if v := fc.Verification; v != nil {
+		cp.LastVerification = &checkpoint.Verification{
+			At: v.At, From: v.From, To: v.To, Source: v.Source, Matched: v.Matched,
+			Missing: v.Missing, Duplicated: v.Duplicated, Differing: v.Differing, OutOfOrder: v.OutOfOrder,
+			First: v.First,
+		}
+	}
+	return cp
 }
 
 // position returns "line L column C: " for a JSON error that knows its
@@ -206,15 +217,20 @@ func writeFile(path string, data []byte) (err error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync directory of %s: %w", path, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
+	if err := syncDir(dir); err != nil {
 		return fmt.Errorf("sync directory of %s: %w", path, err)
 	}
 	return nil
+}
+
+// syncDir makes the names in dir durable: a created, renamed or removed file.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // utc returns t in UTC, so that the file reads the same on every machine.

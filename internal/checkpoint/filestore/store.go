@@ -30,10 +30,11 @@ var ErrClosed = errors.New("filestore: store is closed")
 // a lock file keeps other processes off the pipelines it uses (see the
 // package doc).
 //
-// On first use of a pipeline, a Store locks it and reads its file, then keeps
-// the whole pipeline in memory and rewrites the whole file, atomically and
-// durably, on every change, before the change is visible. Changes are
-// serialized: one file write at a time for the whole Store.
+// On first use of a pipeline, a Store locks it and reads its snapshot and
+// journal, then keeps the whole pipeline in memory, and writes every change
+// durably to disk (one journal line, or now and then a new snapshot) before
+// the change is visible. Changes are serialized: one write at a time for the
+// whole Store.
 type Store struct {
 	dir string
 	now func() time.Time
@@ -41,14 +42,18 @@ type Store struct {
 	mu        sync.Mutex
 	closed    bool
 	pipelines map[string]*pipeline
+	written   int64 // bytes written to snapshots and journals
 }
 
 // pipeline is the state of one pipeline the Store holds the lock of.
 type pipeline struct {
-	name string
-	path string   // <dir>/<name>.json
-	lock *os.File // <dir>/<name>.lock, flocked until closed
-	cps  map[catchup.Partition]checkpoint.Checkpoint
+	name     string
+	path     string   // <dir>/<name>.json, the snapshot
+	journal  string   // <dir>/<name>.journal, the changes since the snapshot
+	lock     *os.File // <dir>/<name>.lock, flocked until closed
+	cps      map[catchup.Partition]checkpoint.Checkpoint
+	snapshot int64 // bytes of the snapshot as last read or written
+	logged   int64 // bytes of the journal, all complete lines; 0 if there is none
 }
 
 // Open returns a Store over dir, creating dir if needed, that reads the time
@@ -66,6 +71,15 @@ func Open(dir string, now func() time.Time) (*Store, error) {
 		return nil, fmt.Errorf("open checkpoint directory %s: %w", dir, err)
 	}
 	return &Store{dir: abs, now: now, pipelines: make(map[string]*pipeline)}, nil
+}
+
+// BytesWritten returns the bytes the Store has written to snapshots and
+// journals: what the disk is asked to store, before the file system's own
+// blocks and metadata.
+func (s *Store) BytesWritten() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.written
 }
 
 // Load implements checkpoint.Store. It returns the checkpoints sorted by
@@ -86,6 +100,21 @@ func (s *Store) Load(ctx context.Context, pipeline string) ([]checkpoint.Checkpo
 	}
 	slices.SortFunc(cps, func(a, b checkpoint.Checkpoint) int { return a.Partition.Compare(b.Partition) })
 	return cps, nil
+}
+
+// LoadPartitions implements checkpoint.Store, from memory after the first
+// read of the pipeline's file.
+func (s *Store) LoadPartitions(ctx context.Context, pipeline string, ps []catchup.Partition) ([]checkpoint.Checkpoint, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load %d partitions of %s: %w", len(ps), pipeline, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pl, err := s.open(pipeline)
+	if err != nil {
+		return nil, fmt.Errorf("load %d partitions of %s: %w", len(ps), pipeline, err)
+	}
+	return checkpoint.Select(pl.cps, ps, clone), nil
 }
 
 // Acquire implements checkpoint.Store. It returns an error for an empty owner
@@ -226,10 +255,12 @@ func (s *Store) RecordVerification(ctx context.Context, pipeline string, p catch
 	return nil
 }
 
-// Close unlocks every pipeline the Store holds. Leases still held are left in
-// the files; the next Store to read them treats them as expired. Methods
-// called after Close return an error wrapping ErrClosed; Close itself may be
-// called again and then does nothing.
+// Close unlocks every pipeline the Store holds, folding the journal of a
+// small pipeline (up to 16 KiB) into its snapshot first, so that it rests in
+// one file. Leases still held are left in the files; the next Store to read
+// them treats them as expired. Methods called after Close return an error
+// wrapping ErrClosed; Close itself may be called again and then does
+// nothing.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -239,6 +270,11 @@ func (s *Store) Close() error {
 	s.closed = true
 	var errs []error
 	for _, pl := range s.pipelines {
+		if pl.logged > 0 && pl.snapshot+pl.logged <= compactOnCloseBytes {
+			if err := s.compact(pl); err != nil {
+				errs = append(errs, err) // the journal still holds every change
+			}
+		}
 		_ = pl.lock.Truncate(0) // forget our pid; the lock, not the pid, is what protects
 		if err := pl.lock.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("unlock %s: %w", pl.lock.Name(), err))
@@ -250,8 +286,8 @@ func (s *Store) Close() error {
 
 // update applies f to a copy of p's checkpoint in pipeline name (the zero
 // Checkpoint and found false if there is none). If f succeeds it writes the
-// pipeline's file with the result, and only then keeps it in memory; it
-// returns a copy of the result.
+// result to disk, and only then keeps it in memory; it returns a copy of the
+// result.
 func (s *Store) update(name string, p catchup.Partition, f func(cp *checkpoint.Checkpoint, found bool, now time.Time) error) (checkpoint.Checkpoint, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -265,7 +301,7 @@ func (s *Store) update(name string, p catchup.Partition, f func(cp *checkpoint.C
 		return checkpoint.Checkpoint{}, err
 	}
 	pl.cps[p] = cp
-	if err := pl.write(); err != nil {
+	if err := s.persist(pl, cp); err != nil {
 		if found {
 			pl.cps[p] = old
 		} else {
@@ -293,12 +329,12 @@ func (s *Store) open(name string) (*pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(s.dir, name+".json")
-	cps, err := read(path, name)
-	if err != nil {
+	pl := &pipeline{name: name, path: filepath.Join(s.dir, name+".json"), journal: filepath.Join(s.dir, name+".journal"), lock: lk}
+	if err := pl.read(); err != nil {
 		_ = lk.Close() // unlock: the error to report is the file's
 		return nil, err
 	}
+	cps := pl.cps
 	for p, cp := range cps {
 		// The lock is ours, so the process that wrote this lease is gone:
 		// the lease is expired, and its owner stays, which tells Load's
@@ -309,31 +345,83 @@ func (s *Store) open(name string) (*pipeline, error) {
 		}
 		cps[p] = cp
 	}
-	pl := &pipeline{name: name, path: path, lock: lk, cps: cps}
 	s.pipelines[name] = pl
 	return pl, nil
 }
 
-// read returns the checkpoints in path, the file of pipeline, or none if
-// there is no file yet.
-func read(path, pipeline string) (map[catchup.Partition]checkpoint.Checkpoint, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return make(map[catchup.Partition]checkpoint.Checkpoint), nil
+// read reads the pipeline's snapshot (none if there is no file yet) and
+// replays its journal over it, cutting off a torn last line. The caller
+// holds the pipeline's lock.
+func (pl *pipeline) read() error {
+	data, err := os.ReadFile(pl.path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		pl.cps = make(map[catchup.Partition]checkpoint.Checkpoint)
+	case err != nil:
+		return fmt.Errorf("read %s: %w", pl.path, err)
+	default:
+		if pl.cps, err = decode(pl.path, pl.name, data); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+	pl.snapshot = int64(len(data))
+	if pl.logged, err = replay(pl.journal, pl.name, pl.cps); err != nil {
+		return err
 	}
-	return decode(path, pipeline, data)
+	if fi, err := os.Stat(pl.journal); err == nil && fi.Size() > pl.logged {
+		if err := os.Truncate(pl.journal, pl.logged); err != nil {
+			return fmt.Errorf("cut the torn last line of %s: %w", pl.journal, err)
+		}
+	}
+	return nil
 }
 
-// write replaces the pipeline's file with its state in memory.
-func (pl *pipeline) write() error {
+// persist writes cp, the new state of one partition already in pl.cps, to
+// disk: one line appended to the journal. Once the journal has grown as
+// large as the snapshot (and at least 64 KiB), it then writes a new
+// snapshot of the whole pipeline that replaces both: the change is durable
+// before, so a failed compaction is not the change's failure, and the next
+// change tries again. The caller holds s.mu.
+func (s *Store) persist(pl *pipeline, cp checkpoint.Checkpoint) error {
+	line, err := entry(cp)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", pl.journal, err)
+	}
+	n, err := appendJournal(pl.journal, pl.name, pl.logged, line)
+	if err != nil {
+		return err
+	}
+	pl.logged += n
+	s.written += n
+	if pl.logged >= max(pl.snapshot, compactAfterBytes) {
+		_ = s.compact(pl) // the journal still holds every change
+	}
+	return nil
+}
+
+// compact replaces the pipeline's snapshot with its state in memory
+// (atomically and durably), then removes the journal. The journal's last
+// line of each partition is its state in memory, so a crash between the two
+// leaves a journal that the snapshot already holds: replaying it changes
+// nothing. The caller holds s.mu.
+func (s *Store) compact(pl *pipeline) error {
 	data, err := encode(pl.name, pl.cps)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", pl.path, err)
 	}
-	return writeFile(pl.path, data)
+	if err := writeFile(pl.path, data); err != nil {
+		return err
+	}
+	pl.snapshot = int64(len(data))
+	s.written += pl.snapshot
+	if pl.logged == 0 {
+		return nil
+	}
+	if err := os.Remove(pl.journal); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", pl.journal, err)
+	}
+	pl.logged = 0
+	return nil
 }
 
 // checkName accepts the pipeline names that make safe file names in one
