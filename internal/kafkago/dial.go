@@ -148,6 +148,19 @@ func (c *Cluster) watch(topics []string) {
 	old.CloseIdleConnections()
 }
 
+// cover makes sure the refresh covers topic once watch has limited it: a
+// fetch, produce or read-back of a topic no listing or list-offsets named
+// first would otherwise find no route. It never limits the refresh itself.
+func (c *Cluster) cover(topic string) {
+	c.mu.RLock()
+	_, covered := slices.BinarySearch(c.watched, topic)
+	covered = covered || c.watched == nil
+	c.mu.RUnlock()
+	if !covered {
+		c.watch([]string{topic})
+	}
+}
+
 // Name is the cluster's name from its configuration.
 func (c *Cluster) Name() string { return c.name }
 

@@ -120,6 +120,7 @@ func (s *Source) OffsetsForTime(ctx context.Context, ps []catchup.Partition, t t
 // response: one allocation holds them all. See replicate.Source for the
 // contract.
 func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (replicate.Fetched, error) {
+	s.cl.cover(p.Topic)
 	if maxBytes <= 0 {
 		maxBytes = defaultFetchBytes
 	}

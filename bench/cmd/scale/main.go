@@ -82,7 +82,7 @@ func main() {
 		quick = flag.Bool("quick", false, "only 100/10 and 1,000/100 partitions/topics")
 		out   = flag.String("out", "", "replace this label's table in this markdown file (docs/scale.md)")
 		label = flag.String("label", "", "a label for the table (e.g. before or after)")
-		only  = flag.String("only", "", "comma-separated steps to run (default all; the first run always runs)")
+		only  = flag.String("only", "", "comma-separated steps to run, each the start of a step's name, e.g. worker (default all; the first run always runs)")
 		sizes = flag.String("scenarios", "", "comma-separated PARTITIONS/TOPICS to run instead of the default list, e.g. 10000/100")
 	)
 	dispatchChild := flag.String("dispatch-child", "", "internal: run the dispatcher once over this configuration and exit")
@@ -267,7 +267,7 @@ pipelines:
 		if strings.HasPrefix(p.name, "file store") && sc.partitions > fileStoreMax {
 			continue
 		}
-		if only != "" && !slices.Contains(strings.Split(only, ","), p.name) && p.name != "run (first)" {
+		if only != "" && !slices.ContainsFunc(strings.Split(only, ","), func(o string) bool { return strings.HasPrefix(p.name, o) }) && p.name != "run (first)" {
 			continue
 		}
 		if p.before != nil {
