@@ -150,10 +150,10 @@ func TestRequestsGrowWithBrokersAndTopics(t *testing.T) {
 							side, key, n, bound, partitions, topicCount, brokers, tc.active)
 					}
 				}
-				// The source lists its topics once (and kafka-go's first
-				// refresh does); after that the refresh names the
-				// pipeline's topics only. The target never needs all.
-				if maxAll := map[string]int{"source": 3, "target": 0}[side]; all > maxAll {
+				// The source lists its topics once; kafka-go's refresh
+				// names the pipeline's topics only. The target never
+				// needs all.
+				if maxAll := map[string]int{"source": 1, "target": 0}[side]; all > maxAll {
 					t.Errorf("%s: %d metadata requests for every topic of the cluster, want at most %d", side, all, maxAll)
 				}
 			}

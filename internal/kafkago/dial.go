@@ -63,7 +63,7 @@ type Cluster struct {
 	addr      net.Addr
 	tls       *tls.Config
 	sasl      sasl.Mechanism
-	watched   []string // sorted topics of the refresh; nil: every topic of the cluster
+	watched   []string // sorted topics of the refresh
 }
 
 // Dial prepares a connection pool to the cluster c. It does no network I/O:
@@ -91,7 +91,9 @@ func Dial(c config.Cluster, password PasswordFunc) (*Cluster, error) {
 		mech = namedMechanism{Mechanism: mech, cluster: c.Name, user: c.SASL.Username}
 	}
 	cl.addr, cl.tls, cl.sasl = kafka.TCP(c.Brokers...), tc, mech
-	cl.transport, cl.client = cl.newTransport(nil)
+	// No topic until one is named (watch, cover): the refresh starts with
+	// the brokers only, and never asks for every topic of the cluster.
+	cl.transport, cl.client = cl.newTransport([]string{})
 	return cl, nil
 }
 
@@ -117,13 +119,13 @@ func (c *Cluster) conn() (*kafka.Transport, *kafka.Client) {
 	return c.transport, c.client
 }
 
-// watch limits the Transport's background metadata refresh (every
-// metadataTTL) to the topics in use: the first call to topics, each later
-// one to the union with them, so that a topic once watched stays routable.
-// Without it the refresh asks for, and kafka-go decodes, every topic of the
-// cluster about twice a second for as long as the process runs: at 10,000
-// partitions, requests that grow with the run's length and memory that grows
-// with the cluster rather than the pipeline. A change replaces the Transport:
+// watch adds topics to the Transport's background metadata refresh (every
+// metadataTTL), which covers only the topics in use: a topic once watched
+// stays routable. Without it the refresh would ask for, and kafka-go
+// decode, every topic of the cluster about twice a second for as long as
+// the process runs: at 10,000 partitions, requests that grow with the run's
+// length and memory that grows with the cluster rather than the pipeline.
+// A change replaces the Transport:
 // requests in flight finish on the old one, whose refresh stops with its
 // last request (kafka-go counts them). It costs one connection per broker,
 // so callers name all their topics at once where they can.
@@ -139,7 +141,7 @@ func (c *Cluster) watch(topics []string) {
 			next = slices.Insert(next, i, t)
 		}
 	}
-	if c.watched != nil && len(next) == len(c.watched) {
+	if len(next) == len(c.watched) {
 		return // nothing new
 	}
 	old := c.transport
@@ -148,13 +150,12 @@ func (c *Cluster) watch(topics []string) {
 	old.CloseIdleConnections()
 }
 
-// cover makes sure the refresh covers topic once watch has limited it: a
-// fetch, produce or read-back of a topic no listing or list-offsets named
-// first would otherwise find no route. It never limits the refresh itself.
+// cover makes sure the refresh covers topic: a fetch, produce or read-back
+// of a topic no listing or list-offsets named first would otherwise find no
+// route.
 func (c *Cluster) cover(topic string) {
 	c.mu.RLock()
 	_, covered := slices.BinarySearch(c.watched, topic)
-	covered = covered || c.watched == nil
 	c.mu.RUnlock()
 	if !covered {
 		c.watch([]string{topic})
