@@ -1,7 +1,10 @@
 package replicate
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,4 +91,18 @@ func TestSurveyedEndNotUsedAfterAnotherRun(t *testing.T) {
 		}
 	}
 	r.checkExactCopy(t)
+}
+
+// TestEmptyWindowLogsAtDebug: at 10,000 partitions a first run would print
+// a line for each empty window; those are debug, a window with records is info.
+func TestEmptyWindowLogsAtDebug(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 3, pB: 0})
+	var out bytes.Buffer
+	o := r.options("run")
+	o.Log = slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	r.run(t, t.Context(), o)
+	lines := strings.Count(out.String(), "window copied")
+	if lines != 1 || !strings.Contains(out.String(), "partition=0") {
+		t.Errorf("info log has %d \"window copied\" lines, want 1 (partition a/0, the one with records):\n%s", lines, out.String())
+	}
 }
