@@ -3,11 +3,15 @@ package dynamostore_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +19,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
@@ -32,10 +37,11 @@ const (
 	internal                 // answer 500 InternalServerError without forwarding
 	lost                     // forward it, then answer 500: applied, but the client cannot know
 	stall                    // answer nothing until the client gives up
+	half                     // forward a BatchGetItem for half its keys, answer the rest unprocessed
 	numFaults
 )
 
-var faultNames = [numFaults]string{"pass", "throttle", "provisioned", "internal", "lost", "stall"}
+var faultNames = [numFaults]string{"pass", "throttle", "provisioned", "internal", "lost", "stall", "half"}
 
 // faultProxy is an HTTP proxy between the store and the DynamoDB server that
 // injects the faults its decide function picks.
@@ -84,12 +90,20 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 		return
 	}
+	var unprocessed map[string]any
+	if f == half {
+		if body, unprocessed, err = halve(body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+	}
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, p.upstream+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}
 	req.Header = r.Header.Clone()
+	req.ContentLength = int64(len(body))
 	resp, err := p.client.Do(req)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
@@ -105,11 +119,55 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		awsError(w, http.StatusInternalServerError, "InternalServerError", "Internal server error")
 		return
 	}
+	if unprocessed != nil && resp.StatusCode == http.StatusOK {
+		if respBody, err = withUnprocessed(respBody, unprocessed); err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		resp.Header.Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(respBody)), 10))
+		resp.Header.Del("Content-Length")
+	}
 	for k, v := range resp.Header {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(respBody)
+}
+
+// halve cuts the keys of each table of a BatchGetItem request body in two,
+// and returns the body asking for the first half and the RequestItems of
+// the second, which the answer is to leave unprocessed.
+func halve(body []byte) ([]byte, map[string]any, error) {
+	var in map[string]any
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, nil, err
+	}
+	items, _ := in["RequestItems"].(map[string]any)
+	rest := map[string]any{}
+	for table, v := range items {
+		ka, _ := v.(map[string]any)
+		keys, _ := ka["Keys"].([]any)
+		if len(keys) < 2 {
+			continue
+		}
+		other := maps.Clone(ka)
+		other["Keys"] = keys[len(keys)/2:]
+		ka["Keys"] = keys[:len(keys)/2]
+		rest[table] = other
+	}
+	out, err := json.Marshal(in)
+	return out, rest, err
+}
+
+// withUnprocessed returns a BatchGetItem answer with unprocessed as its
+// UnprocessedKeys.
+func withUnprocessed(body []byte, unprocessed map[string]any) ([]byte, error) {
+	var out map[string]any
+	if err := json.Unmarshal(body, &out); err != nil {
+		return nil, err
+	}
+	out["UnprocessedKeys"] = unprocessed
+	return json.Marshal(out)
 }
 
 // awsError answers as DynamoDB does (AWS JSON 1.0): the SDK reads the error
@@ -395,5 +453,47 @@ func TestAcquireRace(t *testing.T) {
 		if want := int64(1 + round%2); winners[0].Epoch != want {
 			t.Errorf("round %d: winner's epoch %d, want %d", round, winners[0].Epoch, want)
 		}
+	}
+}
+
+// TestLoadPartitionsUnprocessedKeys checks that LoadPartitions asks again
+// for the keys a BatchGetItem leaves unprocessed (throttled, or over the 16
+// MB answer limit), until it has them all.
+func TestLoadPartitionsUnprocessedKeys(t *testing.T) {
+	var halved atomic.Int64
+	s, direct, proxy := faultStores(t, func(_ int64, target string, _ []byte) fault {
+		if strings.HasSuffix(target, ".BatchGetItem") && halved.Add(1) <= 3 {
+			return half
+		}
+		return pass
+	})
+	var ps []catchup.Partition
+	for n := range int32(200) {
+		p := catchup.Partition{Topic: "orders", Partition: n}
+		ps = append(ps, p)
+		if n%4 != 3 {
+			if err := direct.Reset(t.Context(), "pl", p, int64(n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want, err := direct.Load(t.Context(), "pl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.LoadPartitions(t.Context(), "pl", ps)
+	if err != nil {
+		t.Fatalf("LoadPartitions through %s: %v", proxy, err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("LoadPartitions with unprocessed keys mismatch with Load (-want +got):\n%s", d)
+	}
+	// 2 chunks of 100 keys; the first answered for 50, then 25, then 13
+	// (three halvings), then the last 12: 4 requests, and 1 for the second.
+	if n := s.Requests(); n != 5 {
+		t.Errorf("LoadPartitions made %d requests (%s), want 5", n, proxy)
+	}
+	if items, _ := s.Reads(); items != int64(len(want)) {
+		t.Errorf("Reads = %d items, want %d", items, len(want))
 	}
 }

@@ -86,7 +86,7 @@ func every(ps []catchup.Partition, k int) []catchup.Partition {
 // compaction of a pipeline of up to 16 KiB.
 func TestWriteCostOfFewPartitions(t *testing.T) {
 	const (
-		runs          = 5
+		runs          = 2
 		perChangeMost = 1024 // bytes a change may write, amortised: a line of ~300 and its share of compactions
 	)
 	for _, n := range []int{100, 1000, 10000} {
