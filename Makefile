@@ -108,8 +108,8 @@ bench: ## real brokers: ceiling, catchup, MirrorMaker 2 and 1, kcat side by side
 	bench/run.sh
 
 .PHONY: bench-scale
-bench-scale: deps build ## 100 to 10,000 partitions on in-process kfake clusters and dynalite: requests per API key and operation, peak RSS -> docs/benchmarks.md (QUICK=1: up to 1,000, ~1 min)
-	$(GO) run ./bench/cmd/scale -catchup $(BIN)/catchup -label "$${LABEL:-current}" -out docs/benchmarks.md $${QUICK:+-quick}
+bench-scale: deps build ## 100 to 10,000 partitions on in-process kfake clusters and dynalite: requests per API key and operation, peak RSS, goroutines, bytes written -> docs/scale.md (QUICK=1: up to 1,000, ~2 min)
+	$(GO) run ./bench/cmd/scale -catchup $(BIN)/catchup -label "$${LABEL:-current}" -out docs/scale.md $${QUICK:+-quick}
 
 .PHONY: clean
 clean: ## remove built binaries

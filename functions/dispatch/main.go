@@ -58,12 +58,20 @@ func main() {
 		}
 		return v
 	}
+	// More shards than the replicate function's reserved concurrency would
+	// only queue behind each other (throttled asynchronous invocations).
+	maxShards := setting(lambdaenv.EnvMaxShards, 20)
 	limits := fanout.Limits{
-		MaxShards:     int(setting(lambdaenv.EnvMaxShards, 20)),
-		MaxPartitions: int(setting(lambdaenv.EnvShardPartitions, 64)),
-		MaxBytes:      setting(lambdaenv.EnvShardBytes, 4<<30),
+		MaxShards:        int(min(maxShards, setting(lambdaenv.EnvReplicateConcurrency, maxShards))),
+		MaxPartitions:    int(setting(lambdaenv.EnvShardPartitions, 64)),
+		PartitionCeiling: int(setting(lambdaenv.EnvShardPartitionsMax, 1024)),
+		MaxBytes:         setting(lambdaenv.EnvShardBytes, 4<<30),
 	}
 	concurrency := int(setting(lambdaenv.EnvInvokeConcurrency, 8))
+	topicMetrics, err := lambdaenv.Bool(os.Getenv, lambdaenv.EnvTopicMetrics, false)
+	if err != nil {
+		fail("read settings", err)
+	}
 
 	// Clients, kept for the life of the execution environment.
 	store := dynamostore.New(dynamodb.NewFromConfig(awsCfg), loc.Path)
@@ -72,14 +80,15 @@ func main() {
 
 	// Handler.
 	d, err := fanout.New(fanout.Options{
-		File:        file,
-		Store:       store,
-		Invoker:     invoker,
-		Limits:      limits,
-		Concurrency: concurrency,
-		Log:         log,
-		Metrics:     emitter,
-		Service:     lambdaenv.String(os.Getenv, lambdaenv.EnvService, "catchup"),
+		File:         file,
+		Store:        store,
+		Invoker:      invoker,
+		Limits:       limits,
+		Concurrency:  concurrency,
+		Log:          log,
+		Metrics:      emitter,
+		Service:      lambdaenv.String(os.Getenv, lambdaenv.EnvService, "catchup"),
+		TopicMetrics: topicMetrics,
 	})
 	if err != nil {
 		fail("build handler", err)

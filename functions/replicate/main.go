@@ -47,6 +47,10 @@ func main() {
 	if err != nil {
 		fail("read settings", err)
 	}
+	topicMetrics, err := lambdaenv.Bool(os.Getenv, lambdaenv.EnvTopicMetrics, false)
+	if err != nil {
+		fail("read settings", err)
+	}
 	loc, err := file.StoreLocation()
 	if err != nil {
 		fail("read store", err)
@@ -66,6 +70,8 @@ func main() {
 		Metrics:    emitter,
 		Service:    lambdaenv.String(os.Getenv, lambdaenv.EnvService, "catchup"),
 		Concurrent: lambdacontext.MaxConcurrency() > 1,
+		// Per topic only on request: a custom metric per topic and name.
+		TopicMetrics: topicMetrics,
 	})
 	if err != nil {
 		fail("build handler", err)

@@ -33,7 +33,7 @@ type Options struct {
 	File    *config.File     // the configuration, secrets resolved; required
 	Store   checkpoint.Store // the checkpoint store; required
 	Invoker Invoker          // starts replicate invocations; required
-	Limits  Limits           // shard bounds; zero fields get 20 shards, 64 partitions, 4 GiB
+	Limits  Limits           // shard bounds; zero fields get 20 shards, 64 partitions up to 1,024 for a large backlog, 4 GiB
 	// Concurrency is how many pipelines are surveyed and how many Invoke
 	// calls are in flight at once; default 8.
 	Concurrency int
@@ -46,7 +46,11 @@ type Options struct {
 	Log         *slog.Logger     // default: discard
 	Metrics     *metrics.Emitter // nil: no metrics
 	Service     string           // value of the service dimension; default "catchup"
-	Now         func() time.Time // the clock leases are compared with; default time.Now
+	// TopicMetrics adds LagRecords and LagBytes per topic to the metrics
+	// per pipeline and service: two CloudWatch custom metrics per topic more
+	// (README, "Metrics and their cost").
+	TopicMetrics bool
+	Now          func() time.Time // the clock leases are compared with; default time.Now
 }
 
 // defaultRecordBytes is the size assumed for a record of a topic nothing is known of.
@@ -70,6 +74,9 @@ func New(o Options) (*Dispatcher, error) {
 	}
 	if o.Limits.MaxPartitions == 0 {
 		o.Limits.MaxPartitions = 64
+	}
+	if o.Limits.PartitionCeiling == 0 {
+		o.Limits.PartitionCeiling = 1024
 	}
 	if o.Limits.MaxBytes == 0 {
 		o.Limits.MaxBytes = 4 << 30
@@ -114,8 +121,12 @@ func DecodeEvent(payload []byte) (Event, error) {
 
 // Summary is the response of a dispatch invocation.
 type Summary struct {
-	Shards     int               `json:"shards"`  // replicate invocations planned
-	Invoked    int               `json:"invoked"` // of which queued
+	Shards  int `json:"shards"`  // replicate invocations planned
+	Invoked int `json:"invoked"` // of which queued
+	// ETATicks estimates the dispatches it takes to hand out the backlog
+	// found, this one included (see Ticks): 0 with nothing to copy, 1 when
+	// this dispatch covered it all.
+	ETATicks   int               `json:"eta_ticks"`
 	DurationMS int64             `json:"duration_ms"`
 	Pipelines  []PipelineSummary `json:"pipelines"`
 	Error      string            `json:"error,omitempty"` // why nothing was done, when retrying cannot help
@@ -180,7 +191,8 @@ func (d *Dispatcher) Handle(ctx context.Context, payload json.RawMessage) (*Summ
 	}
 	wg.Wait()
 
-	shards, deferred := Split(slices.Concat(works...), d.o.Limits)
+	all := slices.Concat(works...)
+	shards, deferred := Split(all, d.o.Limits)
 	index := map[string]*PipelineSummary{}
 	for i := range sums {
 		index[sums[i].Pipeline] = &sums[i]
@@ -193,7 +205,7 @@ func (d *Dispatcher) Handle(ctx context.Context, payload json.RawMessage) (*Summ
 	}
 	invoked, invokeErr := d.invoke(ctx, shards)
 
-	sum := &Summary{Shards: len(shards), Invoked: invoked, Pipelines: sums, DurationMS: time.Since(start).Milliseconds()}
+	sum := &Summary{Shards: len(shards), Invoked: invoked, ETATicks: Ticks(all, d.o.Limits), Pipelines: sums, DurationMS: time.Since(start).Milliseconds()}
 	var failed []error
 	for _, ps := range sums {
 		d.emit(ctx, ps)
@@ -204,7 +216,12 @@ func (d *Dispatcher) Handle(ctx context.Context, payload json.RawMessage) (*Summ
 			"lagging", ps.Lagging, "lag_records", ps.LagRecords, "lag_bytes", ps.LagBytes, "leased", ps.Leased,
 			"blocked", ps.Blocked, "deferred", ps.Deferred, "shards", ps.Shards)
 	}
-	d.o.Log.InfoContext(ctx, "invocation done", "shards", sum.Shards, "invoked", sum.Invoked, "duration_ms", sum.DurationMS)
+	if err := d.o.Metrics.Emit([]metrics.Dimension{{Name: metrics.DimService, Value: d.o.Service}}, [][]string{{metrics.DimService}},
+		[]metrics.Value{{Name: metrics.ETATicks, Unit: metrics.Count, Value: int64(sum.ETATicks)}}); err != nil {
+		d.o.Log.ErrorContext(ctx, "metrics not written", "error", err)
+	}
+	d.o.Log.InfoContext(ctx, "invocation done", "shards", sum.Shards, "invoked", sum.Invoked, "eta_ticks", sum.ETATicks,
+		"duration_ms", sum.DurationMS)
 	if invokeErr != nil {
 		failed = append(failed, invokeErr)
 	}
@@ -234,7 +251,7 @@ func (d *Dispatcher) survey(ctx context.Context, pc *config.Pipeline, samples *s
 	sizes := recordSizes(s.Checkpoints)
 	now := d.o.Now()
 	type topicLag struct{ records, bytes int64 }
-	lag := map[string]*topicLag{}
+	lag := map[string]*topicLag{} // with TopicMetrics
 	var work []Work
 	for i, pl := range s.Windows {
 		marks, cp := s.Offsets[i], s.Checkpoints[pl.Partition]
@@ -261,13 +278,15 @@ func (d *Dispatcher) survey(ctx context.Context, pc *config.Pipeline, samples *s
 		sum.Lagging++
 		sum.LagRecords += w.LagRecords
 		sum.LagBytes += w.LagBytes
-		tl := lag[pl.Topic]
-		if tl == nil {
-			tl = &topicLag{}
-			lag[pl.Topic] = tl
+		if d.o.TopicMetrics {
+			tl := lag[pl.Topic]
+			if tl == nil {
+				tl = &topicLag{}
+				lag[pl.Topic] = tl
+			}
+			tl.records += w.LagRecords
+			tl.bytes += w.LagBytes
 		}
-		tl.records += w.LagRecords
-		tl.bytes += w.LagBytes
 		if cp.Owner != "" && cp.Expires.After(now) {
 			sum.Leased++
 			continue

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -97,8 +98,9 @@ func TestDispatch(t *testing.T) {
 	inv := &recorder{}
 	var out bytes.Buffer
 	d, err := New(Options{File: f, Store: store, Invoker: inv, Concurrency: 2,
-		Limits:  Limits{MaxShards: 3, MaxPartitions: 3, MaxBytes: 1 << 30},
-		Metrics: metrics.New(&out, "catchup", nil), Service: "test", Now: func() time.Time { return now.Add(time.Second) }})
+		Limits:  Limits{MaxShards: 3, MaxPartitions: 3, PartitionCeiling: 3, MaxBytes: 1 << 30},
+		Metrics: metrics.New(&out, "catchup", nil), Service: "test", TopicMetrics: true,
+		Now: func() time.Time { return now.Add(time.Second) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,8 +109,8 @@ func TestDispatch(t *testing.T) {
 		t.Fatalf("Handle: %v", err)
 	}
 	ps := sum.Pipelines[0]
-	if sum.Shards != 3 || sum.Invoked != 3 || ps.Lagging != 12 || ps.Leased != 1 || ps.Deferred != 2 {
-		t.Errorf("summary %+v, pipeline %+v; want 12 lagging, 1 leased, 3 shards of 3 partitions, 2 deferred", sum, ps)
+	if sum.Shards != 3 || sum.Invoked != 3 || ps.Lagging != 12 || ps.Leased != 1 || ps.Deferred != 2 || sum.ETATicks != 2 {
+		t.Errorf("summary %+v, pipeline %+v; want 12 lagging, 1 leased, 3 shards of 3 partitions, 2 deferred, 2 ticks", sum, ps)
 	}
 	if most := inv.most.Load(); most > 2 {
 		t.Errorf("%d Invoke calls in flight at once, want at most 2", most)
@@ -131,11 +133,14 @@ func TestDispatch(t *testing.T) {
 		t.Errorf("sent %v; want the largest backlogs (t/3 to t/11) first, t/1 and t/2 deferred", seen)
 	}
 	docs, err := emftest.Lines(out.Bytes())
-	if err != nil || len(docs) != 2 {
-		t.Fatalf("EMF: %d documents, %v; want a topic line and a pipeline line", len(docs), err)
+	if err != nil || len(docs) != 3 {
+		t.Fatalf("EMF: %d documents, %v; want a topic line, a pipeline line and the ETA", len(docs), err)
 	}
 	if got := docs[1].Values[metrics.LagRecords]; got != 780 {
 		t.Errorf("LagRecords = %v, want 780 (10+20+...+120)", got)
+	}
+	if got := docs[2].Values[metrics.ETATicks]; got != 2 {
+		t.Errorf("ETATicks = %v, want 2", got)
 	}
 
 	inv.fail = true
@@ -172,6 +177,44 @@ func TestDecodeEvent(t *testing.T) {
 		ev, err := DecodeEvent([]byte(tt.payload))
 		if got := len(ev.Pipelines); (err != nil) != (tt.want < 0) || (err == nil && got != tt.want) {
 			t.Errorf("DecodeEvent(%q) = %v, %v; want %d pipelines", tt.payload, ev, err, tt.want)
+		}
+	}
+}
+
+// TestDispatchMetricsPerTopicOptIn: without TopicMetrics no document has a
+// topic dimension (each topic would be CloudWatch custom metrics of its
+// own), and the pipeline and service figures the alarms read are there.
+func TestDispatchMetricsPerTopicOptIn(t *testing.T) {
+	f, store := rig(t)
+	for _, perTopic := range []bool{false, true} {
+		var out bytes.Buffer
+		d, err := New(Options{File: f, Store: store, Invoker: &recorder{}, TopicMetrics: perTopic,
+			Metrics: metrics.New(&out, "catchup", nil), Service: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Handle(t.Context(), nil); err != nil {
+			t.Fatalf("Handle: %v", err)
+		}
+		docs, err := emftest.Lines(out.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		topics, pipelineLag := 0, 0.0
+		for _, doc := range docs {
+			if doc.Members[metrics.DimTopic] != nil {
+				topics++
+				continue
+			}
+			if slices.ContainsFunc(doc.Dimensions, func(set []string) bool { return slices.Equal(set, []string{metrics.DimService}) }) {
+				pipelineLag += doc.Values[metrics.LagRecords]
+			}
+		}
+		if want := map[bool]int{false: 0, true: 1}[perTopic]; topics != want {
+			t.Errorf("TopicMetrics %v: %d documents with a topic dimension, want %d", perTopic, topics, want)
+		}
+		if pipelineLag != 780 {
+			t.Errorf("TopicMetrics %v: LagRecords per service %v, want 780", perTopic, pipelineLag)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package fanout
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -135,6 +136,68 @@ func TestSplitInvariants(t *testing.T) {
 		}
 		if len(where) != len(work) {
 			t.Fatalf("round %d: %d partitions placed, want %d", round, len(where), len(work))
+		}
+	}
+}
+
+// TestSplitScalesWithTheBacklog: 10,000 lagging partitions over 20 shards
+// fit one dispatch when shards may grow to their share of the backlog (500
+// partitions each); with the fixed cap of 64, 8,720 waited (issue 13) and
+// the backlog took 8 dispatches. Bytes still bound a shard.
+func TestSplitScalesWithTheBacklog(t *testing.T) {
+	work := make([]Work, 10000)
+	for i := range work {
+		work[i] = Work{Pipeline: "p", Partition: part(fmt.Sprintf("t%d", i%100), int32(i/100)), LagRecords: 1, LagBytes: 100}
+	}
+	for _, tc := range []struct {
+		name         string
+		limits       Limits
+		wantDeferred int
+		wantMost     int // partitions in the largest shard
+		wantTicks    int
+	}{
+		{name: "fixed cap", limits: Limits{MaxShards: 20, MaxPartitions: 64, MaxBytes: 4 << 30},
+			wantDeferred: 8720, wantMost: 64, wantTicks: 8},
+		{name: "cap scales with the backlog", limits: Limits{MaxShards: 20, MaxPartitions: 64, PartitionCeiling: 1024, MaxBytes: 4 << 30},
+			wantDeferred: 0, wantMost: 500, wantTicks: 1},
+		{name: "up to the ceiling", limits: Limits{MaxShards: 5, MaxPartitions: 64, PartitionCeiling: 1024, MaxBytes: 4 << 30},
+			wantDeferred: 10000 - 5*1024, wantMost: 1024, wantTicks: 2},
+		{name: "bytes still bound a shard", limits: Limits{MaxShards: 20, MaxPartitions: 64, PartitionCeiling: 1024, MaxBytes: 100 * 100},
+			wantDeferred: 10000 - 20*100, wantMost: 100, wantTicks: 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			shards, deferred := Split(work, tc.limits)
+			most := 0
+			for _, s := range shards {
+				most = max(most, len(s.Partitions))
+			}
+			if len(deferred) != tc.wantDeferred || most != tc.wantMost {
+				t.Errorf("Split: %d shards, largest %d partitions, %d deferred; want largest %d, %d deferred",
+					len(shards), most, len(deferred), tc.wantMost, tc.wantDeferred)
+			}
+			if got := Ticks(work, tc.limits); got != tc.wantTicks {
+				t.Errorf("Ticks = %d, want %d", got, tc.wantTicks)
+			}
+		})
+	}
+}
+
+func TestTicks(t *testing.T) {
+	w := func(bytes int64) Work { return Work{Pipeline: "p", LagBytes: bytes} }
+	l := Limits{MaxShards: 2, MaxPartitions: 2, MaxBytes: 1000}
+	for _, tc := range []struct {
+		name string
+		work []Work
+		want int
+	}{
+		{name: "no work", want: 0},
+		{name: "fits one dispatch", work: []Work{w(10), w(10), w(10)}, want: 1},
+		{name: "bytes: 5,000 at 2 shards of 1,000", work: []Work{w(1000), w(1000), w(1000), w(1000), w(1000)}, want: 3},
+		{name: "one partition larger than a shard, copied by one worker at a time", work: []Work{w(4500)}, want: 5},
+		{name: "partitions: 9 at 2 shards of 2", work: slices.Repeat([]Work{w(1)}, 9), want: 3},
+	} {
+		if got := Ticks(tc.work, l); got != tc.want {
+			t.Errorf("%s: Ticks = %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }

@@ -56,7 +56,7 @@ func (c *Cluster) TopicConfigs(ctx context.Context, topics []string) (map[string
 	}
 	var res *kafka.DescribeConfigsResponse
 	err := c.retryAdmin(ctx, func(ctx context.Context) (err error) {
-		res, err = c.client.DescribeConfigs(ctx, req)
+		res, err = c.Client().DescribeConfigs(ctx, req)
 		if err != nil {
 			return c.readError(ctx, err)
 		}
@@ -138,9 +138,16 @@ func (c *Cluster) CreateTopics(ctx context.Context, specs []replicate.TopicSpec)
 		}
 		req.Topics = append(req.Topics, tc)
 	}
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Topic
+	}
+	// Watched before they exist: kafka-go waits after a CreateTopics until
+	// its refresh sees the new topics.
+	c.watch(names)
 	var res *kafka.CreateTopicsResponse
 	err := c.retryAdmin(ctx, func(ctx context.Context) (err error) {
-		res, err = c.client.CreateTopics(ctx, req)
+		res, err = c.Client().CreateTopics(ctx, req)
 		if err != nil {
 			return c.readError(ctx, err)
 		}
@@ -174,7 +181,7 @@ func (c *Cluster) CommittedOffsets(ctx context.Context, group string) (map[catch
 	var res *kafka.OffsetFetchResponse
 	err := c.retryAdmin(ctx, func(ctx context.Context) (err error) {
 		// No topics: every topic the group has offsets for (OffsetFetch v2+).
-		res, err = c.client.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group})
+		res, err = c.Client().OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group})
 		if err != nil {
 			return c.readError(ctx, err)
 		}
@@ -210,7 +217,7 @@ func (c *Cluster) CommitOffsets(ctx context.Context, group string, offs map[catc
 	}
 	var res *kafka.OffsetCommitResponse
 	err := c.retryAdmin(ctx, func(ctx context.Context) (err error) {
-		res, err = c.client.OffsetCommit(ctx, req)
+		res, err = c.Client().OffsetCommit(ctx, req)
 		if err != nil {
 			return c.readError(ctx, err)
 		}

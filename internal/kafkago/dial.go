@@ -6,7 +6,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,11 +51,19 @@ type PasswordFunc func() (string, error)
 type Cluster struct {
 	name      string
 	clientID  string
-	mechanism string // SASL mechanism, "" without SASL
-	user      string // SASL user, for error messages
+	mechanism string       // SASL mechanism, "" without SASL
+	user      string       // SASL user, for error messages
+	corr      atomic.Int32 // correlation ids of the requests written by exchange
+
+	// mu guards the Transport, which watch replaces by one whose
+	// background metadata refresh covers only the topics in use.
+	mu        sync.RWMutex
 	transport *kafka.Transport
 	client    *kafka.Client
-	corr      atomic.Int32 // correlation ids of the requests written by exchange
+	addr      net.Addr
+	tls       *tls.Config
+	sasl      sasl.Mechanism
+	watched   []string // sorted topics of the refresh
 }
 
 // Dial prepares a connection pool to the cluster c. It does no network I/O:
@@ -79,16 +90,76 @@ func Dial(c config.Cluster, password PasswordFunc) (*Cluster, error) {
 		}
 		mech = namedMechanism{Mechanism: mech, cluster: c.Name, user: c.SASL.Username}
 	}
-	cl.transport = &kafka.Transport{
-		DialTimeout: dialTimeout,
-		IdleTimeout: idleTimeout,
-		MetadataTTL: metadataTTL,
-		ClientID:    cl.clientID,
-		TLS:         tc,
-		SASL:        mech,
-	}
-	cl.client = &kafka.Client{Addr: kafka.TCP(c.Brokers...), Transport: cl.transport}
+	cl.addr, cl.tls, cl.sasl = kafka.TCP(c.Brokers...), tc, mech
+	// No topic until one is named (watch, cover): the refresh starts with
+	// the brokers only, and never asks for every topic of the cluster.
+	cl.transport, cl.client = cl.newTransport([]string{})
 	return cl, nil
+}
+
+// newTransport returns a Transport whose background metadata refresh asks
+// for topics (nil: every topic), and a Client over it.
+func (c *Cluster) newTransport(topics []string) (*kafka.Transport, *kafka.Client) {
+	t := &kafka.Transport{
+		DialTimeout:    dialTimeout,
+		IdleTimeout:    idleTimeout,
+		MetadataTTL:    metadataTTL,
+		MetadataTopics: topics,
+		ClientID:       c.clientID,
+		TLS:            c.tls,
+		SASL:           c.sasl,
+	}
+	return t, &kafka.Client{Addr: c.addr, Transport: t}
+}
+
+// conn returns the current Transport and its Client.
+func (c *Cluster) conn() (*kafka.Transport, *kafka.Client) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.transport, c.client
+}
+
+// watch adds topics to the Transport's background metadata refresh (every
+// metadataTTL), which covers only the topics in use: a topic once watched
+// stays routable. Without it the refresh would ask for, and kafka-go
+// decode, every topic of the cluster about twice a second for as long as
+// the process runs: at 10,000 partitions, requests that grow with the run's
+// length and memory that grows with the cluster rather than the pipeline.
+// A change replaces the Transport:
+// requests in flight finish on the old one, whose refresh stops with its
+// last request (kafka-go counts them). It costs one connection per broker,
+// so callers name all their topics at once where they can.
+func (c *Cluster) watch(topics []string) {
+	if len(topics) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	next := slices.Clone(c.watched)
+	for _, t := range topics {
+		if i, found := slices.BinarySearch(next, t); !found {
+			next = slices.Insert(next, i, t)
+		}
+	}
+	if len(next) == len(c.watched) {
+		return // nothing new
+	}
+	old := c.transport
+	c.watched = next
+	c.transport, c.client = c.newTransport(next)
+	old.CloseIdleConnections()
+}
+
+// cover makes sure the refresh covers topic: a fetch, produce or read-back
+// of a topic no listing or list-offsets named first would otherwise find no
+// route.
+func (c *Cluster) cover(topic string) {
+	c.mu.RLock()
+	_, covered := slices.BinarySearch(c.watched, topic)
+	c.mu.RUnlock()
+	if !covered {
+		c.watch([]string{topic})
+	}
 }
 
 // Name is the cluster's name from its configuration.
@@ -96,11 +167,17 @@ func (c *Cluster) Name() string { return c.name }
 
 // Client is a kafka-go client over the cluster's Transport, for admin calls.
 // Its Metadata answers come from the Transport's cache (at most 1s old).
-func (c *Cluster) Client() *kafka.Client { return c.client }
+func (c *Cluster) Client() *kafka.Client {
+	_, client := c.conn()
+	return client
+}
 
 // Close closes the idle connections and stops the Transport's background
 // metadata refresh. Requests in flight finish.
-func (c *Cluster) Close() { c.transport.CloseIdleConnections() }
+func (c *Cluster) Close() {
+	t, _ := c.conn()
+	t.CloseIdleConnections()
+}
 
 // tlsConfig returns nil for plaintext.
 func tlsConfig(t *config.TLS) (*tls.Config, error) {

@@ -266,7 +266,8 @@ var (
 func (c *Cluster) roundTrip(ctx context.Context, e *exchange, timeout time.Duration) (protocol.Message, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := c.transport.RoundTrip(ctx, c.client.Addr, e)
+	transport, client := c.conn()
+	res, err := transport.RoundTrip(ctx, client.Addr, e)
 	if err != nil {
 		if routingError(err) {
 			// The Transport routes by a layout it learns in the
@@ -274,7 +275,7 @@ func (c *Cluster) roundTrip(ctx context.Context, e *exchange, timeout time.Durat
 			// credentials, bad certificates, no broker reachable)
 			// every request fails as "topic not found". Its cache
 			// holds the real reason.
-			if _, merr := c.client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{}}); merr != nil && ctx.Err() == nil {
+			if _, merr := client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{}}); merr != nil && ctx.Err() == nil {
 				err = merr
 			}
 		}

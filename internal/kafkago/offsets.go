@@ -48,7 +48,8 @@ func (c *Cluster) listOffsets(ctx context.Context, ps []catchup.Partition, ts in
 			topics = append(topics, p.Topic)
 		}
 	}
-	md, err := c.client.Metadata(ctx, &kafka.MetadataRequest{Topics: topics})
+	c.watch(topics)
+	md, err := c.Client().Metadata(ctx, &kafka.MetadataRequest{Topics: topics})
 	if err != nil {
 		return nil, c.readError(ctx, err)
 	}

@@ -69,6 +69,13 @@ func (s *Source) Partitions(ctx context.Context, match func(topic string) bool) 
 		}
 	}
 	slices.SortFunc(ps, catchup.Partition.Compare)
+	topics := make([]string, 0)
+	for _, p := range ps {
+		if len(topics) == 0 || topics[len(topics)-1] != p.Topic {
+			topics = append(topics, p.Topic)
+		}
+	}
+	s.cl.watch(topics)
 	return ps, nil
 }
 
@@ -113,6 +120,7 @@ func (s *Source) OffsetsForTime(ctx context.Context, ps []catchup.Partition, t t
 // response: one allocation holds them all. See replicate.Source for the
 // contract.
 func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (replicate.Fetched, error) {
+	s.cl.cover(p.Topic)
 	if maxBytes <= 0 {
 		maxBytes = defaultFetchBytes
 	}

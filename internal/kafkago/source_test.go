@@ -387,3 +387,21 @@ func TestFetchRelease(t *testing.T) {
 		t.Fatalf("an unreleased fetch changed under a later one: %q", got)
 	}
 }
+
+// TestFetchOutsideTheListedTopics: once Partitions has limited the
+// metadata refresh to the topics it selected, a fetch of another topic
+// still finds its leader (the refresh widens to it), as it did before the
+// refresh was limited.
+func TestFetchOutsideTheListedTopics(t *testing.T) {
+	ctx := testContext(t)
+	c := newCluster(t, kfake.SeedTopics(1, "listed", "other"))
+	produceSync(ctx, t, newProducer(t, c), values("other", 0, "x")...)
+	s := newSource(t, c, "read_uncommitted")
+	if _, err := s.Partitions(ctx, func(topic string) bool { return topic == "listed" }); err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.Fetch(ctx, catchup.Partition{Topic: "other"}, 0, 1<<20)
+	if err != nil || len(f.Records) != 1 {
+		t.Fatalf("Fetch of a topic not listed = %d records, %v; want 1", len(f.Records), err)
+	}
+}

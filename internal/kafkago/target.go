@@ -101,6 +101,7 @@ func (t *Target) PartitionCounts(ctx context.Context, topics []string) (map[stri
 	if len(topics) == 0 {
 		return map[string]int{}, nil
 	}
+	t.cl.watch(topics)
 	md, err := t.cl.metadata(ctx, topics)
 	if err != nil {
 		return nil, err
@@ -143,6 +144,7 @@ func (t *Target) Produce(ctx context.Context, p catchup.Partition, recs []catchu
 	if len(recs) == 0 {
 		return 0, -1, nil
 	}
+	t.cl.cover(p.Topic)
 	n := t.batchLen(p.Topic, recs, stamp)
 	base, err := t.produceBatch(ctx, p, recs[:n], stamp, 0)
 	if err != nil {
@@ -443,6 +445,7 @@ func (t *Target) ReadBack(ctx context.Context, p catchup.Partition, end int64) (
 	if end <= 0 {
 		return nil, end, nil
 	}
+	t.cl.cover(p.Topic)
 	at := end - 1
 	f, err := t.cl.fetchRaw(ctx, p, at, readBackFetchSizeBytes, readUncommitted, nil)
 	if err != nil {

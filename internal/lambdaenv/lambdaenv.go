@@ -32,6 +32,7 @@ const (
 	EnvTable           = "CATCHUP_TABLE"             // the DynamoDB checkpoint table; the configuration's store defaults to it
 	EnvNamespace       = "CATCHUP_METRICS_NAMESPACE" // CloudWatch namespace of the EMF metrics; default "catchup"
 	EnvService         = "CATCHUP_SERVICE"           // value of the service metric dimension (the stack name); default "catchup"
+	EnvTopicMetrics    = "CATCHUP_TOPIC_METRICS"     // "true": metrics per topic too (one custom metric per topic and name); default false
 )
 
 // Environment variables of the replicate function.
@@ -44,8 +45,15 @@ const (
 	EnvReplicateFunction = "CATCHUP_REPLICATE_FUNCTION" // name or ARN of the replicate function; required
 	EnvMaxShards         = "CATCHUP_MAX_SHARDS"         // most replicate invocations per dispatch; default 20
 	EnvShardBytes        = "CATCHUP_SHARD_BYTES"        // estimated lag bytes one shard holds at most; default 4 GiB
-	EnvShardPartitions   = "CATCHUP_SHARD_PARTITIONS"   // partitions one shard holds at most; default 64
+	EnvShardPartitions   = "CATCHUP_SHARD_PARTITIONS"   // partitions one shard holds at most while the backlog is small; default 64
 	EnvInvokeConcurrency = "CATCHUP_INVOKE_CONCURRENCY" // Invoke calls in flight at once; default 8
+	// EnvReplicateConcurrency is the replicate function's reserved
+	// concurrency: shards per dispatch are at most this many; default
+	// CATCHUP_MAX_SHARDS.
+	EnvReplicateConcurrency = "CATCHUP_REPLICATE_CONCURRENCY"
+	// EnvShardPartitionsMax is the most partitions of one shard when the
+	// backlog is large (shards take backlog / shards up to it); default 1024.
+	EnvShardPartitionsMax = "CATCHUP_SHARD_PARTITIONS_MAX"
 )
 
 // Lambda's own variables that the functions read.
@@ -88,9 +96,10 @@ func MemoryLimit(getenv func(string) string) int64 {
 // Names lists the catchup variables each function reads, by function name
 // as in template.yaml, for the check that the template sets them.
 var Names = map[string][]string{
-	"ReplicateFunction": {EnvConfig, EnvConfigParameter, EnvTable, EnvNamespace, EnvService, EnvMargin},
-	"DispatchFunction": {EnvConfig, EnvConfigParameter, EnvTable, EnvNamespace, EnvService,
-		EnvReplicateFunction, EnvMaxShards, EnvShardBytes, EnvShardPartitions, EnvInvokeConcurrency},
+	"ReplicateFunction": {EnvConfig, EnvConfigParameter, EnvTable, EnvNamespace, EnvService, EnvTopicMetrics, EnvMargin},
+	"DispatchFunction": {EnvConfig, EnvConfigParameter, EnvTable, EnvNamespace, EnvService, EnvTopicMetrics,
+		EnvReplicateFunction, EnvMaxShards, EnvShardBytes, EnvShardPartitions, EnvInvokeConcurrency,
+		EnvReplicateConcurrency, EnvShardPartitionsMax},
 }
 
 // ParameterAPI is the SSM call LoadConfig needs; *ssm.Client has it.
@@ -185,6 +194,20 @@ func Int(getenv func(string) string, name string, def int64) (int64, error) {
 		return 0, fmt.Errorf("%s=%q: want a positive integer", name, v)
 	}
 	return n, nil
+}
+
+// Bool reads the boolean variable name ("true" or "false", as
+// strconv.ParseBool spells them), def if unset.
+func Bool(getenv func(string) string, name string, def bool) (bool, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%s=%q: want true or false", name, v)
+	}
+	return b, nil
 }
 
 // String reads the variable name, def if unset.

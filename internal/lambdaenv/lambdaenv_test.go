@@ -116,7 +116,7 @@ func TestLoadConfig(t *testing.T) {
 }
 
 func TestSettings(t *testing.T) {
-	get := env(map[string]string{"D": "250ms", "BAD_D": "soon", "N": "12", "BAD_N": "-3", "S": "x"})
+	get := env(map[string]string{"D": "250ms", "BAD_D": "soon", "N": "12", "BAD_N": "-3", "S": "x", "B": "true", "BAD_B": "yes"})
 	if d, err := lambdaenv.Duration(get, "D", time.Second); err != nil || d != 250*time.Millisecond {
 		t.Errorf("Duration(D) = %s, %v", d, err)
 	}
@@ -131,6 +131,15 @@ func TestSettings(t *testing.T) {
 	}
 	if _, err := lambdaenv.Int(get, "BAD_N", 1); err == nil {
 		t.Errorf("Int(BAD_N) accepted -3")
+	}
+	if b, err := lambdaenv.Bool(get, "B", false); err != nil || !b {
+		t.Errorf("Bool(B) = %v, %v", b, err)
+	}
+	if b, err := lambdaenv.Bool(get, "UNSET", false); err != nil || b {
+		t.Errorf("Bool(UNSET) = %v, %v; want the default", b, err)
+	}
+	if _, err := lambdaenv.Bool(get, "BAD_B", false); err == nil {
+		t.Errorf("Bool(BAD_B) accepted %q", "yes")
 	}
 	if s := lambdaenv.String(get, "UNSET", "def"); s != "def" {
 		t.Errorf("String(UNSET) = %q", s)

@@ -45,11 +45,12 @@ const (
 	LeasedPartitions   = "LeasedPartitions"   // partitions skipped because a live lease holds them (Count)
 	DeferredPartitions = "DeferredPartitions" // partitions with lag left for the next dispatch: over the shard cap (Count)
 	BlockedPartitions  = "BlockedPartitions"  // partitions that cannot be copied until an operator acts (gap, recreated topic) (Count)
+	ETATicks           = "ETATicks"           // dispatches it takes to hand out the backlog, this one included; per service only (Count)
 )
 
 // Names lists every metric name above, for checks of the template.
 var Names = []string{
 	Records, BytesCopied, Windows, WindowsDone, Gaps, FencedCommits, Retries, FailedPartitions, LagRecords,
-	DynamoDBRequests, LagBytes, Shards, LeasedPartitions, DeferredPartitions, BlockedPartitions,
+	DynamoDBRequests, LagBytes, Shards, LeasedPartitions, DeferredPartitions, BlockedPartitions, ETATicks,
 	InDoubtPartitions, Resent, ReplicationWaits, ReplicationWaited,
 }

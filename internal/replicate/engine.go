@@ -320,6 +320,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	if e.o.OnPlan != nil {
 		e.o.OnPlan(plan.Windows(marks, cps, pol))
 	}
+	ends := e.targetEnds(ctx, marks, pol, cps)
 	copyCtx, cancel := e.copyContext(ctx)
 	defer cancel()
 
@@ -346,7 +347,11 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 					rep.Partitions[i] = Result{Partition: m.Partition, Status: StatusNotStarted}
 					continue
 				}
-				rep.Partitions[i] = e.copyPartition(ctx, copyCtx, m, pol, cps[m.Partition])
+				end, ok := ends[e.targetPartition(m.Partition)]
+				if !ok {
+					end = -1
+				}
+				rep.Partitions[i] = e.copyPartition(ctx, copyCtx, m, pol, cps[m.Partition], end)
 			}
 		})
 	}
@@ -454,6 +459,41 @@ func (e *Engine) leased(m catchup.Offsets, pol plan.Policy, loaded checkpoint.Ch
 	e.o.Log.Warn("partition leased by another run", "pipeline", e.o.Pipeline, "topic", m.Topic,
 		"partition", m.Partition.Partition, "lease_owner", res.LeaseOwner, "lease_expires", res.LeaseExpires, "lag", res.Lag())
 	return res
+}
+
+// targetEnds reads, with Provenance, the target end offsets of every
+// partition the run will copy, in one Target.EndOffsets call (one ListOffsets
+// request per target broker) instead of one call per partition: the end
+// reconciliation starts from (see partitionCopy.surveyedEnd for when a
+// partition may use it). On an error it returns nil and each partition reads
+// its own, as it would without this.
+func (e *Engine) targetEnds(ctx context.Context, marks []catchup.Offsets, pol plan.Policy, cps map[catchup.Partition]checkpoint.Checkpoint) map[catchup.Partition]int64 {
+	if !e.o.Provenance {
+		return nil
+	}
+	var tps []catchup.Partition
+	for _, m := range marks {
+		cp := cps[m.Partition]
+		if _, ok := idle(m, pol, cp); ok || cp.Owner != "" {
+			continue // not copied, or a takeover: settle reads the end again
+		}
+		tps = append(tps, e.targetPartition(m.Partition))
+	}
+	if len(tps) == 0 {
+		return nil
+	}
+	ends, err := e.o.Target.EndOffsets(ctx, tps)
+	if err != nil {
+		e.o.Log.DebugContext(ctx, "target end offsets not read at plan time; each partition reads its own", "pipeline", e.o.Pipeline,
+			"partitions", len(tps), "error", err)
+		return nil
+	}
+	return ends
+}
+
+// targetPartition is the target partition p is copied to.
+func (e *Engine) targetPartition(p catchup.Partition) catchup.Partition {
+	return catchup.Partition{Topic: e.o.TargetTopic(p.Topic), Partition: p.Partition}
 }
 
 // copyContext returns the context copying runs under: cancelled with ctx, and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"sort"
 	"time"
@@ -53,6 +54,16 @@ type partitionCopy struct {
 	committedNext          int64
 	committedTargetEnd     int64
 	lastCommit             time.Time
+
+	// surveyedEnd is the target end offset the run read for this partition
+	// at plan time, with the others (Engine.targetEnds), for the first
+	// targetEndOffset to use instead of a request of its own; -1 none. It
+	// is kept only when the lease was free at the survey and nobody took it
+	// in between (the acquire moved the epoch by exactly one): then nothing
+	// of catchup's wrote to the target partition since, because writing
+	// needs the lease. A takeover, or a lease another run took and released
+	// since, reads the end again.
+	surveyedEnd int64
 }
 
 // batch is what the fetch loop hands to the produce loop.
@@ -65,8 +76,9 @@ type batch struct {
 }
 
 // copyPartition leases m's partition, copies its window and commits. loaded
-// is its checkpoint as the run's survey read it, before the lease was taken.
-func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, pol plan.Policy, loaded checkpoint.Checkpoint) (res Result) {
+// is its checkpoint as the run's survey read it, before the lease was taken;
+// surveyedEnd the target end offset read at plan time, or -1.
+func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, pol plan.Policy, loaded checkpoint.Checkpoint, surveyedEnd int64) (res Result) {
 	start := e.o.Now()
 	res.Partition = m.Partition
 	defer func() { res.Duration = e.o.Now().Sub(start) }()
@@ -87,7 +99,10 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		e: e, p: m.Partition, lease: lease, res: &res, lasting: lasting,
 		next: cp.Next, targetEnd: cp.TargetEnd,
 		committedNext: cp.Next, committedTargetEnd: cp.TargetEnd,
-		lastCommit: e.o.Now(),
+		lastCommit: e.o.Now(), surveyedEnd: -1,
+	}
+	if loaded.Owner == "" && cp.Epoch == loaded.Epoch+1 {
+		pc.surveyedEnd = surveyedEnd
 	}
 	if !cp.Exists {
 		// Commit the start even of an empty window: with start: latest, the
@@ -156,7 +171,11 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 			res.Next = pc.committedNext
 		}
 	}
-	e.o.Log.InfoContext(ctx, "window copied", "pipeline", e.o.Pipeline, "topic", m.Topic,
+	level := slog.LevelInfo
+	if res.From == res.To && res.Copied == 0 && res.Status == StatusDone {
+		level = slog.LevelDebug // an empty window: at 10,000 partitions, thousands of lines saying nothing
+	}
+	e.o.Log.Log(ctx, level, "window copied", "pipeline", e.o.Pipeline, "topic", m.Topic,
 		"partition", m.Partition.Partition, "from", res.From, "to", res.To, "next", res.Next,
 		"records", res.Copied, "bytes", res.Bytes, "status", string(res.Status))
 	return res
@@ -584,6 +603,10 @@ func (pc *partitionCopy) dropLooped(recs []catchup.Record) []catchup.Record {
 }
 
 func (pc *partitionCopy) targetEndOffset(ctx context.Context) (int64, error) {
+	if end := pc.surveyedEnd; end >= 0 {
+		pc.surveyedEnd = -1 // once: every later read is after something may have changed
+		return end, nil
+	}
 	tp := pc.targetPartition()
 	ends, err := pc.e.o.Target.EndOffsets(ctx, []catchup.Partition{tp})
 	if err != nil {

@@ -50,6 +50,10 @@ type Options struct {
 	Log     *slog.Logger     // default: discard
 	Metrics *metrics.Emitter // nil: no metrics
 	Service string           // value of the service dimension; default "catchup"
+	// TopicMetrics adds the topic dimension to the copy metrics: one
+	// CloudWatch custom metric per topic and metric more (README, "Metrics
+	// and their cost"). Off, they are per pipeline and service only.
+	TopicMetrics bool
 	// Concurrent says that the environment runs several invocations at
 	// once (lambdacontext.MaxConcurrency() > 1).
 	Concurrent bool
@@ -305,16 +309,20 @@ func timeOrNil(t time.Time) *time.Time {
 	return &t
 }
 
-// emit writes the invocation's metrics: one EMF line per topic, and one
-// for the pipeline with its DynamoDB requests.
+// emit writes the invocation's metrics: one EMF line for the pipeline (or,
+// with TopicMetrics, one per topic), and one with its DynamoDB requests.
 func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests int64) {
 	type counts struct{ records, bytes, windows, done, gaps, fenced, retries, failed, leased, inDoubt int64 }
-	byTopic := map[string]*counts{}
+	byTopic := map[string]*counts{} // by "" without TopicMetrics
 	for _, r := range rep.Partitions {
-		c := byTopic[r.Topic]
+		topic := ""
+		if h.o.TopicMetrics {
+			topic = r.Topic
+		}
+		c := byTopic[topic]
 		if c == nil {
 			c = &counts{}
-			byTopic[r.Topic] = c
+			byTopic[topic] = c
 		}
 		c.records += r.Copied
 		c.bytes += r.Bytes
@@ -344,9 +352,12 @@ func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests
 	var errs []error
 	for _, topic := range slices.Sorted(maps.Keys(byTopic)) {
 		c := byTopic[topic]
-		errs = append(errs, h.o.Metrics.Emit(
-			[]metrics.Dimension{service, pipe, {Name: metrics.DimTopic, Value: topic}},
-			[][]string{{metrics.DimPipeline, metrics.DimTopic}, {metrics.DimPipeline}, {metrics.DimService}},
+		dims, sets := []metrics.Dimension{service, pipe}, [][]string{{metrics.DimPipeline}, {metrics.DimService}}
+		if topic != "" {
+			dims = append(dims, metrics.Dimension{Name: metrics.DimTopic, Value: topic})
+			sets = append(sets, []string{metrics.DimPipeline, metrics.DimTopic})
+		}
+		errs = append(errs, h.o.Metrics.Emit(dims, sets,
 			[]metrics.Value{
 				{Name: metrics.Records, Unit: metrics.Count, Value: c.records},
 				{Name: metrics.BytesCopied, Unit: metrics.Bytes, Value: c.bytes},

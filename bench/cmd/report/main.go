@@ -1257,4 +1257,8 @@ func (r *results) writeCommands(w *bufio.Writer) {
 		fmt.Fprintf(w, "# %s %s\n%s\n", s.shape, s.tool, text)
 	}
 	fmt.Fprintf(w, "```\n")
+	// The scale tables are not this report's: `make bench-scale` writes them.
+	fmt.Fprintf(w, "\n## Scale: 100 to 10,000 partitions\n\n")
+	fmt.Fprintf(w, "See [scale.md](scale.md): `make bench-scale` writes its tables there (Kafka requests per API key, ")
+	fmt.Fprintf(w, "DynamoDB requests and items read, peak RSS, goroutines, bytes written, at 100 to 10,000 partitions).\n")
 }

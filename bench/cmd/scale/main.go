@@ -7,16 +7,22 @@
 // Per scenario (partitions × topics) the steps are: a first run over empty
 // topics (it creates the checkpoints), an idle run, a run with 1 % of the
 // partitions holding one new record, a run with every partition holding one
-// new record, then plan and status. Kafka requests are counted per API key
-// and cluster with kfake's ControlKey; counts are the primary figures, times
-// are secondary on a shared machine.
+// new record, then plan and status, the dispatcher (idle and 1 % active),
+// one worker invocation over a 64-partition shard through the replicate
+// handler, and the same runs with the file store (its bytes written). Kafka
+// requests are counted per API key and cluster with kfake's ControlKey,
+// DynamoDB requests per operation and items read; counts are the primary
+// figures, times are secondary on a shared machine. Goroutines are the
+// sampled peak of the in-process children (dispatcher, worker); threads
+// that of every child.
 //
-// Usage: go run ./bench/cmd/scale -catchup bin/catchup [-quick] [-out docs/benchmarks.md]
+// Usage: go run ./bench/cmd/scale -catchup bin/catchup [-quick] [-out docs/scale.md]
 package main
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,6 +36,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -41,11 +48,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore/dynamotest"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/fanout"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
+	"github.com/kafka-catchup/catchup/internal/worker"
 )
 
 // scenario is one pipeline size.
@@ -54,33 +63,47 @@ type scenario struct{ partitions, topics int }
 // step is one measured child process.
 type step struct {
 	scenario
-	name     string
-	kafka    map[string]map[string]int // cluster -> API key name -> requests
-	dynamo   map[string]int            // operation -> requests
-	rssKB    int64
-	wall     time.Duration
-	outBytes int64 // block output of the child (fsynced file-store bytes)
-	err      string
+	name       string
+	kafka      map[string]map[string]int // cluster -> API key name -> requests
+	dynamo     map[string]int            // operation -> requests
+	rssKB      int64                     // the child's own peak (VmHWM, sampled)
+	maxrssKB   int64                     // rusage maxrss: at least this process's RSS at the fork (see result)
+	wall       time.Duration
+	outBytes   int64 // block output of the child (fsynced file-store bytes)
+	itemsRead  int   // DynamoDB items returned (Query, Scan, GetItem, BatchGetItem)
+	goroutines int   // sampled peak, in-process children only; -1 unknown
+	threads    int   // sampled peak of the child's OS threads
+	err        string
 }
 
 func main() {
 	var (
 		bin   = flag.String("catchup", "bin/catchup", "the catchup binary to measure")
 		quick = flag.Bool("quick", false, "only 100/10 and 1,000/100 partitions/topics")
-		out   = flag.String("out", "", "replace the scale section of this markdown file with the table")
+		out   = flag.String("out", "", "replace this label's table in this markdown file (docs/scale.md)")
 		label = flag.String("label", "", "a label for the table (e.g. before or after)")
-		only  = flag.String("only", "", "comma-separated steps to run (default all; the first run always runs)")
+		only  = flag.String("only", "", "comma-separated steps to run, each the start of a step's name, e.g. worker (default all; the first run always runs)")
 		sizes = flag.String("scenarios", "", "comma-separated PARTITIONS/TOPICS to run instead of the default list, e.g. 10000/100")
 	)
 	dispatchChild := flag.String("dispatch-child", "", "internal: run the dispatcher once over this configuration and exit")
+	workerChild := flag.String("worker-child", "", "internal: run one replicate invocation of this configuration, with -worker-event, and exit")
+	workerEvent := flag.String("worker-event", "", "internal: the file holding the worker child's event")
 	dispatcher := flag.String("dispatcher", "", "the binary that runs the dispatcher step (default this one; a build of another revision for a before figure)")
 	baseline := flag.String("dispatcher-baseline", "", "also run the idle dispatch step with this binary (a build of another revision)")
 	flag.Parse()
 	log.SetFlags(0)
-	if *dispatchChild != "" {
-		if err := dispatchOnce(context.Background(), *dispatchChild); err != nil {
+	if *dispatchChild != "" || *workerChild != "" {
+		peak := sampleGoroutines()
+		var err error
+		if *dispatchChild != "" {
+			err = dispatchOnce(context.Background(), *dispatchChild)
+		} else {
+			err = workOnce(context.Background(), *workerChild, *workerEvent)
+		}
+		if err != nil {
 			log.Fatal(err)
 		}
+		fmt.Printf("goroutines %d\n", peak())
 		return
 	}
 	if *dispatcher == "" {
@@ -90,7 +113,7 @@ func main() {
 		}
 		*dispatcher = self
 	}
-	scenarios := []scenario{{100, 10}, {1000, 10}, {1000, 100}, {10000, 100}}
+	scenarios := []scenario{{100, 10}, {100, 100}, {1000, 10}, {1000, 100}, {10000, 10}, {10000, 100}}
 	if *quick {
 		scenarios = []scenario{{100, 10}, {1000, 100}}
 	}
@@ -169,6 +192,14 @@ pipelines:
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		return nil, err
 	}
+	// The same pipeline with the file store, in its own directory: its runs
+	// copy the topics again (the target gets a second copy; nothing reads
+	// it) and show what the file store writes.
+	fileCfg := filepath.Join(dir, "file.yaml")
+	fileYAML := strings.Replace(yaml, "store: dynamodb://"+table, "store: file://"+filepath.Join(dir, "store"), 1)
+	if err := os.WriteFile(fileCfg, []byte(fileYAML), 0o600); err != nil {
+		return nil, err
+	}
 	env := append(os.Environ(), "AWS_ENDPOINT_URL_DYNAMODB="+proxy.url, "AWS_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench")
 	if _, err := child(ctx, bin, env, "init-store", "-c", cfg); err != nil {
@@ -188,6 +219,26 @@ pipelines:
 		}
 		return producer.ProduceSync(ctx, recs...).FirstErr()
 	}
+	shardEvent := filepath.Join(dir, "shard.json")
+	ev := worker.Event{Pipeline: "scale"}
+	for _, p := range shardOf(topics, per) {
+		ev.Partitions = append(ev.Partitions, worker.Partition{Topic: p.Topic, Partition: p.Partition})
+	}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(shardEvent, payload, 0o600); err != nil {
+		return nil, err
+	}
+	// produceShard adds a record to each partition of the worker's shard.
+	produceShard := func() error {
+		var recs []*kgo.Record
+		for _, p := range shardOf(topics, per) {
+			recs = append(recs, &kgo.Record{Topic: p.Topic, Partition: p.Partition, Value: []byte("v")})
+		}
+		return producer.ProduceSync(ctx, recs...).FirstErr()
+	}
 
 	plan := []struct {
 		name   string
@@ -203,13 +254,20 @@ pipelines:
 		{"dispatch (idle)", nil, nil},
 		{"dispatch (idle) baseline", nil, nil},
 		{"dispatch (1% active)", func() error { return produce(100) }, nil},
+		{"worker (64-partition shard, active)", produceShard, []string{"worker"}},
+		{"file store: run (first)", nil, []string{"run"}},
+		{"file store: run (idle)", nil, []string{"run"}},
+		{"file store: run (1% active)", func() error { return produce(100) }, []string{"run"}},
 	}
 	var steps []step
 	for _, p := range plan {
 		if p.name == "dispatch (idle) baseline" && baseline == "" {
 			continue
 		}
-		if only != "" && !slices.Contains(strings.Split(only, ","), p.name) && p.name != "run (first)" {
+		if strings.HasPrefix(p.name, "file store") && sc.partitions > fileStoreMax {
+			continue
+		}
+		if only != "" && !slices.ContainsFunc(strings.Split(only, ","), func(o string) bool { return strings.HasPrefix(p.name, o) }) && p.name != "run (first)" {
 			continue
 		}
 		if p.before != nil {
@@ -221,54 +279,200 @@ pipelines:
 			c.reset()
 		}
 		proxy.reset()
-		st := step{scenario: sc, name: p.name, kafka: map[string]map[string]int{}}
+		st := step{scenario: sc, name: p.name, kafka: map[string]map[string]int{}, goroutines: -1}
 		start := time.Now()
-		var ru *syscall.Rusage
+		var res result
 		switch {
 		case p.name == "dispatch (idle) baseline":
-			ru, err = child(ctx, baseline, env, "-dispatch-child", cfg)
+			res, err = child(ctx, baseline, env, "-dispatch-child", cfg)
 		case p.args == nil:
-			ru, err = child(ctx, dispatcher, env, "-dispatch-child", cfg)
+			res, err = child(ctx, dispatcher, env, "-dispatch-child", cfg)
+		case p.args[0] == "worker":
+			res, err = child(ctx, dispatcher, env, "-worker-child", cfg, "-worker-event", shardEvent)
+		case strings.HasPrefix(p.name, "file store"):
+			res, err = child(ctx, bin, env, append(p.args, "-c", fileCfg)...)
 		default:
-			ru, err = child(ctx, bin, env, append(p.args, "-c", cfg)...)
+			res, err = child(ctx, bin, env, append(p.args, "-c", cfg)...)
 		}
 		st.wall = time.Since(start)
 		if err != nil {
 			st.err = err.Error()
 		}
-		if ru != nil {
-			st.rssKB, st.outBytes = ru.Maxrss, ru.Oublock*512
+		st.rssKB = res.hwmKB
+		if res.ru != nil {
+			st.outBytes = res.ru.Oublock * 512
+			st.maxrssKB = res.ru.Maxrss
+		}
+		st.threads = res.threads
+		if _, after, ok := strings.Cut(res.stdout, "goroutines "); ok {
+			_, _ = fmt.Sscanf(after, "%d", &st.goroutines)
 		}
 		for name, c := range counters {
 			st.kafka[name] = c.snapshot()
 		}
-		st.dynamo = proxy.snapshot()
-		log.Printf("%d/%d %s: %s rss=%d MiB kafka=%v dynamo=%v %s", sc.partitions, sc.topics, p.name, st.wall.Round(time.Millisecond), st.rssKB/1024, st.kafka, st.dynamo, st.err)
+		st.dynamo, st.itemsRead = proxy.snapshot()
+		log.Printf("%d/%d %s: %s rss=%d MiB (rusage %d) goroutines=%d threads=%d out=%d KiB kafka=%v dynamo=%v items=%d %s", sc.partitions, sc.topics, p.name,
+			st.wall.Round(time.Millisecond), st.rssKB/1024, st.maxrssKB/1024, st.goroutines, st.threads, st.outBytes/1024, st.kafka, st.dynamo, st.itemsRead, st.err)
 		steps = append(steps, st)
 	}
 	return steps, nil
 }
 
-// child runs the catchup binary and returns its resource usage.
-func child(ctx context.Context, bin string, env []string, args ...string) (*syscall.Rusage, error) {
+// result is what a child left: its resource usage, the peaks of its OS
+// threads and of its resident memory (VmHWM), sampled from /proc every
+// 10ms, and its standard output. The rusage maxrss of a child is not its
+// own peak: Go starts a child with vfork semantics (CLONE_VM), and Linux
+// counts the parent's resident memory at the exec into the child's maxrss,
+// so with this process holding two clusters of 10,000 partitions every
+// child seemed at least as large. VmHWM, read after the exec, is the
+// child's own.
+type result struct {
+	ru      *syscall.Rusage
+	threads int
+	hwmKB   int64
+	stdout  string
+}
+
+// fileStoreMax is the largest pipeline the file-store steps run on: the
+// file store rewrites its whole file on every write, so a first run over
+// 10,000 partitions (30,000 writes of a file of about 3 MB) would write
+// about 90 GB to the shared disk.
+const fileStoreMax = 1000
+
+// child runs the catchup binary (or this one as a child) and returns its
+// resource usage.
+func child(ctx context.Context, bin string, env []string, args ...string) (result, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stdout = io.Discard
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var ru *syscall.Rusage
+	var res result
+	if err := cmd.Start(); err != nil {
+		return res, err
+	}
+	done := make(chan struct{})
+	sampled := make(chan procStatus)
+	go func() {
+		var peak procStatus
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			st := status(cmd.Process.Pid)
+			peak.threads, peak.hwmKB = max(peak.threads, st.threads), max(peak.hwmKB, st.hwmKB)
+			select {
+			case <-done:
+				sampled <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	peak := <-sampled
+	res.threads, res.hwmKB, res.stdout = peak.threads, peak.hwmKB, stdout.String()
 	if cmd.ProcessState != nil {
-		ru, _ = cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		res.ru, _ = cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	}
 	if err != nil {
 		tail := stderr.String()
 		if len(tail) > 400 {
 			tail = tail[len(tail)-400:]
 		}
-		return ru, fmt.Errorf("catchup %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(tail))
+		return res, fmt.Errorf("catchup %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(tail))
 	}
-	return ru, nil
+	return res, nil
+}
+
+// procStatus is what status reads of /proc/pid/status.
+type procStatus struct {
+	threads int
+	hwmKB   int64 // peak resident set (VmHWM)
+}
+
+// status reads the Threads and VmHWM lines of /proc/pid/status; zero if
+// unreadable (the child has exited).
+func status(pid int) procStatus {
+	var st procStatus
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return st
+	}
+	if _, after, ok := bytes.Cut(b, []byte("\nThreads:")); ok {
+		_, _ = fmt.Sscanf(string(after), "%d", &st.threads)
+	}
+	if _, after, ok := bytes.Cut(b, []byte("\nVmHWM:")); ok {
+		_, _ = fmt.Sscanf(string(after), "%d", &st.hwmKB)
+	}
+	return st
+}
+
+// sampleGoroutines samples runtime.NumGoroutine every millisecond and
+// returns a function that gives the peak so far.
+func sampleGoroutines() func() int {
+	var peak atomic.Int64
+	go func() {
+		for {
+			n := int64(runtime.NumGoroutine())
+			if n > peak.Load() {
+				peak.Store(n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	return func() int { return int(peak.Load()) }
+}
+
+// shardOf is the worker step's shard: the first 64 partitions of the
+// pipeline, in topic order.
+func shardOf(topics []string, per int) []catchup.Partition {
+	var out []catchup.Partition
+	for _, t := range topics {
+		for p := range per {
+			if len(out) == 64 {
+				return out
+			}
+			out = append(out, catchup.Partition{Topic: t, Partition: int32(p)})
+		}
+	}
+	return out
+}
+
+// workOnce runs one replicate invocation, as the replicate function does,
+// with the configuration at path and the event in the file at eventPath.
+func workOnce(ctx context.Context, path, eventPath string) error {
+	f, err := config.Load(path)
+	if err != nil {
+		return err
+	}
+	loc, err := f.StoreLocation()
+	if err != nil {
+		return err
+	}
+	client, err := pipeline.DynamoDB(ctx)
+	if err != nil {
+		return err
+	}
+	h, err := worker.New(worker.Options{File: f, Store: dynamostore.New(client, loc.Path), Owner: "bench-worker"})
+	if err != nil {
+		return err
+	}
+	payload, err := os.ReadFile(eventPath)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	sum, err := h.Handle(ctx, payload)
+	if err != nil {
+		return err
+	}
+	if sum.Error != "" {
+		return errors.New(sum.Error)
+	}
+	fmt.Printf("copied %d\n", sum.Copied)
+	return nil
 }
 
 // dispatchOnce runs the dispatcher over the configuration at path once, as
@@ -346,9 +550,10 @@ func (k *keyCounter) snapshot() map[string]int {
 // countingProxy forwards to dynalite and counts requests per operation (the
 // X-Amz-Target header names it).
 type countingProxy struct {
-	url string
-	mu  sync.Mutex
-	n   map[string]int
+	url   string
+	mu    sync.Mutex
+	n     map[string]int
+	items int // items returned by reads
 }
 
 func newCountingProxy(endpoint string) (*countingProxy, error) {
@@ -362,14 +567,41 @@ func newCountingProxy(endpoint string) (*countingProxy, error) {
 	}
 	p := &countingProxy{url: "http://" + ln.Addr().String(), n: map[string]int{}}
 	rp := httputil.NewSingleHostReverseProxy(u)
-	go func() {
-		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			op := r.Header.Get("X-Amz-Target")
-			if i := strings.LastIndexByte(op, '.'); i >= 0 {
-				op = op[i+1:]
+	rp.ModifyResponse = func(res *http.Response) error {
+		switch op(res.Request) {
+		case "Query", "Scan", "GetItem", "BatchGetItem":
+		default:
+			return nil
+		}
+		body, err := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		res.Body = io.NopCloser(bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		var read struct {
+			Count     int
+			Item      map[string]any
+			Responses map[string][]any
+		}
+		if json.Unmarshal(body, &read) == nil {
+			n := read.Count
+			if read.Item != nil {
+				n++
+			}
+			for _, items := range read.Responses {
+				n += len(items)
 			}
 			p.mu.Lock()
-			p.n[op]++
+			p.items += n
+			p.mu.Unlock()
+		}
+		return nil
+	}
+	go func() {
+		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p.mu.Lock()
+			p.n[op(r)]++
 			p.mu.Unlock()
 			rp.ServeHTTP(w, r)
 		}))
@@ -377,16 +609,26 @@ func newCountingProxy(endpoint string) (*countingProxy, error) {
 	return p, nil
 }
 
+// op is the DynamoDB operation of r (its X-Amz-Target header names it).
+func op(r *http.Request) string {
+	op := r.Header.Get("X-Amz-Target")
+	if i := strings.LastIndexByte(op, '.'); i >= 0 {
+		op = op[i+1:]
+	}
+	return op
+}
+
 func (p *countingProxy) reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	clear(p.n)
+	p.items = 0
 }
 
-func (p *countingProxy) snapshot() map[string]int {
+func (p *countingProxy) snapshot() (map[string]int, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return maps.Clone(p.n)
+	return maps.Clone(p.n), p.items
 }
 
 // Monthly cost assumptions (us-east-1, on-demand, stated in the table).
@@ -400,8 +642,8 @@ const (
 func render(steps []step, label string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### %s\n\n", strings.TrimSpace("Scale "+label))
-	b.WriteString("| partitions/topics | step | Kafka requests (source) | Kafka requests (target) | DynamoDB requests | peak RSS MiB | wall s | block-out KiB | DynamoDB $/month at 5 min |\n")
-	b.WriteString("|---|---|---|---|---|---:|---:|---:|---:|\n")
+	b.WriteString("| partitions/topics | step | Kafka requests (source) | Kafka requests (target) | DynamoDB requests | DynamoDB items read | peak RSS MiB | goroutines | threads | wall s | block-out KiB | DynamoDB $/month at 5 min |\n")
+	b.WriteString("|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range steps {
 		writes, reads := 0, 0
 		for op, n := range s.dynamo {
@@ -417,13 +659,20 @@ func render(steps []step, label string) string {
 		if s.err != "" {
 			name += " (failed: " + firstLine(s.err) + ")"
 		}
-		fmt.Fprintf(&b, "| %d/%d | %s | %s | %s | %s | %d | %.1f | %d | %.2f |\n",
-			s.partitions, s.topics, name, counts(s.kafka["source"]), counts(s.kafka["target"]), counts(s.dynamo),
-			s.rssKB/1024, s.wall.Seconds(), s.outBytes/1024, cost)
+		goroutines := "—"
+		if s.goroutines >= 0 {
+			goroutines = fmt.Sprint(s.goroutines)
+		}
+		fmt.Fprintf(&b, "| %d/%d | %s | %s | %s | %s | %d | %d | %s | %d | %.1f | %d | %.2f |\n",
+			s.partitions, s.topics, name, counts(s.kafka["source"]), counts(s.kafka["target"]), counts(s.dynamo), s.itemsRead,
+			s.rssKB/1024, goroutines, s.threads, s.wall.Seconds(), s.outBytes/1024, cost)
 	}
 	b.WriteString("\nDynamoDB cost assumes on-demand at $0.625 per million writes and $0.125 per million reads (one request unit each; items are small), 8,640 runs a month. " +
 		"For comparison, MSK Replicator costs $0.30 per replicator-hour ($219/month) plus $0.08 per GB replicated (us-east-1, assumed); " +
-		"Lambda for the run itself is not included here.\n")
+		"Lambda for the run itself is not included here. " +
+		"Goroutines are sampled (every millisecond) in the in-process children only, the dispatcher and the worker (— for the CLI); threads are the OS threads of every child, sampled every 10 ms. " +
+		"Peak RSS is the child's VmHWM, sampled every 10 ms (rusage maxrss, used before, also counts this harness's memory at the fork). " +
+		"Block-out is what the child wrote to disk (the file store's fsynced files; 0 with DynamoDB).\n")
 	return b.String()
 }
 

@@ -1,0 +1,51 @@
+package worker
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/metrics"
+	"github.com/kafka-catchup/catchup/internal/metrics/emftest"
+	"github.com/kafka-catchup/catchup/internal/replicate"
+)
+
+// TestMetricsPerTopicOptIn: the copy metrics carry a topic dimension (a
+// CloudWatch custom metric per topic and name) only with TopicMetrics; the
+// pipeline and service figures the alarms read add up the same either way.
+func TestMetricsPerTopicOptIn(t *testing.T) {
+	rep := &replicate.Report{Pipeline: "p", Partitions: []replicate.Result{
+		{Partition: catchup.Partition{Topic: "a", Partition: 0}, Status: replicate.StatusDone, Copied: 3},
+		{Partition: catchup.Partition{Topic: "b", Partition: 0}, Status: replicate.StatusDone, Copied: 4},
+		{Partition: catchup.Partition{Topic: "b", Partition: 1}, Status: replicate.StatusFenced},
+	}}
+	for _, tc := range []struct {
+		perTopic  bool
+		wantLines int // copy metrics documents
+	}{{false, 1}, {true, 2}} {
+		var out bytes.Buffer
+		h := &Handler{o: Options{Metrics: metrics.New(&out, "catchup", nil), Service: "s", TopicMetrics: tc.perTopic}}
+		h.emit(t.Context(), rep, 5)
+		docs, err := emftest.Lines(out.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, topics := 0, 0
+		var records, fenced float64
+		for _, d := range docs {
+			if _, ok := d.Values[metrics.Records]; !ok {
+				continue
+			}
+			lines++
+			if d.Members[metrics.DimTopic] != nil {
+				topics++
+			}
+			records += d.Values[metrics.Records]
+			fenced += d.Values[metrics.FencedCommits]
+		}
+		if lines != tc.wantLines || topics != map[bool]int{false: 0, true: 2}[tc.perTopic] || records != 7 || fenced != 1 {
+			t.Errorf("TopicMetrics %v: %d copy documents (%d with a topic), %v records, %v fenced; want %d documents, 7 records, 1 fenced",
+				tc.perTopic, lines, topics, records, fenced, tc.wantLines)
+		}
+	}
+}
