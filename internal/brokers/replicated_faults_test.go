@@ -66,9 +66,9 @@ func testCatchupKilled(t *testing.T, e itEnv, r replicatedtest.Target, bin, stor
 	// Past producer.timeout: the leader has appended requests it answered
 	// REQUEST_TIMED_OUT, and the run re-sends them; then it dies.
 	time.Sleep(2500 * time.Millisecond)
+	hwm, leo := h.ends(ctx)
 	c1.kill(t)
 	c2 := h.start(t)
-	hwm, leo := h.ends(ctx)
 	exit2 := c2.wait(t)
 	<-resumed
 	r.WaitInSync(ctx, t, topic, killPartitions, 1)
@@ -76,7 +76,7 @@ func testCatchupKilled(t *testing.T, e itEnv, r replicatedtest.Target, bin, stor
 	if exit2 != "0" {
 		exits = append(exits, h.start(t).wait(t))
 	}
-	t.Logf("just after the kill: high watermarks %v, the leader's log ends %v", hwm, leo)
+	t.Logf("at the kill: high watermarks %v, the leader's log ends %v (what lies between is appended, not visible)", hwm, leo)
 	h.check(ctx, t, fmt.Sprintf("catchup killed, follower 2 stalled %v, %s store", stall, store), exits)
 }
 
@@ -251,17 +251,18 @@ func (h *childCopy) waitCopying(ctx context.Context, t *testing.T, c *child) {
 }
 
 // ends returns the high watermarks and, from OffsetForLeaderEpoch, the log
-// end offsets of the leader of the target partitions ("?" when unknown):
-// what the leader holds above the high watermark is not visible yet.
+// end offsets of the target partitions ("?" when unknown), asked of broker
+// 1, their leader (a stalled broker would hold the requests): what the
+// leader holds above the high watermark is not visible yet.
 func (h *childCopy) ends(ctx context.Context) (hwm []int64, leo []string) {
-	// A stalled broker may hold a request: this is for the log only.
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second) // for the log only
 	defer cancel()
-	hwm, _ = endOffsets(ctx, h.cl, h.topic, killPartitions)
+	b := h.cl.Broker(1)
+	hwm, _ = endOffsets(ctx, b, h.topic, killPartitions)
 	leo = make([]string, killPartitions)
 	for p := range int32(killPartitions) {
 		leo[p] = "?"
-		if o, err := replicatedtest.LogEnd(ctx, h.cl, h.topic, p); err == nil {
+		if o, err := replicatedtest.LogEnd(ctx, b, h.topic, p); err == nil {
 			leo[p] = strconv.FormatInt(o, 10)
 		}
 	}

@@ -209,6 +209,9 @@ func newHarness(t *testing.T, o options, dstOpts ...kfake.Opt) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.dstAdmin.Close)
+	if o.replicated {
+		h.waitTargetTopics(t)
+	}
 
 	h.env = os.Environ()
 	store := "file://" + filepath.Join(h.dir, "store")

@@ -148,3 +148,23 @@ func (h *harness) requireReplicated() {
 		t.Errorf("only %d of %d kills landed during a follower stall: want at least %d", h.killedStalled, h.kills, h.kills/10)
 	}
 }
+
+// waitTargetTopics waits until the target answers ListOffsets for every
+// partition: the brokers learn a new topic from the controller one by one,
+// so the broker the harness's client asks may not know it yet.
+func (h *harness) waitTargetTopics(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	for {
+		_, err := h.dstAdmin.EndOffsets(ctx, allPartitions())
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the replicated target does not list the offsets of the crash topics: %v", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

@@ -235,11 +235,11 @@ func Isolations() []Isolation {
 }
 
 // LogEnd returns the log end offset of the leader of partition p of topic
-// (cl: a client of the target):
+// (cl: a client of the target, or of its leader only, kgo.Client.Broker):
 // OffsetForLeaderEpoch for its current leader epoch (replica -1, as any
 // client may send it). What it holds above the high watermark is appended
 // but not visible to consumers yet.
-func LogEnd(ctx context.Context, cl *kgo.Client, topic string, p int32) (int64, error) {
+func LogEnd(ctx context.Context, cl kmsg.Requestor, topic string, p int32) (int64, error) {
 	meta := kmsg.NewPtrMetadataRequest()
 	mt := kmsg.NewMetadataRequestTopic()
 	mt.Topic = kmsg.StringPtr(topic)
