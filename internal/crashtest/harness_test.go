@@ -447,6 +447,11 @@ func (h *harness) killLoop(ctx context.Context) {
 	t := h.t
 	t.Helper()
 	d := 150 * time.Millisecond
+	if h.o.replicated {
+		// A child on the real cluster takes longer to start, and a stall
+		// holds its produce requests for producer.timeout and more.
+		d = 2 * time.Second
+	}
 	const minD = 20 * time.Millisecond
 	maxIterations := 3*h.o.kills + 50
 	for iter := 0; h.kills < h.o.kills; iter++ {

@@ -73,11 +73,11 @@ func (h *harness) stalling() bool {
 }
 
 // maybeStall, on the replicated target and when no stall is going on,
-// starts one in a third of the cases: follower 2 or 3, or (one time in
+// starts one in half of the cases: follower 2 or 3, or (one time in
 // four) both, for 0.5 s to maxStall. It runs on while children start and
 // are killed.
 func (h *harness) maybeStall() {
-	if !h.o.replicated || h.stalling() || h.rng.IntN(3) != 0 {
+	if !h.o.replicated || h.stalling() || h.rng.IntN(2) != 0 {
 		return
 	}
 	followers := []int32{2 + int32(h.rng.IntN(2))}
