@@ -174,7 +174,7 @@ func (h *childCopy) start(t *testing.T) *child {
 	t.Cleanup(func() {
 		if c.exit == "" {
 			_ = c.cmd.Process.Kill()
-			<-c.exited
+			c.exit = exitCode(<-c.exited)
 		}
 	})
 	go func() { c.exited <- c.cmd.Wait() }()
