@@ -75,6 +75,15 @@ type Pipeline struct {
 	// killed process) reconciles with it: the dead run's last produce
 	// request may still be on its way (default 1s; 0 turns the wait off).
 	TakeoverSettle time.Duration `yaml:"takeover_settle"`
+	// ReplicationWait bounds how long a run waits, before it reconciles
+	// with the target (after a takeover, a produce of unknown outcome, or a
+	// run stopped in doubt), for the target partition's high watermark to
+	// reach its leader's log end, so that records appended but not yet
+	// replicated are found rather than copied again. When it runs out the
+	// partition ends in_doubt: lease kept, nothing re-sent, exit 1
+	// (default 60s, above the broker's replica.lag.time.max.ms default of
+	// 30s; 0 turns the wait off: only for targets with replication factor 1).
+	ReplicationWait time.Duration `yaml:"replication_wait"`
 }
 
 // Cluster is how to reach one Kafka cluster.

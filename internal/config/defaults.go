@@ -8,25 +8,26 @@ import (
 
 // Defaults; each is also documented on the field it fills.
 const (
-	defaultStore          = "file://.catchup"
-	defaultClientID       = "catchup"
-	defaultStart          = "earliest"
-	defaultTargetTopic    = "{topic}"
-	defaultIsolation      = "read_committed"
-	defaultOnGap          = "fail"
-	defaultParallelism    = 8
-	defaultFetchBytes     = 1 << 20
-	defaultLeaseDuration  = 20 * time.Minute
-	defaultTakeoverSettle = time.Second
-	defaultFileCommit     = 5 * time.Second
-	defaultDynamoDBCommit = 30 * time.Second
-	defaultAcks           = "all"
-	defaultCompression    = "none"
-	defaultBatchRecords   = 10000
-	defaultBatchBytes     = 1000000
-	defaultRetries        = 10
-	defaultRetryBackoff   = 100 * time.Millisecond
-	defaultTimeout        = 30 * time.Second
+	defaultStore           = "file://.catchup"
+	defaultClientID        = "catchup"
+	defaultStart           = "earliest"
+	defaultTargetTopic     = "{topic}"
+	defaultIsolation       = "read_committed"
+	defaultOnGap           = "fail"
+	defaultParallelism     = 8
+	defaultFetchBytes      = 1 << 20
+	defaultLeaseDuration   = 20 * time.Minute
+	defaultTakeoverSettle  = time.Second
+	defaultReplicationWait = time.Minute
+	defaultFileCommit      = 5 * time.Second
+	defaultDynamoDBCommit  = 30 * time.Second
+	defaultAcks            = "all"
+	defaultCompression     = "none"
+	defaultBatchRecords    = 10000
+	defaultBatchBytes      = 1000000
+	defaultRetries         = 10
+	defaultRetryBackoff    = 100 * time.Millisecond
+	defaultTimeout         = 30 * time.Second
 	// defaultReplicationFactor asks the target for its default.replication.factor.
 	defaultReplicationFactor = -1
 )
@@ -67,6 +68,7 @@ func (f *File) setDefaults(present func(path string) bool) {
 		setDefault(&p.FetchBytes, defaultFetchBytes, at("fetch_bytes"))
 		setDefault(&p.LeaseDuration, defaultLeaseDuration, at("lease_duration"))
 		setDefault(&p.TakeoverSettle, defaultTakeoverSettle, at("takeover_settle"))
+		setDefault(&p.ReplicationWait, defaultReplicationWait, at("replication_wait"))
 
 		w := &p.Producer
 		setDefault(&w.Acks, defaultAcks, at("producer.acks"))

@@ -84,7 +84,7 @@ func TestLoadSample(t *testing.T) {
 				Parallelism:    8,
 				FetchBytes:     1 << 20,
 				LeaseDuration:  20 * time.Minute,
-				TakeoverSettle: time.Second,
+				TakeoverSettle: time.Second, ReplicationWait: time.Minute,
 				// replication_factor, with its default (create_topics is false)
 				ReplicationFactor: -1,
 			},
@@ -107,7 +107,7 @@ func TestLoadSample(t *testing.T) {
 				Parallelism:    8,
 				FetchBytes:     1 << 20,
 				LeaseDuration:  20 * time.Minute,
-				TakeoverSettle: time.Second,
+				TakeoverSettle: time.Second, ReplicationWait: time.Minute,
 				// replication_factor, with its default (create_topics is false)
 				ReplicationFactor: -1,
 			},
@@ -166,7 +166,7 @@ func TestParseDefaults(t *testing.T) {
 			Parallelism:    8,
 			FetchBytes:     1048576,
 			LeaseDuration:  20 * time.Minute,
-			TakeoverSettle: time.Second,
+			TakeoverSettle: time.Second, ReplicationWait: time.Minute,
 			// replication_factor, with its default (create_topics is false)
 			ReplicationFactor: -1,
 		}},
@@ -196,6 +196,7 @@ func TestParseExplicitValues(t *testing.T) {
 		{"null tls is no tls", "    source: {brokers: [src:9092], tls: }\n", func(p *Pipeline) any { return p.Source.TLSEnabled() }, false},
 		{"duration syntax", "    lease_duration: 1h30m\n", func(p *Pipeline) any { return p.LeaseDuration }, 90 * time.Minute},
 		{"takeover_settle 0 stays 0", "    takeover_settle: 0s\n", func(p *Pipeline) any { return p.TakeoverSettle }, time.Duration(0)},
+		{"replication_wait 0 stays 0", "    replication_wait: 0s\n", func(p *Pipeline) any { return p.ReplicationWait }, time.Duration(0)},
 		{"flow host:port in flow mapping", "    source: {brokers: [a.example.com:9092, b:9093]}\n",
 			func(p *Pipeline) any { return p.Source.Brokers }, []string{"a.example.com:9092", "b:9093"}},
 		{"timestamp start", "    start: 2024-05-01T00:00:00Z\n", func(p *Pipeline) any { return p.Start }, "2024-05-01T00:00:00Z"},

@@ -21,6 +21,9 @@ const (
 	// maxTakeoverSettle: two reads of a target's end further apart than
 	// this say nothing more about a request still in flight.
 	maxTakeoverSettle = 10 * time.Second
+	// maxReplicationWait: a run that waits longer for a follower holds
+	// back every other partition of its worker.
+	maxReplicationWait = 10 * time.Minute
 )
 
 // Validate checks f, which should have its defaults set, and compiles the
@@ -148,6 +151,9 @@ func (p *Pipeline) check(c *checker, path string) {
 	}
 	if p.TakeoverSettle < 0 || p.TakeoverSettle > maxTakeoverSettle {
 		c.addf(at("takeover_settle"), "%v must be from 0 (no wait) to %v", p.TakeoverSettle, maxTakeoverSettle)
+	}
+	if p.ReplicationWait < 0 || p.ReplicationWait > maxReplicationWait {
+		c.addf(at("replication_wait"), "%v must be from 0 (no wait) to %v", p.ReplicationWait, maxReplicationWait)
 	}
 	if p.LeaseDuration < minLeaseDuration {
 		c.addf(at("lease_duration"), "%v must be at least %v: the lease must outlive the longest run (a Lambda runs up to 15m)", p.LeaseDuration, minLeaseDuration)

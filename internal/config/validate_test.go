@@ -98,6 +98,7 @@ func TestValidate(t *testing.T) {
 		{"batch records", func(f *File) { f.Pipelines[0].Producer.BatchRecords = -5 }, p0, "producer.batch_records", "must be positive"},
 		{"negative takeover settle", func(f *File) { f.Pipelines[0].TakeoverSettle = -time.Second }, p0, "takeover_settle", "must be from 0 (no wait) to 10s"},
 		{"long takeover settle", func(f *File) { f.Pipelines[0].TakeoverSettle = time.Minute }, p0, "takeover_settle", "must be from 0 (no wait) to 10s"},
+		{"negative replication wait", func(f *File) { f.Pipelines[0].ReplicationWait = -time.Second }, p0, "replication_wait", "must be from 0 (no wait) to 10m0s"},
 		{"batch bytes too big", func(f *File) { f.Pipelines[0].Producer.BatchBytes = 1048577 }, p0, "producer.batch_bytes",
 			"must be from 1 to 1048576: the broker rejects a larger request whole under its default message.max.bytes"},
 		{"negative retries", func(f *File) { f.Pipelines[0].Producer.Retries = -1 }, p0, "producer.retries", "negative"},

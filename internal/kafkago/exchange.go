@@ -11,6 +11,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/protocol"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // exchange carries one request through kafka-go's Transport, which routes it
@@ -36,6 +37,7 @@ type exchange struct {
 	corr     int32
 	raw      bool            // return the response as *rawResponse, undecoded
 	produce  *produceRequest // if set, the request written (msg routes it and says whether it has a response)
+	kreq     kmsg.Request    // if set, the request written, encoded by kmsg at its own version (see newKmsgExchange)
 	recycle  *recycler       // where a raw response's buffer comes from; nil: allocated
 	minVer   int16           // lowest API version catchup accepts
 
@@ -87,9 +89,36 @@ func (e *exchange) toBroker(id int32) *exchange {
 // Required implements protocol.RawExchanger: it is called on the connection
 // right before RawExchange, with the API versions negotiated there.
 func (e *exchange) Required(versions map[protocol.ApiKey]int16) bool {
-	e.version = versions[e.msg.ApiKey()]
+	v, ok := versions[e.msg.ApiKey()]
+	e.version = v
+	if e.kreq != nil {
+		// kafka-go negotiates version 0 of an API it does not implement;
+		// the broker advertising the API at all is what it tells.
+		e.version = -1
+		if ok {
+			e.version = e.kreq.GetVersion()
+		}
+	}
 	return true
 }
+
+// newKmsgExchange returns an exchange for a request of an API kafka-go does
+// not implement (OffsetForLeaderEpoch), encoded by kmsg at the version set
+// in req, which must be non-flexible (the response is read with header
+// v0). Its response is raw. The broker is assumed to support that version
+// when it advertises the API: catchup documents the broker versions it
+// needs.
+func (c *Cluster) newKmsgExchange(req kmsg.Request) *exchange {
+	e := c.newExchange(kmsgKey(req.Key()), req.GetVersion())
+	e.kreq, e.raw = req, true
+	return e
+}
+
+// kmsgKey is the protocol.Message of a kmsg request: all the Transport
+// needs of it is its API key.
+type kmsgKey int16
+
+func (k kmsgKey) ApiKey() protocol.ApiKey { return protocol.ApiKey(k) }
 
 // RawExchange implements protocol.RawExchanger.
 func (e *exchange) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
@@ -102,10 +131,14 @@ func (e *exchange) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
 	e.mu.Unlock()
 
 	key := e.msg.ApiKey()
-	if e.version < e.minVer || e.version > key.MaxVersion() {
+	maxVer := key.MaxVersion()
+	if e.kreq != nil {
+		maxVer = e.kreq.GetVersion()
+	}
+	if e.version < e.minVer || e.version > maxVer {
 		e.setStage(writeFailed)
 		return nil, fmt.Errorf("%s: broker and kafka-go agree on API version %d, catchup needs %d to %d: %w",
-			key, e.version, e.minVer, key.MaxVersion(), errUnsupported)
+			key, e.version, e.minVer, maxVer, errUnsupported)
 	}
 	if p, ok := e.msg.(protocol.PreparedMessage); ok {
 		p.Prepare(e.version)
@@ -140,6 +173,11 @@ func (e *exchange) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
 
 // writeRequest writes the request frame with one Write.
 func (e *exchange) writeRequest(w io.Writer) error {
+	if e.kreq != nil {
+		f := kmsg.NewRequestFormatter(kmsg.FormatterClientID(e.clientID))
+		_, err := w.Write(f.AppendRequest(nil, e.kreq, e.corr))
+		return err
+	}
 	if e.produce == nil {
 		return protocol.WriteRequest(w, e.version, e.corr, e.clientID, e.msg)
 	}

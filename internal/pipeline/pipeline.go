@@ -165,6 +165,7 @@ func EngineSettings(p *cfg.Pipeline) replicate.Options {
 		FetchBytes:        p.FetchBytes,
 		LeaseTTL:          p.LeaseDuration,
 		TakeoverSettle:    takeoverSettle(p.TakeoverSettle),
+		ReplicationWait:   takeoverSettle(p.ReplicationWait),
 		MaxBytes:          p.Window.MaxBytes,
 		MaxDuration:       p.Window.MaxDuration,
 		BatchRecords:      p.Producer.BatchRecords,
@@ -242,8 +243,9 @@ func engineRetries(n int) int {
 	return n
 }
 
-// takeoverSettle maps the configured takeover_settle to the engine's
-// option, where 0 means the default: an explicit 0 turns the wait off.
+// takeoverSettle maps the configured takeover_settle or replication_wait to
+// the engine's option, where 0 means the default: an explicit 0 turns the
+// wait off.
 func takeoverSettle(d time.Duration) time.Duration {
 	if d == 0 {
 		return -1

@@ -92,6 +92,20 @@ type Options struct {
 	// for tests and for targets nothing else can delay). Only with
 	// Provenance, and at most TakeoverSettleMax in all.
 	TakeoverSettle time.Duration
+	// ReplicationWait bounds how long a run waits, before it reconciles
+	// with the target (after a takeover of an unreleased lease, at the end
+	// of a run in doubt, after a produce of unknown outcome), for the
+	// target partition's high watermark to reach its leader's log end
+	// (Target.LogEnd): reconciliation reads only what is visible below the
+	// high watermark, and records a leader appended above it while its
+	// followers lag would be copied a second time. When it runs out the
+	// partition ends StatusInDoubt: its lease is kept, nothing is re-sent
+	// and the checkpoint does not move. Default 60s, above the broker's
+	// default replica.lag.time.max.ms (30s), after which a lagging
+	// follower leaves the in-sync replicas and the high watermark moves on
+	// without it; negative: no wait (the high watermark is trusted, as on
+	// a target with replication factor 1). Only with Provenance.
+	ReplicationWait time.Duration
 
 	Log *slog.Logger
 	Now func() time.Time
@@ -103,6 +117,9 @@ type Options struct {
 	// records and bytes it added. It must be fast and safe for concurrent use.
 	OnProgress func(records, bytes int64)
 }
+
+// DefaultReplicationWait is Options.ReplicationWait's default.
+const DefaultReplicationWait = 60 * time.Second
 
 // Engine copies the windows of one pipeline.
 type Engine struct {
@@ -140,6 +157,7 @@ func New(o Options) (*Engine, error) {
 	setDefault(&o.RetryBackoff, 100*time.Millisecond)
 	setDefault(&o.Margin, 5*time.Second)
 	setDefault(&o.TakeoverSettle, time.Second)
+	setDefault(&o.ReplicationWait, DefaultReplicationWait)
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -307,6 +325,10 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	close(work)
 	wg.Wait()
 	rep.Duration = e.o.Now().Sub(start)
+	for _, r := range rep.Partitions {
+		rep.ReplicationWaits += r.ReplicationWaits
+		rep.ReplicationWaited += r.ReplicationWaited
+	}
 	if rs != nil {
 		rep.Resent = rs.Resent() - resent0
 	}

@@ -409,13 +409,7 @@ func TestTakeoverWaitsForTheDeadHoldersLastRequest(t *testing.T) {
 			r := newRig(map[catchup.Partition]int{pA: 10})
 			// The dead run copied and committed offsets [0, 4), then sent
 			// [4, 7) and died holding the lease.
-			o := r.options("dies")
-			o.Policy.MaxRecords = 4
-			r.run(t, t.Context(), o)
-			if _, _, err := r.store.Acquire(t.Context(), "p1", pA, "dies", 20*time.Minute); err != nil {
-				t.Fatal(err)
-			}
-			r.clock.add(21 * time.Minute)
+			r.deadRunAt4(t)
 			var once sync.Once
 			r.dst.afterEndOffsets = func() {
 				once.Do(func() { // its request lands just after the heir's first look
@@ -432,8 +426,11 @@ func TestTakeoverWaitsForTheDeadHoldersLastRequest(t *testing.T) {
 					}
 				})
 			}
-			o = r.options("heir")
+			o := r.options("heir")
 			o.TakeoverSettle = tc.settle
+			if tc.settle < 0 {
+				o.ReplicationWait = -1 // no wait at all: not even one look at the log end
+			}
 			rep := r.run(t, t.Context(), o)
 			res := rep.Partitions[0]
 			if res.Status != StatusDone {

@@ -28,6 +28,11 @@ type fakeCluster struct {
 	// afterEndOffsets, if set, is called after EndOffsets read the ends.
 	afterEndOffsets func()
 	produces        int
+	// onLogEnd, if set, is called under the lock by every LogEnd before it
+	// reads l: a test's replication (l.stalledAt) and leader changes
+	// (l.epoch) happen there.
+	onLogEnd func(p catchup.Partition, l *fakeLog)
+	logEnds  int // LogEnd calls
 	// poisonReleased makes Fetch return records of their own, which
 	// Fetched.Release overwrites, as a Source that reuses the memory does.
 	poisonReleased bool
@@ -39,6 +44,19 @@ type fakeLog struct {
 	recs  []catchup.Record
 	// batches are the base offsets of the produce requests appended.
 	batches []int64
+	// stalledAt, when not negative, is the high watermark of a leader whose
+	// followers stopped replicating there: records appended since are
+	// invisible to EndOffsets and ReadBack. newFakeCluster sets it to -1.
+	stalledAt int64
+	epoch     int32 // leader epoch
+}
+
+// hwm is the high watermark of l.
+func (l *fakeLog) hwm() int64 {
+	if l.stalledAt >= 0 {
+		return l.stalledAt
+	}
+	return l.start + int64(len(l.recs))
 }
 
 var _ Source = (*fakeCluster)(nil)
@@ -47,7 +65,7 @@ var _ Target = (*fakeCluster)(nil)
 func newFakeCluster(parts map[catchup.Partition]int) *fakeCluster {
 	c := &fakeCluster{logs: map[catchup.Partition]*fakeLog{}, perFetch: 3, perBatch: 2}
 	for p, n := range parts {
-		l := &fakeLog{}
+		l := &fakeLog{stalledAt: -1}
 		for i := range n {
 			l.recs = append(l.recs, catchup.Record{
 				Offset: int64(i), Key: []byte{byte(i)}, Value: []byte(p.String()),
@@ -159,7 +177,7 @@ func (c *fakeCluster) EndOffsets(_ context.Context, ps []catchup.Partition) (map
 	c.mu.Lock()
 	out := map[catchup.Partition]int64{}
 	for _, p := range ps {
-		out[p] = c.end(p)
+		out[p] = c.logs[p].hwm()
 	}
 	c.mu.Unlock()
 	if c.afterEndOffsets != nil {
@@ -216,6 +234,7 @@ func (c *fakeCluster) ReadBack(_ context.Context, p catchup.Partition, end int64
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	l := c.logs[p]
+	end = min(end, l.hwm()) // a reader sees nothing above the high watermark
 	if end <= l.start {
 		return nil, end, nil
 	}
@@ -226,4 +245,24 @@ func (c *fakeCluster) ReadBack(_ context.Context, p catchup.Partition, end int64
 		}
 	}
 	return slices.Clone(l.recs[base-l.start : end-l.start]), base, nil
+}
+
+func (c *fakeCluster) LogEnd(_ context.Context, p catchup.Partition) (LogEnd, error) {
+	if c.readFault != nil {
+		if err := c.readFault(); err != nil {
+			return LogEnd{}, err
+		}
+	}
+	c.mu.Lock()
+	c.logEnds++
+	l := c.logs[p]
+	if c.onLogEnd != nil {
+		c.onLogEnd(p, l)
+	}
+	le := LogEnd{End: c.end(p), HighWatermark: l.hwm(), Epoch: l.epoch}
+	c.mu.Unlock()
+	if c.afterEndOffsets != nil { // a look at the end, as EndOffsets is
+		c.afterEndOffsets()
+	}
+	return le, nil
 }

@@ -59,6 +59,16 @@ type Target interface {
 	// EndOffsets returns the high watermark of each of ps.
 	EndOffsets(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]int64, error)
 
+	// LogEnd returns what the leader of p holds: its log end offset (one
+	// past the last record it appended, replicated to the other in-sync
+	// replicas or not), then its high watermark, read after the log end,
+	// and the leader epoch the log end belongs to. On a replicated topic
+	// whose followers lag, End is above HighWatermark, and the records in
+	// between are invisible to readers (ReadBack, consumers) until they are
+	// replicated or truncated by a new leader. Transient errors (a leader
+	// moving, a stale epoch) wrap catchup.ErrRetriable.
+	LogEnd(ctx context.Context, p catchup.Partition) (LogEnd, error)
+
 	// Produce appends the leading records of recs to p in ONE produce
 	// request, as many as the batch limits allow (at least one), preserving
 	// key, value (nil and empty apart), headers and timestamp. With stamp
@@ -80,4 +90,11 @@ type Target interface {
 	// backwards batch by batch. It reads uncommitted data. With end at or
 	// below the log start it returns no records and base = end.
 	ReadBack(ctx context.Context, p catchup.Partition, end int64) (recs []catchup.Record, base int64, err error)
+}
+
+// LogEnd is what the leader of a target partition holds; see Target.LogEnd.
+type LogEnd struct {
+	End           int64 // log end offset: one past the last record appended
+	HighWatermark int64 // one past the last record replicated to every in-sync replica
+	Epoch         int32 // leader epoch
 }

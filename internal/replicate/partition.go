@@ -116,11 +116,19 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 	pc.takeover = loaded.Owner != ""
 	pc.inDoubt = pc.takeover && e.o.Provenance
 	err = pc.run(copyCtx, m, cp, pol)
-	if pc.inDoubt {
-		pc.resolveDoubt(lasting)
+	if pc.inDoubt && !errors.Is(err, errInDoubt) {
+		// (Not after the replication wait ran out already: the next run
+		// waits again.)
+		if derr := pc.resolveDoubt(lasting); errors.Is(derr, errInDoubt) {
+			err = errors.Join(err, derr)
+		}
 	}
 	res.Next = pc.next
 	switch {
+	case errors.Is(err, errInDoubt):
+		res.Status, res.Err = StatusInDoubt, err
+		e.o.Log.ErrorContext(ctx, "partition in doubt: lease kept, nothing re-sent", "pipeline", e.o.Pipeline,
+			"topic", m.Topic, "partition", m.Partition.Partition, "next", pc.next, "error", err)
 	case errors.Is(err, checkpoint.ErrFenced):
 		res.Status, res.Err = StatusFenced, err
 	case err != nil && copyCtx.Err() != nil && errors.Is(err, copyCtx.Err()):
@@ -216,10 +224,11 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 // ctx (which outlives the copy but not the caller's deadline) what the
 // target holds: it waits for the target to hold still, then reconciles from
 // the last acknowledged end, as the next run would. On success the run is
-// no longer in doubt and its last commit covers what landed.
-func (pc *partitionCopy) resolveDoubt(ctx context.Context) {
+// no longer in doubt and its last commit covers what landed. It returns the
+// error that left it in doubt.
+func (pc *partitionCopy) resolveDoubt(ctx context.Context) error {
 	if !pc.planned || pc.targetEnd < 0 || pc.next < 0 {
-		return // nothing known to reconcile from: the next run settles
+		return nil // nothing known to reconcile from: the next run settles
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		// At most half the time left: the last commit needs the rest.
@@ -237,43 +246,110 @@ func (pc *partitionCopy) resolveDoubt(ctx context.Context) {
 	if err == nil {
 		pc.inDoubt = false
 	}
+	return err
 }
 
-// TakeoverSettleMax bounds the wait of settle: a target written to
-// continuously by something else never holds still.
+// TakeoverSettleMax bounds how long settle waits for the target's log end
+// to hold still: a target written to continuously by something else never
+// does. (Its high watermark reaching the log end is bounded by
+// Options.ReplicationWait instead.)
 const TakeoverSettleMax = 30 * time.Second
 
-// settle waits until two reads of the target partition's end offset,
-// TakeoverSettle apart, agree (see Options.TakeoverSettle), or
-// TakeoverSettleMax has passed.
+// settlePoll is how often settle reads the log end when TakeoverSettle is
+// off.
+const settlePoll = 200 * time.Millisecond
+
+// errInDoubt marks the error of a partition whose target did not make
+// visible, within Options.ReplicationWait, what its leader had appended:
+// the partition ends StatusInDoubt.
+var errInDoubt = errors.New("in doubt")
+
+// settle waits, before a reconciliation, until everything that was
+// appended to the target partition is visible to it:
+//
+//   - the leader's log end (Target.LogEnd) holds still for TakeoverSettle
+//     (see Options.TakeoverSettle): a produce request of a dead process,
+//     or one cut off on its way, may still land;
+//   - and the high watermark has reached that log end: reconciliation reads
+//     below the high watermark only, and on a replicated target whose
+//     followers lag, records appended above it (by a request that timed
+//     out) would otherwise be copied a second time. Two equal reads of the
+//     high watermark are no evidence that nothing is in flight.
+//
+// A new leader epoch starts the wait over: a new leader truncates what its
+// predecessor had not replicated. The wait for the high watermark is
+// bounded by Options.ReplicationWait: when it runs out, settle returns an
+// error wrapping errInDoubt. A log end that never holds still (another
+// writer) is given up on after TakeoverSettleMax once it is visible.
 func (pc *partitionCopy) settle(ctx context.Context) error {
 	e := pc.e
-	if e.o.TakeoverSettle <= 0 {
+	if e.o.TakeoverSettle <= 0 && e.o.ReplicationWait <= 0 {
 		return nil // turned off
 	}
-	end, err := pc.targetEndOffset(ctx)
-	if err != nil {
-		return err
+	tp := pc.targetPartition()
+	poll := settlePoll
+	if e.o.TakeoverSettle > 0 {
+		poll = e.o.TakeoverSettle
 	}
-	start := time.Now()
+	// Time is counted in the sleeps between reads (the requests add to
+	// it), so that a test's frozen clock cannot stall the wait.
+	var (
+		elapsed time.Duration // slept so far
+		last    LogEnd
+		read    bool          // last holds a read
+		since   time.Duration // elapsed when last.End was first read at its value
+		waited  bool          // the high watermark was found below the log end
+	)
+	defer func() {
+		if waited {
+			pc.res.ReplicationWaits++
+			pc.res.ReplicationWaited += elapsed
+		}
+	}()
 	for {
-		if !sleep(ctx, e.o.TakeoverSettle) {
-			return ctx.Err()
+		le, err := e.o.Target.LogEnd(ctx, tp)
+		switch {
+		case err != nil:
+			// A transient error (a leader moving) is the caller's to
+			// retry, with its backoff and its count: settle starts over.
+			return fmt.Errorf("settle %s: %w", tp, err)
+		case !read || le.Epoch != last.Epoch:
+			if read {
+				e.o.Log.InfoContext(ctx, "target leader epoch changed while waiting for replication", "pipeline", e.o.Pipeline,
+					"topic", tp.Topic, "partition", tp.Partition, "epoch", le.Epoch, "was", last.Epoch, "end", le.End, "was_end", last.End)
+			}
+			last, read, since = le, true, elapsed
+		case le.End != last.End:
+			pc.res.Settled += le.End - last.End
+			last, since = le, elapsed
+		default:
+			last = le // a new high watermark, the same end
 		}
-		again, err := pc.targetEndOffset(ctx)
-		if err != nil {
-			return err
-		}
-		if again == end {
+		visible := (e.o.ReplicationWait <= 0 || last.HighWatermark >= last.End)
+		still := (e.o.TakeoverSettle <= 0 || elapsed-since >= e.o.TakeoverSettle)
+		switch {
+		case visible && still:
 			return nil
-		}
-		pc.res.Settled += again - end
-		end = again
-		if time.Since(start) >= TakeoverSettleMax {
-			e.o.Log.WarnContext(ctx, "target partition did not hold still after a lease takeover", "pipeline", e.o.Pipeline,
-				"topic", pc.p.Topic, "partition", pc.p.Partition, "waited", time.Since(start).Round(time.Millisecond), "end", end)
+		case visible && elapsed >= TakeoverSettleMax:
+			e.o.Log.WarnContext(ctx, "target partition did not hold still", "pipeline", e.o.Pipeline,
+				"topic", tp.Topic, "partition", tp.Partition, "waited", elapsed, "end", last.End)
 			return nil
+		case e.o.ReplicationWait > 0 && elapsed >= e.o.ReplicationWait:
+			return fmt.Errorf("settle %s: the target's high watermark %d stayed below its leader's log end %d (epoch %d) for %v "+
+				"(replication_wait): the records in between may be copies this pipeline sent, which catchup cannot read yet; "+
+				"the lease is kept and nothing is re-sent. Run again once the target's followers have caught up "+
+				"or left the in-sync replicas: %w",
+				tp, last.HighWatermark, last.End, last.Epoch, elapsed, errInDoubt)
 		}
+		if !visible && !waited {
+			waited = true
+			e.o.Log.InfoContext(ctx, "waiting for the target to replicate before reconciling", "pipeline", e.o.Pipeline,
+				"topic", tp.Topic, "partition", tp.Partition, "high_watermark", last.HighWatermark, "log_end", last.End, "epoch", last.Epoch)
+		}
+		if !sleep(ctx, poll) {
+			return fmt.Errorf("settle %s: %w", tp, ctx.Err())
+		}
+		elapsed += poll
 	}
 }
 

@@ -16,6 +16,13 @@ const (
 	StatusFenced     Status = "fenced"      // the lease was lost while copying; production stopped
 	StatusFailed     Status = "failed"      // an error stopped the partition; see Result.Err
 	StatusNotStarted Status = "not_started" // the run ended before this partition's turn
+	// StatusInDoubt: records may have been appended to the target that it
+	// does not show yet (its high watermark stayed below its leader's log
+	// end for Options.ReplicationWait), so the run could not find out what
+	// the target holds. The lease is kept, nothing was re-sent, and the
+	// checkpoint holds only what was acknowledged: the next run waits for
+	// the target again before it reconciles. See Result.Err.
+	StatusInDoubt Status = "in_doubt"
 )
 
 // Report is the outcome of one Engine.Run.
@@ -28,6 +35,12 @@ type Report struct {
 	// after the leader may have appended) the target sent again, identical,
 	// as an idempotent producer: the leader appended each at most once.
 	Resent int64
+	// ReplicationWaits is how many times a partition waited, before
+	// reconciling, for the target's high watermark to reach its leader's
+	// log end (Options.ReplicationWait), and ReplicationWaited the time
+	// those waits took, summed over the partitions.
+	ReplicationWaits  int64
+	ReplicationWaited time.Duration
 }
 
 // resentCounter is a Target that re-sends requests of unknown outcome itself
@@ -49,11 +62,14 @@ type Result struct {
 	// Settled is how far the target partition's end moved while a run that
 	// took over an unreleased lease waited for it to hold still (see
 	// Options.TakeoverSettle): records its dead holder had in flight.
-	Settled  int64
-	Gap      *catchup.GapError
-	Duration time.Duration
-	Status   Status
-	Err      error
+	Settled int64
+	// ReplicationWaits and ReplicationWaited: see Report.
+	ReplicationWaits  int64
+	ReplicationWaited time.Duration
+	Gap               *catchup.GapError
+	Duration          time.Duration
+	Status            Status
+	Err               error
 }
 
 // Lag is the number of offsets left to copy up to the source end fixed at
@@ -65,7 +81,7 @@ func (r *Report) Totals() (copied, bytes int64, failed int) {
 	for _, p := range r.Partitions {
 		copied += p.Copied
 		bytes += p.Bytes
-		if p.Status == StatusFailed || p.Status == StatusFenced {
+		if p.Status == StatusFailed || p.Status == StatusFenced || p.Status == StatusInDoubt {
 			failed++
 		}
 	}

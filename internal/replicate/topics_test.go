@@ -42,7 +42,7 @@ func (c *creatingTarget) CreateTopics(_ context.Context, specs []TopicSpec) erro
 		for i := range s.Partitions {
 			p := catchup.Partition{Topic: s.Topic, Partition: int32(i)}
 			if _, ok := c.logs[p]; !ok {
-				c.logs[p] = &fakeLog{}
+				c.logs[p] = &fakeLog{stalledAt: -1}
 			}
 		}
 	}
@@ -129,13 +129,13 @@ func TestCreateTopicsNeedsCapableClusters(t *testing.T) {
 func TestTruncatedTargetErrorNamesTheTargetTopic(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 6})
 	mirror := catchup.Partition{Topic: pA.Topic + ".mirror", Partition: pA.Partition}
-	r.dst.logs = map[catchup.Partition]*fakeLog{mirror: {}}
+	r.dst.logs = map[catchup.Partition]*fakeLog{mirror: {stalledAt: -1}}
 	o := r.options("run")
 	o.TargetTopic = func(t string) string { return t + ".mirror" }
 	if res := r.run(t, t.Context(), o).Partitions[0]; res.Status != StatusDone {
 		t.Fatalf("first run: status %s err %v; want done", res.Status, res.Err)
 	}
-	r.dst.logs[mirror] = &fakeLog{} // the target topic recreated
+	r.dst.logs[mirror] = &fakeLog{stalledAt: -1} // the target topic recreated
 	r.src.logs[pA].recs = append(r.src.logs[pA].recs, catchup.Record{Offset: 6, Value: []byte("x")})
 	res := r.run(t, t.Context(), o).Partitions[0]
 	for _, want := range []string{"target partition a.mirror/0 ends at 0", "`catchup reset --pipeline p1 --topic a --to earliest`"} {

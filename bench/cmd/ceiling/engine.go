@@ -79,6 +79,14 @@ func (s *sink) EndOffsets(_ context.Context, ps []catchup.Partition) (map[catchu
 	return out, nil
 }
 
+// LogEnd is the sink's end: it has no followers, nothing is above its high
+// watermark.
+func (s *sink) LogEnd(_ context.Context, p catchup.Partition) (replicate.LogEnd, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return replicate.LogEnd{End: s.ends[p], HighWatermark: s.ends[p]}, nil
+}
+
 func (s *sink) Produce(_ context.Context, p catchup.Partition, recs []catchup.Record, _ *catchup.Provenance) (int, int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

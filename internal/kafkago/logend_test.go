@@ -1,0 +1,103 @@
+package kafkago_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/replicate"
+)
+
+// TestLogEnd: LogEnd asks the partition's leader, with OffsetForLeaderEpoch
+// v3 as a client (replica id -1) for the current leader epoch, fenced by
+// that epoch, for its log end, and reads the high watermark after it. kfake
+// has no followers (its log end is its high watermark), so the leader's
+// answer is also replaced by one above the high watermark, as a real leader
+// whose followers stall gives. A stale epoch is retriable.
+func TestLogEnd(t *testing.T) {
+	p := catchup.Partition{Topic: "t", Partition: 1}
+	for _, tc := range []struct {
+		name  string
+		reply func(req *kmsg.OffsetForLeaderEpochRequest) (kmsg.Response, error, bool)
+		want  replicate.LogEnd
+		err   error // nil: success
+	}{
+		{"kfake's own answer", nil, replicate.LogEnd{End: 5, HighWatermark: 5}, nil},
+		{"log end above the high watermark", func(req *kmsg.OffsetForLeaderEpochRequest) (kmsg.Response, error, bool) {
+			res := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+			rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
+			rt.Topic = p.Topic
+			rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+			rp.Partition, rp.LeaderEpoch, rp.EndOffset = p.Partition, req.Topics[0].Partitions[0].LeaderEpoch, 8
+			rt.Partitions = append(rt.Partitions, rp)
+			res.Topics = append(res.Topics, rt)
+			return res, nil, true
+		}, replicate.LogEnd{End: 8, HighWatermark: 5}, nil},
+		{"fenced leader epoch", func(req *kmsg.OffsetForLeaderEpochRequest) (kmsg.Response, error, bool) {
+			res := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+			rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
+			rt.Topic = p.Topic
+			rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, kerr.FencedLeaderEpoch.Code
+			rt.Partitions = append(rt.Partitions, rp)
+			res.Topics = append(res.Topics, rt)
+			return res, nil, true
+		}, replicate.LogEnd{}, catchup.ErrRetriable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			c := newCluster(t, kfake.SeedTopics(2, "t"))
+			tg := newTarget(t, c, config.Producer{})
+			if _, _, err := produceAll(ctx, tg, p, copyRecords(5, time.UnixMilli(1_700_000_000_000))); err != nil {
+				t.Fatal(err)
+			}
+			var (
+				mu   sync.Mutex
+				seen []*kmsg.OffsetForLeaderEpochRequest
+			)
+			c.ControlKey(int16(kmsg.OffsetForLeaderEpoch), func(r kmsg.Request) (kmsg.Response, error, bool) {
+				c.KeepControl()
+				req := r.(*kmsg.OffsetForLeaderEpochRequest)
+				mu.Lock()
+				seen = append(seen, req)
+				mu.Unlock()
+				if tc.reply == nil {
+					return nil, nil, false
+				}
+				return tc.reply(req)
+			})
+			got, err := tg.LogEnd(ctx, p)
+			switch {
+			case tc.err == nil && err != nil:
+				t.Fatalf("LogEnd: %v", err)
+			case tc.err != nil && !errors.Is(err, tc.err):
+				t.Fatalf("LogEnd error %v; want one wrapping %v", err, tc.err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("LogEnd (-want +got):\n%s", diff)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(seen) != 1 {
+				t.Fatalf("%d OffsetForLeaderEpoch requests; want 1", len(seen))
+			}
+			req := seen[0]
+			if req.Version != 3 || req.ReplicaID != -1 || len(req.Topics) != 1 || req.Topics[0].Topic != p.Topic ||
+				len(req.Topics[0].Partitions) != 1 {
+				t.Fatalf("request v%d replica %d topics %+v; want v3, replica -1, one partition of t", req.Version, req.ReplicaID, req.Topics)
+			}
+			if rp := req.Topics[0].Partitions[0]; rp.Partition != p.Partition || rp.CurrentLeaderEpoch != got.Epoch || rp.LeaderEpoch != got.Epoch {
+				t.Errorf("asked partition %d, current epoch %d, epoch %d; want %d and the leader's epoch %d twice",
+					rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch, p.Partition, got.Epoch)
+			}
+		})
+	}
+}
