@@ -30,9 +30,11 @@ complete. Interrupt it at any moment: the next run resumes exactly.
 
 Each partition ends done (copied to the end fixed at the start), partial (a
 window limit, the deadline or an interrupt stopped it: LAG is what is left),
-leased (another run holds it), failed, fenced or not_started. Exit codes:
+leased (another run holds it), failed, fenced, in_doubt (the target's high
+watermark stayed below its leader's log end for replication_wait, so what it
+holds could not be read: lease kept, nothing re-sent) or not_started. Exit codes:
   0  every selected partition is done
-  1  some partition is partial, leased, failed, fenced or not_started: run again
+  1  some partition is partial, leased, failed, fenced, in_doubt or not_started: run again
   2  bad usage or configuration`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -209,7 +211,27 @@ func printReport(w io.Writer, rep *replicate.Report) {
 	if rep.StoreRequests > 0 {
 		fmt.Fprintf(w, "; %d store requests", rep.StoreRequests)
 	}
+	if rep.Resent > 0 {
+		fmt.Fprintf(w, "; %d produce requests of unknown outcome re-sent", rep.Resent)
+	}
+	if rep.ReplicationWaits > 0 {
+		fmt.Fprintf(w, "; waited %d times (%s) for the target to replicate", rep.ReplicationWaits, rep.ReplicationWaited.Round(time.Millisecond))
+	}
+	if n := countStatus(rep, replicate.StatusInDoubt); n > 0 {
+		fmt.Fprintf(w, "; %d partitions in doubt (leases kept: run again once the target's followers have caught up)", n)
+	}
 	fmt.Fprintln(w)
+}
+
+// countStatus counts the partitions of rep that ended with st.
+func countStatus(rep *replicate.Report, st replicate.Status) int {
+	n := 0
+	for _, r := range rep.Partitions {
+		if r.Status == st {
+			n++
+		}
+	}
+	return n
 }
 
 func humanBytes(n int64) string {
@@ -247,15 +269,21 @@ type partitionJSON struct {
 }
 
 type reportJSONT struct {
-	Pipeline      string          `json:"pipeline"`
-	DurationMS    int64           `json:"duration_ms"`
-	StoreRequests int64           `json:"store_requests"`
-	Resent        int64           `json:"resent"` // produce requests of unknown outcome sent again with the same sequence (idempotent produce)
-	Partitions    []partitionJSON `json:"partitions"`
+	Pipeline      string `json:"pipeline"`
+	DurationMS    int64  `json:"duration_ms"`
+	StoreRequests int64  `json:"store_requests"`
+	Resent        int64  `json:"resent"` // produce requests of unknown outcome sent again with the same sequence (idempotent produce)
+	// ReplicationWaits and ReplicationWaitedMS: the waits, before a
+	// reconciliation, for the target's high watermark to reach its leader's
+	// log end (replication_wait), and their time summed.
+	ReplicationWaits    int64           `json:"replication_waits"`
+	ReplicationWaitedMS int64           `json:"replication_waited_ms"`
+	Partitions          []partitionJSON `json:"partitions"`
 }
 
 func reportJSON(rep *replicate.Report) reportJSONT {
-	out := reportJSONT{Pipeline: rep.Pipeline, DurationMS: rep.Duration.Milliseconds(), StoreRequests: rep.StoreRequests, Resent: rep.Resent}
+	out := reportJSONT{Pipeline: rep.Pipeline, DurationMS: rep.Duration.Milliseconds(), StoreRequests: rep.StoreRequests, Resent: rep.Resent,
+		ReplicationWaits: rep.ReplicationWaits, ReplicationWaitedMS: rep.ReplicationWaited.Milliseconds()}
 	for _, r := range rep.Partitions {
 		pj := partitionJSON{Topic: r.Topic, Partition: r.Partition.Partition, From: r.From, To: r.To, Next: r.Next,
 			Copied: r.Copied, Bytes: r.Bytes, Skipped: r.Skipped, LoopSkip: r.LoopSkipped, Lag: r.Lag(), Retries: r.Retries, Reconciled: r.Reconciled,

@@ -49,9 +49,22 @@ func count(ctx context.Context, t *testing.T, brokers, cluster, topic string, n 
 }
 
 // controlRun: CATCHUP_IT_REPLICATED_CONTROL=1 also runs each stall with
-// producer.idempotent false and logs the duplicates it leaves (the state
-// before issue 12), without failing on them.
+// the protections of issue 12 turned off, and logs the duplicates they
+// leave without failing on them: replication_wait 0 (reconcile below the
+// high watermark, as before), with idempotent produce on and off; and
+// idempotence off with the wait on, which shows what the wait alone does.
 func controlRun() bool { return os.Getenv("CATCHUP_IT_REPLICATED_CONTROL") == "1" }
+
+// stallRun is how catchup is set up for one run of testFollowerStall.
+type stallRun struct {
+	idempotent bool
+	wait       string // replication_wait; "": the default (60s)
+	exact      bool   // fail on duplicates too (loss and disorder always fail)
+	// inDoubt: the run must end with some partition in_doubt (the stall
+	// outlasts replication_wait), and a second run after the stall must
+	// finish the copy.
+	inDoubt bool
+}
 
 // TestReplicatedFollowerStall: a copy to the replicated target while
 // followers are SIGSTOPped, for stalls on both sides of producer.timeout
@@ -60,7 +73,9 @@ func controlRun() bool { return os.Getenv("CATCHUP_IT_REPLICATED_CONTROL") == "1
 // stall longer than producer.timeout makes the leader answer
 // REQUEST_TIMED_OUT for records it appended; without idempotent produce
 // they were sent again and both copies became visible (80 and 160
-// duplicates at 4 s and 9 s, issue 12).
+// duplicates at 4 s and 9 s, issue 12). A stall that outlasts the re-sends
+// (3 x producer.timeout) falls back to reconciliation, which waits until
+// the high watermark reaches the leader's log end (replication_wait).
 func TestReplicatedFollowerStall(t *testing.T) {
 	e := needBrokers(t)
 	r := needReplicated(t)
@@ -68,24 +83,38 @@ func TestReplicatedFollowerStall(t *testing.T) {
 		name      string
 		followers []int32
 		stall     time.Duration
-		// open: a stall that can outlast the re-sends (3 x producer.timeout):
-		// the engine then reconciles below the high watermark and may copy
-		// again what the leader holds above it. Duplicates are logged, not
-		// failed on, until reconciliation waits for the leader's log end
-		// (OffsetForLeaderEpoch; issue 12, not built yet). Loss always fails.
-		open bool
 	}{
-		{"below_producer_timeout", []int32{2}, 1 * time.Second, false},
-		{"above_producer_timeout_below_lag", []int32{2}, 4 * time.Second, false},
-		{"above_lag", []int32{2}, 9 * time.Second, false},
-		{"both_followers_above_producer_timeout", []int32{2, 3}, 4 * time.Second, false},
-		{"both_followers_above_lag", []int32{2, 3}, 9 * time.Second, true},
+		{"below_producer_timeout", []int32{2}, 1 * time.Second},
+		{"above_producer_timeout_below_lag", []int32{2}, 4 * time.Second},
+		{"above_lag", []int32{2}, 9 * time.Second},
+		{"both_followers_below_producer_timeout", []int32{2, 3}, 1 * time.Second},
+		{"both_followers_above_producer_timeout", []int32{2, 3}, 4 * time.Second},
+		{"both_followers_above_lag", []int32{2, 3}, 9 * time.Second},
 	} {
-		t.Run(tc.name, func(t *testing.T) { testFollowerStall(t, e, r, tc.followers, tc.stall, true, !tc.open) })
+		t.Run(tc.name, func(t *testing.T) {
+			testFollowerStall(t, e, r, tc.followers, tc.stall, stallRun{idempotent: true, exact: true})
+		})
 		if controlRun() {
-			t.Run(tc.name+"_not_idempotent", func(t *testing.T) { testFollowerStall(t, e, r, tc.followers, tc.stall, false, false) })
+			for _, c := range []struct {
+				name string
+				run  stallRun
+			}{
+				{"_no_wait", stallRun{idempotent: true, wait: "0s"}},
+				{"_not_idempotent_no_wait", stallRun{wait: "0s"}},
+				{"_not_idempotent", stallRun{}},
+			} {
+				t.Run(tc.name+c.name, func(t *testing.T) { testFollowerStall(t, e, r, tc.followers, tc.stall, c.run) })
+			}
 		}
 	}
+	// Both followers stalled past replica.lag.time.max.ms, without
+	// idempotence (the first timeout is reconciled), and a replication_wait
+	// shorter than the time the high watermark stays stuck: the run ends
+	// in doubt, keeps its lease and sends nothing more; the next run, after
+	// the stall, copies the rest exactly.
+	t.Run("both_followers_above_lag_in_doubt", func(t *testing.T) {
+		testFollowerStall(t, e, r, []int32{2, 3}, 9*time.Second, stallRun{wait: "1s", exact: true, inDoubt: true})
+	})
 }
 
 const (
@@ -94,9 +123,9 @@ const (
 	replThrottle     = 20 * time.Millisecond
 )
 
-// testFollowerStall copies while followers are stalled; exact: fail on
-// duplicates too (loss and disorder always fail).
-func testFollowerStall(t *testing.T, e itEnv, r replicatedtest.Target, followers []int32, stall time.Duration, idempotent, exact bool) {
+// testFollowerStall copies while followers are stalled, as run says, and
+// counts what the target holds with a consumer of its own.
+func testFollowerStall(t *testing.T, e itEnv, r replicatedtest.Target, followers []int32, stall time.Duration, run stallRun) {
 	ctx := testContext(t, 3*time.Minute)
 	topic := uniqueTopic("stall")
 	createTopic(ctx, t, e.source.brokers, topic, replPartitions)
@@ -112,7 +141,10 @@ func testFollowerStall(t *testing.T, e itEnv, r replicatedtest.Target, followers
 		target: plaintext("it-replicated", r.Brokers),
 		topic:  topic,
 		extra: "    commit_interval: 200ms\n    fetch_bytes: 4096\n    producer:\n      batch_records: 20\n      timeout: 2s\n" +
-			fmt.Sprintf("      idempotent: %t\n", idempotent),
+			fmt.Sprintf("      idempotent: %t\n", run.idempotent),
+	}
+	if run.wait != "" {
+		s.extra += "    replication_wait: " + run.wait + "\n"
 	}
 	var logs syncBuffer
 	defer func() {
@@ -157,17 +189,60 @@ func testFollowerStall(t *testing.T, e itEnv, r replicatedtest.Target, followers
 	}
 	r.WaitInSync(ctx, t, topic, replPartitions, 1)
 	status := summary(o.rep)
+	first := o
+	if run.inDoubt {
+		if !hasStatus(o.rep, replicate.StatusInDoubt) {
+			t.Errorf("the run ended %s (%v); want a partition in_doubt", status, o.err)
+		}
+		// The same owner, restarted: it takes its own leases back at once.
+		rep, err := pl.Engine.Run(ctx)
+		requireDone(t, "the run after the stall", rep, err)
+		status += "; then " + summary(rep)
+	} else if run.exact {
+		requireDone(t, "the run", o.rep, o.err)
+	}
 	for _, iso := range replicatedtest.Isolations() {
 		x := count(ctx, t, r.Brokers, "it-source", topic, replPartitions, replPerPartition, iso.Level)
-		t.Logf("followers %v stalled %v, idempotent %t, %s: %d records of %d, %d duplicated, %d lost, %d out of order; run: %s, err %v, re-sent %d",
-			followers, stall, idempotent, iso.Name, x.Records, total, x.Duplicated, x.Lost, x.OutOfOrder, status, o.err, resent(o.rep))
-		if x.Lost != 0 || x.OutOfOrder != 0 || (exact && x.Duplicated != 0) {
+		t.Logf("followers %v stalled %v, idempotent %t, replication_wait %q, %s: %d records of %d, %d duplicated, %d lost, %d out of order; "+
+			"run: %s, err %v, re-sent %d, replication waits %d (%v)",
+			followers, stall, run.idempotent, run.wait, iso.Name, x.Records, total, x.Duplicated, x.Lost, x.OutOfOrder, status, first.err,
+			resent(first.rep), replicationWaits(first.rep), replicationWaited(first.rep))
+		if x.Lost != 0 || x.OutOfOrder != 0 || (run.exact && x.Duplicated != 0) {
 			t.Errorf("%s: %d lost, %d duplicated, %d out of order", iso.Name, x.Lost, x.Duplicated, x.OutOfOrder)
 		}
 	}
 	if o.err != nil {
 		t.Logf("run error: %v", o.err)
 	}
+}
+
+// hasStatus reports whether some partition of rep ended with st.
+func hasStatus(rep *replicate.Report, st replicate.Status) bool {
+	if rep == nil {
+		return false
+	}
+	for _, p := range rep.Partitions {
+		if p.Status == st {
+			return true
+		}
+	}
+	return false
+}
+
+// replicationWaits is the run's waits for replication, 0 without a report.
+func replicationWaits(rep *replicate.Report) int64 {
+	if rep == nil {
+		return 0
+	}
+	return rep.ReplicationWaits
+}
+
+// replicationWaited is the time the run waited for replication.
+func replicationWaited(rep *replicate.Report) time.Duration {
+	if rep == nil {
+		return 0
+	}
+	return rep.ReplicationWaited
 }
 
 // resent is the run's re-sent produce requests, 0 without a report.

@@ -30,6 +30,8 @@ const (
 	Count   Unit = "Count"
 	Bytes   Unit = "Bytes"
 	Seconds Unit = "Seconds"
+	// Milliseconds: a duration too short for Seconds in whole numbers.
+	Milliseconds Unit = "Milliseconds"
 )
 
 // Dimension is a name and value that a metric is recorded under.

@@ -17,11 +17,23 @@ const (
 	FencedCommits    = "FencedCommits"    // partitions whose lease was lost while copying (Count)
 	Retries          = "Retries"          // fetches and produces retried (Count)
 	FailedPartitions = "FailedPartitions" // partitions that failed (Count)
+	// InDoubtPartitions: partitions that ended in_doubt: the target's high
+	// watermark stayed below its leader's log end for replication_wait, so
+	// what it holds could not be read; their leases are kept (Count).
+	InDoubtPartitions = "InDoubtPartitions"
 )
 
 // Metrics of a replicate invocation, per pipeline.
 const (
 	DynamoDBRequests = "DynamoDBRequests" // requests sent to the checkpoint table, retries included (Count)
+	// Resent: produce requests of unknown outcome sent again, identical
+	// (idempotent produce) (Count).
+	Resent = "Resent"
+	// ReplicationWaits and ReplicationWaited: the waits, before a
+	// reconciliation, for the target's high watermark to reach its leader's
+	// log end (Count), and their time summed (Milliseconds).
+	ReplicationWaits  = "ReplicationWaits"
+	ReplicationWaited = "ReplicationWaited"
 )
 
 // Metrics of a dispatch invocation, per pipeline and topic (LagRecords and
@@ -39,4 +51,5 @@ const (
 var Names = []string{
 	Records, BytesCopied, Windows, WindowsDone, Gaps, FencedCommits, Retries, FailedPartitions, LagRecords,
 	DynamoDBRequests, LagBytes, Shards, LeasedPartitions, DeferredPartitions, BlockedPartitions,
+	InDoubtPartitions, Resent, ReplicationWaits, ReplicationWaited,
 }

@@ -92,13 +92,20 @@ type Summary struct {
 	Namespace string `json:"namespace,omitempty"` // the checkpoint namespace, when it is not the pipeline's (a job)
 	// Done is true when every partition reached its window end or is being
 	// copied by another invocation; false means: invoke again to go on.
-	Done          bool               `json:"done"`
-	Copied        int64              `json:"copied"`
-	Bytes         int64              `json:"bytes"`
-	Lag           int64              `json:"lag"` // offsets of the windows left to copy
-	DurationMS    int64              `json:"duration_ms"`
-	StoreRequests int64              `json:"store_requests"`
-	Partitions    []PartitionSummary `json:"partitions"`
+	Done          bool  `json:"done"`
+	Copied        int64 `json:"copied"`
+	Bytes         int64 `json:"bytes"`
+	Lag           int64 `json:"lag"` // offsets of the windows left to copy
+	DurationMS    int64 `json:"duration_ms"`
+	StoreRequests int64 `json:"store_requests"`
+	// InDoubt counts the partitions that ended in_doubt (their leases are
+	// kept: the next invocation waits for the target again). Resent,
+	// ReplicationWaits and ReplicationWaitedMS are replicate.Report's.
+	InDoubt             int                `json:"in_doubt"`
+	Resent              int64              `json:"resent"`
+	ReplicationWaits    int64              `json:"replication_waits"`
+	ReplicationWaitedMS int64              `json:"replication_waited_ms"`
+	Partitions          []PartitionSummary `json:"partitions"`
 	// Error says why nothing was copied when retrying cannot help (a bad
 	// event, an unknown pipeline); the invocation itself succeeds.
 	Error string `json:"error,omitempty"`
@@ -185,7 +192,7 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (*Summary
 
 	var transient []error
 	for _, r := range rep.Partitions {
-		if r.Status == replicate.StatusFailed || r.Status == replicate.StatusFenced {
+		if r.Status == replicate.StatusFailed || r.Status == replicate.StatusFenced || r.Status == replicate.StatusInDoubt {
 			log.ErrorContext(ctx, "partition not copied", "topic", r.Topic, "partition", r.Partition.Partition,
 				"status", string(r.Status), "next", r.Next, "error", r.Err)
 			if r.Status == replicate.StatusFailed && Transient(r.Err) {
@@ -195,7 +202,8 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (*Summary
 	}
 	log.InfoContext(ctx, "invocation done", "namespace", rep.Pipeline, "done", sum.Done, "copied", sum.Copied,
 		"bytes", sum.Bytes, "lag", sum.Lag, "partitions", len(sum.Partitions), "store_requests", sum.StoreRequests,
-		"duration_ms", sum.DurationMS)
+		"in_doubt", sum.InDoubt, "resent", sum.Resent, "replication_waits", sum.ReplicationWaits,
+		"replication_waited_ms", sum.ReplicationWaitedMS, "duration_ms", sum.DurationMS)
 	if len(transient) > 0 {
 		return nil, fmt.Errorf("pipeline %s: %d partitions failed with transient errors (progress was kept): %w",
 			ev.Pipeline, len(transient), errors.Join(transient...))
@@ -258,7 +266,8 @@ func requests(s checkpoint.Store) int64 {
 }
 
 func summarize(ev Event, rep *replicate.Report) *Summary {
-	sum := &Summary{Pipeline: ev.Pipeline, Done: true, Partitions: make([]PartitionSummary, 0, len(rep.Partitions))}
+	sum := &Summary{Pipeline: ev.Pipeline, Done: true, Partitions: make([]PartitionSummary, 0, len(rep.Partitions)),
+		Resent: rep.Resent, ReplicationWaits: rep.ReplicationWaits, ReplicationWaitedMS: rep.ReplicationWaited.Milliseconds()}
 	if rep.Pipeline != ev.Pipeline {
 		sum.Namespace = rep.Pipeline
 	}
@@ -271,6 +280,9 @@ func summarize(ev Event, rep *replicate.Report) *Summary {
 		if r.Status != replicate.StatusDone && r.Status != replicate.StatusLeased {
 			sum.Done = false
 		}
+		if r.Status == replicate.StatusInDoubt {
+			sum.InDoubt++
+		}
 		sum.Copied += r.Copied
 		sum.Bytes += r.Bytes
 		sum.Lag += ps.Lag
@@ -282,7 +294,7 @@ func summarize(ev Event, rep *replicate.Report) *Summary {
 // emit writes the invocation's metrics: one EMF line per topic, and one
 // for the pipeline with its DynamoDB requests.
 func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests int64) {
-	type counts struct{ records, bytes, windows, done, gaps, fenced, retries, failed int64 }
+	type counts struct{ records, bytes, windows, done, gaps, fenced, retries, failed, inDoubt int64 }
 	byTopic := map[string]*counts{}
 	for _, r := range rep.Partitions {
 		c := byTopic[r.Topic]
@@ -303,6 +315,8 @@ func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests
 			c.fenced++
 		case replicate.StatusFailed:
 			c.failed++
+		case replicate.StatusInDoubt:
+			c.inDoubt++
 		}
 		var ge *catchup.GapError
 		if r.Gap != nil || errors.As(r.Err, &ge) {
@@ -326,11 +340,17 @@ func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests
 				{Name: metrics.FencedCommits, Unit: metrics.Count, Value: c.fenced},
 				{Name: metrics.Retries, Unit: metrics.Count, Value: c.retries},
 				{Name: metrics.FailedPartitions, Unit: metrics.Count, Value: c.failed},
+				{Name: metrics.InDoubtPartitions, Unit: metrics.Count, Value: c.inDoubt},
 			}))
 	}
 	errs = append(errs, h.o.Metrics.Emit([]metrics.Dimension{service, pipe},
 		[][]string{{metrics.DimPipeline}, {metrics.DimService}},
-		[]metrics.Value{{Name: metrics.DynamoDBRequests, Unit: metrics.Count, Value: storeRequests}}))
+		[]metrics.Value{
+			{Name: metrics.DynamoDBRequests, Unit: metrics.Count, Value: storeRequests},
+			{Name: metrics.Resent, Unit: metrics.Count, Value: rep.Resent},
+			{Name: metrics.ReplicationWaits, Unit: metrics.Count, Value: rep.ReplicationWaits},
+			{Name: metrics.ReplicationWaited, Unit: metrics.Milliseconds, Value: rep.ReplicationWaited.Milliseconds()},
+		}))
 	if err := errors.Join(errs...); err != nil {
 		h.o.Log.ErrorContext(ctx, "metrics not written", "error", err)
 	}

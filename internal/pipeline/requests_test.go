@@ -1,0 +1,107 @@
+package pipeline_test
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/replicate"
+)
+
+// targetRequests counts every request c receives, per API key, from now on.
+func targetRequests(c *kfake.Cluster) func() map[string]int64 {
+	counts := map[int16]*atomic.Int64{}
+	for _, k := range []kmsg.Key{kmsg.Produce, kmsg.Fetch, kmsg.ListOffsets, kmsg.Metadata, kmsg.InitProducerID,
+		kmsg.OffsetForLeaderEpoch, kmsg.ApiVersions, kmsg.CreateTopics, kmsg.DescribeConfigs} {
+		n := &atomic.Int64{}
+		counts[int16(k)] = n
+		c.ControlKey(int16(k), func(kmsg.Request) (kmsg.Response, error, bool) {
+			c.KeepControl()
+			n.Add(1)
+			return nil, nil, false // observe only
+		})
+	}
+	return func() map[string]int64 {
+		out := map[string]int64{}
+		for k, n := range counts {
+			if v := n.Swap(0); v > 0 {
+				out[kmsg.NameForKey(k)] = v
+			}
+		}
+		return out
+	}
+}
+
+func formatCounts(m map[string]int64) string {
+	var s []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		s = append(s, fmt.Sprintf("%s=%d", k, m[k]))
+	}
+	return strings.Join(s, " ")
+}
+
+// TestReplicationWaitCostsNothingOnTheHappyPath pins that a clean run and
+// its resume ask the target for no leader log end (OffsetForLeaderEpoch):
+// the replication wait runs only before a reconciliation of a takeover or
+// of an unknown outcome. A run that takes over an unreleased lease asks
+// twice per partition taken over: its log end must read the same
+// takeover_settle apart (the target holds still at once here). The counts
+// per API key are logged: the requests per window.
+func TestReplicationWaitCostsNothingOnTheHappyPath(t *testing.T) {
+	const partitions = 4
+	r := newLeaseRig(t, partitions, 200, "    takeover_settle: 10ms\n")
+	count := targetRequests(r.dst)
+	store := r.newStore(time.Now)
+	run := func(owner string) *replicate.Report {
+		t.Helper()
+		rep, err := r.open(t, owner, store, time.Now).Engine.Run(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	for _, step := range []struct {
+		name    string
+		prepare func()
+		ofle    int64 // OffsetForLeaderEpoch requests
+	}{
+		{"first run", nil, 0},
+		{"resume, nothing new", nil, 0},
+		{"takeover of an unreleased lease", func() {
+			for p := range int32(partitions) {
+				if _, _, err := store.Acquire(t.Context(), "leases", catchup.Partition{Topic: "events", Partition: p}, "dead", 20*time.Minute); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, 2 * partitions},
+	} {
+		if step.prepare != nil {
+			step.prepare()
+		}
+		count() // from here
+		owner := "run"
+		if step.ofle > 0 {
+			owner = "dead" // the same owner, restarted: it takes its leases back at once
+		}
+		rep := run(owner)
+		got := count()
+		t.Logf("%s: %d partitions, target requests: %s", step.name, len(rep.Partitions), formatCounts(got))
+		if got["OffsetForLeaderEpoch"] != step.ofle {
+			t.Errorf("%s: %d OffsetForLeaderEpoch requests; want %d", step.name, got["OffsetForLeaderEpoch"], step.ofle)
+		}
+		for _, p := range rep.Partitions {
+			if p.Status != replicate.StatusDone {
+				t.Errorf("%s: %s: status %s: %v", step.name, p.Partition, p.Status, p.Err)
+			}
+		}
+	}
+	r.checkExact(t)
+}
