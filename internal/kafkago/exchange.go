@@ -135,6 +135,11 @@ func (e *exchange) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
 	if e.kreq != nil {
 		maxVer = e.kreq.GetVersion()
 	}
+	if e.kreq != nil && e.version < 0 {
+		e.setStage(writeFailed)
+		return nil, fmt.Errorf("%s: the broker does not offer this API; catchup needs version %d (Kafka 2.3 or later): %w",
+			key, maxVer, errUnsupported)
+	}
 	if e.version < e.minVer || e.version > maxVer {
 		e.setStage(writeFailed)
 		return nil, fmt.Errorf("%s: broker and kafka-go agree on API version %d, catchup needs %d to %d: %w",

@@ -10,7 +10,9 @@
 //     from plan.Window and Source.Fetch as *catchup.GapError.
 //   - No duplicates: before copying, and after a produce whose outcome is
 //     unknown, reconcile reads the target backwards to the target end stored
-//     at the last commit and resumes after the last source offset found.
+//     at the last commit and resumes after the last source offset found;
+//     settle first waits until the target's high watermark has reached its
+//     leader's log end, or ends the partition StatusInDoubt.
 //   - Fencing: every commit is conditional on the lease epoch, and no produce
 //     is sent on a lease that has expired by the local clock.
 //   - Deadline: copying stops Margin before the context deadline; the final

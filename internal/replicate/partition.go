@@ -325,8 +325,8 @@ func (pc *partitionCopy) settle(ctx context.Context) error {
 		default:
 			last = le // a new high watermark, the same end
 		}
-		visible := (e.o.ReplicationWait <= 0 || last.HighWatermark >= last.End)
-		still := (e.o.TakeoverSettle <= 0 || elapsed-since >= e.o.TakeoverSettle)
+		visible := e.o.ReplicationWait <= 0 || last.HighWatermark >= last.End
+		still := e.o.TakeoverSettle <= 0 || elapsed-since >= e.o.TakeoverSettle
 		switch {
 		case visible && still:
 			return nil
