@@ -79,8 +79,9 @@ func deref(s *string) string {
 	return *s
 }
 
-// endOffsets returns the high watermark of partitions 0..n-1 of topic.
-func endOffsets(ctx context.Context, cl *kgo.Client, topic string, n int32) ([]int64, error) {
+// endOffsets returns the high watermark of partitions 0..n-1 of topic; cl
+// is a client, or one broker of it (kgo.Client.Broker) to ask that broker.
+func endOffsets(ctx context.Context, cl kmsg.Requestor, topic string, n int32) ([]int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.ReplicaID = -1
 	rt := kmsg.NewListOffsetsRequestTopic()

@@ -69,7 +69,7 @@ func (e endpoint) yaml(b *strings.Builder, key string) {
 
 // spec is one pipeline copying one topic, and its store.
 type spec struct {
-	store          string // a directory for the file store
+	store          string // a directory for the file store, or a store URL ("dynamodb://table")
 	name           string
 	source, target endpoint
 	topic          string
@@ -79,7 +79,11 @@ type spec struct {
 
 func (s spec) yaml() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "store: %q\npipelines:\n  - name: %s\n", "file://"+s.store, s.name)
+	store := s.store
+	if !strings.Contains(store, "://") {
+		store = "file://" + store
+	}
+	fmt.Fprintf(&b, "store: %q\npipelines:\n  - name: %s\n", store, s.name)
 	s.source.yaml(&b, "source")
 	s.target.yaml(&b, "target")
 	fmt.Fprintf(&b, "    topics:\n      include: [%q]\n", regexp.QuoteMeta(s.topic))

@@ -4,188 +4,46 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kafka-catchup/catchup/internal/brokers/replicatedtest"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
-// The replicated target of test/kafka/cluster.sh (CATCHUP_KAFKA_REPLICATED=1):
-// three brokers, nodes 1 to 3, and a dedicated controller, RF 3,
-// min.insync.replicas 2, replica.lag.time.max.ms 6 s, the controller's
-// broker.session.timeout.ms 20 s.
-
-// replicated is the replicated target of the environment.
-type replicated struct {
-	brokers string // the three PLAINTEXT listeners, comma separated
-	data    string // the folder of the node folders broker-1..3, controller
-}
-
-// needReplicated returns the replicated target, or skips the test (fails it
-// under CATCHUP_REQUIRE_KAFKA=1).
-func needReplicated(t *testing.T) replicated {
+// needReplicated returns the replicated target of the environment, or skips
+// the test (fails it under CATCHUP_REQUIRE_KAFKA=1).
+func needReplicated(t *testing.T) replicatedtest.Target {
 	t.Helper()
-	r := replicated{brokers: os.Getenv("CATCHUP_IT_REPLICATED"), data: os.Getenv("CATCHUP_IT_REPLICATED_DATA")}
-	if r.brokers == "" || r.data == "" {
-		missing(t, "CATCHUP_IT_REPLICATED or CATCHUP_IT_REPLICATED_DATA is not set (CATCHUP_KAFKA_REPLICATED=1 for cluster.sh up)")
+	r, why, ok := replicatedtest.FromEnv()
+	if !ok {
+		missing(t, why)
 	}
 	return r
 }
 
-// node returns the data folder of broker id.
-func (r replicated) node(id int32) string { return filepath.Join(r.data, fmt.Sprintf("broker-%d", id)) }
-
-// pid returns the process id of broker id.
-func (r replicated) pid(t *testing.T, id int32) int {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(r.node(id), "pid"))
-	if err != nil {
-		t.Fatalf("broker %d: %v", id, err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatalf("broker %d: pid file: %v", id, err)
-	}
-	return pid
-}
-
-// stall SIGSTOPs broker id for d (or until the test ends), in the background;
-// the returned channel closes once the broker got SIGCONT.
-func (r replicated) stall(t *testing.T, id int32, d time.Duration) <-chan struct{} {
-	t.Helper()
-	pid := r.pid(t, id)
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatalf("SIGSTOP broker %d (pid %d): %v", id, pid, err)
-	}
-	var once atomic.Bool
-	resume := func() {
-		if once.CompareAndSwap(false, true) {
-			if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
-				t.Errorf("SIGCONT broker %d (pid %d): %v", id, pid, err)
-			}
-		}
-	}
-	t.Cleanup(resume)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		time.Sleep(d)
-		resume()
-	}()
-	return done
-}
-
-// createAssigned creates topic with n partitions on the replicated target,
-// each on brokers 1, 2, 3 in that order (broker 1 leads them all, 2 and 3
-// follow), and waits until every partition has its three replicas in sync.
-func createAssigned(ctx context.Context, t *testing.T, r replicated, topic string, n int32) {
-	t.Helper()
-	cl := newClient(t, r.brokers)
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = 30000
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
-	for p := range n {
-		a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-		a.Partition, a.Replicas = p, []int32{1, 2, 3}
-		rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
-	}
-	req.Topics = append(req.Topics, rt)
-	res, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatalf("create topic %s on %s: %v", topic, r.brokers, err)
-	}
-	for _, tr := range res.Topics {
-		if err := kerr.ErrorForCode(tr.ErrorCode); err != nil {
-			t.Fatalf("create topic %s on %s: %v (%s)", topic, r.brokers, err, deref(tr.ErrorMessage))
-		}
-	}
-	waitInSync(ctx, t, r, topic, n)
-}
-
-// waitInSync waits until every partition of topic has leader 1 and all three
-// replicas in its ISR.
-func waitInSync(ctx context.Context, t *testing.T, r replicated, topic string, n int32) {
-	t.Helper()
-	cl := newClient(t, r.brokers)
-	var last string
-	for {
-		req := kmsg.NewPtrMetadataRequest()
-		mt := kmsg.NewMetadataRequestTopic()
-		mt.Topic = kmsg.StringPtr(topic)
-		req.Topics = append(req.Topics, mt)
-		res, err := req.RequestWith(ctx, cl)
-		if err == nil && len(res.Topics) == 1 && len(res.Topics[0].Partitions) == int(n) {
-			ok := true
-			last = ""
-			for _, p := range res.Topics[0].Partitions {
-				if p.ErrorCode != 0 || p.Leader != 1 || len(p.ISR) != 3 {
-					ok = false
-					last += fmt.Sprintf(" %d: leader %d isr %v err %d;", p.Partition, p.Leader, p.ISR, p.ErrorCode)
-				}
-			}
-			if ok {
-				return
-			}
-		} else if err != nil {
-			last = err.Error()
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s on the replicated target never got all replicas in sync:%s", topic, last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// exactness is what a consumer of its own finds in a copy: of the source
-// offsets 0..want-1 of each partition, how many are missing, held more than
-// once, and held (first copies) out of source order; records are all held.
-type exactness struct {
-	records, lost, duplicated, outOfOrder int
-}
-
 // count reads every partition of topic on the target up to its high
-// watermark with the given isolation and counts what it holds.
-func count(ctx context.Context, t *testing.T, brokers, cluster, topic string, n int32, want int, iso kgo.IsolationLevel) exactness {
+// watermark with the given isolation and counts, through the provenance
+// headers, what it holds of source offsets 0..want-1 of each partition.
+func count(ctx context.Context, t *testing.T, brokers, cluster, topic string, n int32, want int, iso kgo.IsolationLevel) replicatedtest.Exactness {
 	t.Helper()
 	got := readAllAs(ctx, t, brokers, topic, n, iso)
-	var e exactness
+	var e replicatedtest.Exactness
 	for p := range n {
-		seen := map[int64]bool{}
-		last := int64(-1)
+		keys := make([]int64, 0, len(got[p]))
 		for _, r := range got[p] {
-			e.records++
 			off, ok := sourceOffset(r, cluster, topic, p)
 			if !ok {
 				t.Errorf("%s/%d offset %d: no provenance of %s", topic, p, r.Offset, cluster)
-				continue
+				off = -1
 			}
-			if seen[off] {
-				e.duplicated++
-				continue
-			}
-			seen[off] = true
-			if off < last {
-				e.outOfOrder++
-			}
-			last = max(last, off)
+			keys = append(keys, off)
 		}
-		for off := range int64(want) {
-			if !seen[off] {
-				e.lost++
-			}
-		}
+		e.Add(replicatedtest.Count(keys, int64(want)))
 	}
 	return e
 }
@@ -267,11 +125,11 @@ const (
 
 // testFollowerStall copies while followers are stalled, as run says, and
 // counts what the target holds with a consumer of its own.
-func testFollowerStall(t *testing.T, e itEnv, r replicated, followers []int32, stall time.Duration, run stallRun) {
+func testFollowerStall(t *testing.T, e itEnv, r replicatedtest.Target, followers []int32, stall time.Duration, run stallRun) {
 	ctx := testContext(t, 3*time.Minute)
 	topic := uniqueTopic("stall")
 	createTopic(ctx, t, e.source.brokers, topic, replPartitions)
-	createAssigned(ctx, t, r, topic, replPartitions)
+	r.CreateAssigned(ctx, t, topic, replPartitions)
 	seeded := makeRecords(topic, replPartitions, replPerPartition, faultValueBytes)
 	seed(ctx, t, e.source.brokers, seeded, faultSeedBatch)
 	total := int64(replPartitions * replPerPartition)
@@ -280,7 +138,7 @@ func testFollowerStall(t *testing.T, e itEnv, r replicated, followers []int32, s
 		store:  t.TempDir(),
 		name:   "stall",
 		source: plaintext("it-source", e.source.brokers),
-		target: plaintext("it-replicated", r.brokers),
+		target: plaintext("it-replicated", r.Brokers),
 		topic:  topic,
 		extra: "    commit_interval: 200ms\n    fetch_bytes: 4096\n    producer:\n      batch_records: 20\n      timeout: 2s\n" +
 			fmt.Sprintf("      idempotent: %t\n", run.idempotent),
@@ -318,7 +176,7 @@ func testFollowerStall(t *testing.T, e itEnv, r replicated, followers []int32, s
 	}
 	var resumed []<-chan struct{}
 	for _, f := range followers {
-		resumed = append(resumed, r.stall(t, f, stall))
+		resumed = append(resumed, r.Stall(t, f, stall))
 	}
 	var o outcome
 	select {
@@ -329,7 +187,7 @@ func testFollowerStall(t *testing.T, e itEnv, r replicated, followers []int32, s
 	for _, c := range resumed {
 		<-c
 	}
-	waitInSync(ctx, t, r, topic, replPartitions)
+	r.WaitInSync(ctx, t, topic, replPartitions, 1)
 	status := summary(o.rep)
 	first := o
 	if run.inDoubt {
@@ -343,17 +201,14 @@ func testFollowerStall(t *testing.T, e itEnv, r replicated, followers []int32, s
 	} else if run.exact {
 		requireDone(t, "the run", o.rep, o.err)
 	}
-	for _, iso := range []struct {
-		name string
-		l    kgo.IsolationLevel
-	}{{"read_uncommitted", kgo.ReadUncommitted()}, {"read_committed", kgo.ReadCommitted()}} {
-		x := count(ctx, t, r.brokers, "it-source", topic, replPartitions, replPerPartition, iso.l)
+	for _, iso := range replicatedtest.Isolations() {
+		x := count(ctx, t, r.Brokers, "it-source", topic, replPartitions, replPerPartition, iso.Level)
 		t.Logf("followers %v stalled %v, idempotent %t, replication_wait %q, %s: %d records of %d, %d duplicated, %d lost, %d out of order; "+
 			"run: %s, err %v, re-sent %d, replication waits %d (%v)",
-			followers, stall, run.idempotent, run.wait, iso.name, x.records, total, x.duplicated, x.lost, x.outOfOrder, status, first.err,
+			followers, stall, run.idempotent, run.wait, iso.Name, x.Records, total, x.Duplicated, x.Lost, x.OutOfOrder, status, first.err,
 			resent(first.rep), replicationWaits(first.rep), replicationWaited(first.rep))
-		if x.lost != 0 || x.outOfOrder != 0 || (run.exact && x.duplicated != 0) {
-			t.Errorf("%s: %d lost, %d duplicated, %d out of order", iso.name, x.lost, x.duplicated, x.outOfOrder)
+		if x.Lost != 0 || x.OutOfOrder != 0 || (run.exact && x.Duplicated != 0) {
+			t.Errorf("%s: %d lost, %d duplicated, %d out of order", iso.Name, x.Lost, x.Duplicated, x.OutOfOrder)
 		}
 	}
 	if o.err != nil {

@@ -79,6 +79,9 @@ func crash(t *testing.T, o options) {
 	if o.provenance {
 		h.summary(tl, "records written after the last commit of a killed run, skipped by reconciliation", h.uncommitted)
 		h.requireExact(tl)
+		if o.replicated {
+			h.requireReplicated()
+		}
 	} else {
 		h.summary(tl, "records written after the last commit of a killed run", h.uncommitted)
 		h.requireNoLoss(tl)
@@ -112,7 +115,12 @@ func crash(t *testing.T, o options) {
 // start makes the harness and seeds the backlog.
 func start(t *testing.T, o options, dstOpts ...kfake.Opt) (*harness, context.Context) {
 	// A kill loop takes well under a second per kill, even under -race.
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute+time.Duration(o.kills)*time.Second)
+	// On the replicated target a child may wait out a follower stall.
+	perKill := time.Second
+	if o.replicated {
+		perKill = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute+time.Duration(o.kills)*perKill)
 	t.Cleanup(cancel)
 	h := newHarness(t, o, dstOpts...)
 	h.began = time.Now()

@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kafka-catchup/catchup/internal/brokers/replicatedtest"
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
@@ -78,6 +79,10 @@ type options struct {
 	provenance   bool
 	kills        int
 	produceDelay time.Duration // how long the target holds every produce request before handling it
+	// replicated: the target is the replicated target of test/kafka
+	// (3 brokers, RF 3, min.insync.replicas 2) instead of kfake, and
+	// followers are stalled (SIGSTOP) while children run and are killed.
+	replicated bool
 }
 
 // harness is one crash test: clusters, data, store, the child processes and
@@ -89,7 +94,8 @@ type harness struct {
 	rng  *rand.Rand
 	dir  string
 
-	src, dst   *kfake.Cluster
+	src, dst   *kfake.Cluster // dst: nil with a replicated target
+	rt         replicatedtest.Target
 	plain, txn *kgo.Client
 	openTxn    bool // a transaction of txn is open
 	seq        map[catchup.Partition]int
@@ -101,7 +107,12 @@ type harness struct {
 	dyn   *dynamodb.Client
 
 	srcCommitted, srcAll, dstAll *kafkago.Source
+	dstCommitted                 *kafkago.Source // the target under read_committed; replicated only
 	dstAdmin                     *kafkago.Target
+
+	// Follower stalls on the replicated target (stalls.go).
+	stallDone                        <-chan struct{} // of the current or last stall; nil before the first
+	stalls, killedStalled, selfFails int
 
 	// Measurements of the kill loop.
 	kills, completed int
@@ -115,6 +126,7 @@ type harness struct {
 	// the target after its last commit: with provenance they are what
 	// reconciliation must skip, without it what is copied again.
 	uncommitted int64
+	committed   tally // the target read under read_committed (replicated only), by check
 	maxDelay    time.Duration
 	began       time.Time
 	lastOutput  string
@@ -156,7 +168,21 @@ func newHarness(t *testing.T, o options, dstOpts ...kfake.Opt) *harness {
 		topicOpts = append(topicOpts, kfake.SeedTopics(tp.partitions, tp.name))
 	}
 	h.src = newCluster(t, topicOpts...)
-	h.dst = newCluster(t, append(topicOpts, dstOpts...)...)
+	var dstAddrs []string
+	producer := "{batch_records: 20}"
+	if o.replicated {
+		h.rt = needReplicated(t)
+		dstAddrs = h.rt.Seeds()
+		producer = "{batch_records: 20, timeout: " + replicatedProducerTimeout + "}"
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
+		for _, tp := range crashTopics {
+			h.rt.CreateAssigned(ctx, t, tp.name, tp.partitions)
+		}
+	} else {
+		h.dst = newCluster(t, append(topicOpts, dstOpts...)...)
+		dstAddrs = h.dst.ListenAddrs()
+	}
 
 	var err error
 	if h.plain, err = kgo.NewClient(kgo.SeedBrokers(h.src.ListenAddrs()...),
@@ -172,35 +198,28 @@ func newHarness(t *testing.T, o options, dstOpts ...kfake.Opt) *harness {
 	t.Cleanup(h.txn.Close)
 
 	srcCluster := config.Cluster{Name: srcName, Brokers: h.src.ListenAddrs()}
-	dstCluster := config.Cluster{Name: "crash-dst", Brokers: h.dst.ListenAddrs()}
+	dstCluster := config.Cluster{Name: "crash-dst", Brokers: dstAddrs}
 	h.srcCommitted = newSource(t, srcCluster, "read_committed")
 	h.srcAll = newSource(t, srcCluster, "read_uncommitted")
 	h.dstAll = newSource(t, dstCluster, "read_uncommitted")
+	if o.replicated {
+		h.dstCommitted = newSource(t, dstCluster, "read_committed")
+	}
 	if h.dstAdmin, err = kafkago.NewTarget(dstCluster, config.Producer{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.dstAdmin.Close)
+	if o.replicated {
+		h.waitTargetTopics(t)
+	}
 
 	h.env = os.Environ()
 	store := "file://" + filepath.Join(h.dir, "store")
 	if o.store == "dynamodb" {
-		endpoint := dynamotest.Endpoint(t)
-		h.dyn = dynamotest.Client(t, endpoint)
+		h.dyn = dynamotest.Client(t, dynamotest.Endpoint(t))
 		h.table = dynamotest.Table(t, h.dyn)
 		store = "dynamodb://" + h.table
-		if os.Getenv(dynamotest.EnvEndpoint) == "" {
-			// The test's own dynalite, behind a front that survives the kills.
-			endpoint = dynamoFront(t, endpoint)
-		}
-		h.env = append(h.env, dynamotest.EnvEndpoint+"="+endpoint, "AWS_EC2_METADATA_DISABLED=true")
-		if os.Getenv("AWS_ACCESS_KEY_ID") == "" || os.Getenv("AWS_SECRET_ACCESS_KEY") == "" {
-			// As dynamotest.Client: dummies, which dynalite and LocalStack accept.
-			h.env = append(h.env, "AWS_ACCESS_KEY_ID=crashtest", "AWS_SECRET_ACCESS_KEY=crashtest", "AWS_SESSION_TOKEN=",
-				"AWS_PROFILE=", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null")
-		}
-		if os.Getenv("AWS_REGION") == "" {
-			h.env = append(h.env, "AWS_REGION=us-east-1")
-		}
+		h.env = dynamotest.ChildEnv(t)
 	}
 	var names []string
 	for _, tp := range crashTopics {
@@ -216,9 +235,9 @@ pipelines:
     provenance: %t
     commit_interval: 50ms
     fetch_bytes: 16384
-    producer: {batch_records: 20}
+    producer: %s
     takeover_settle: %s
-`, store, pipelineName, srcName, h.src.ListenAddrs()[0], h.dst.ListenAddrs()[0], strings.Join(names, ", "), o.provenance, cmp.Or(os.Getenv("CATCHUP_CRASH_TAKEOVER_SETTLE"), harnessTakeoverSettle))
+`, store, pipelineName, srcName, h.src.ListenAddrs()[0], strings.Join(dstAddrs, ", "), strings.Join(names, ", "), o.provenance, producer, cmp.Or(os.Getenv("CATCHUP_CRASH_TAKEOVER_SETTLE"), harnessTakeoverSettle))
 	if err := os.WriteFile(h.cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -428,6 +447,11 @@ func (h *harness) killLoop(ctx context.Context) {
 	t := h.t
 	t.Helper()
 	d := 150 * time.Millisecond
+	if h.o.replicated {
+		// A child on the real cluster takes longer to start, and a stall
+		// holds its produce requests for producer.timeout and more.
+		d = 2 * time.Second
+	}
 	const minD = 20 * time.Millisecond
 	maxIterations := 3*h.o.kills + 50
 	for iter := 0; h.kills < h.o.kills; iter++ {
@@ -438,6 +462,7 @@ func (h *harness) killLoop(ctx context.Context) {
 		if txnOpen {
 			h.beginTxn(ctx, abort) // open while the child runs: its window ends at the last stable offset
 		}
+		h.maybeStall()
 		before := h.targetEnds(ctx)
 		leases, commits := storeCounts(h.checkpoints(ctx))
 		delay := time.Duration(h.rng.Int64N(int64(d) + 1))
@@ -448,7 +473,7 @@ func (h *harness) killLoop(ctx context.Context) {
 		select {
 		case err := <-c.exited:
 			timer.Stop()
-			if err != nil {
+			if err != nil && !h.selfFailed(err, c) {
 				t.Fatalf("catchup run %d (after %d kills) failed by itself: %v\n%s%s", iter, h.kills, err, c.out.String(), c.errOut.String())
 			}
 			h.completed++
@@ -459,13 +484,16 @@ func (h *harness) killLoop(ctx context.Context) {
 			var ee *exec.ExitError
 			if err == nil || !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 				// It exited by itself just before the signal.
-				if err != nil {
+				if err != nil && !h.selfFailed(err, c) {
 					t.Fatalf("catchup run %d failed by itself: %v\n%s%s", iter, err, c.out.String(), c.errOut.String())
 				}
 				h.completed++
 				break
 			}
 			h.kills++
+			if h.stalling() {
+				h.killedStalled++
+			}
 			killed = true
 			d = d * 21 / 20
 		}
@@ -478,6 +506,7 @@ func (h *harness) killLoop(ctx context.Context) {
 			h.classify(ctx, before, leases, commits)
 		}
 	}
+	h.endStalls(ctx)
 	t.Logf("kill loop: %d kills: %d in start-up, %d with leases taken before writing, %d while writing (%d of them after a commit of the run); "+
 		"%d runs ended by themselves; delays up to %s",
 		h.kills, h.killedStartup, h.killedLeased, h.killedWriting, h.killedAfterCommit, h.completed, h.maxDelay.Round(time.Millisecond))
@@ -633,6 +662,9 @@ func (h *harness) check(ctx context.Context) tally {
 			t.Fatal(err)
 		}
 		dst := readRange(ctx, t, h.dstAll, tp, 0, dends[tp])
+		if h.dstCommitted != nil {
+			h.compare(tp, src, readRange(ctx, t, h.dstCommitted, tp, 0, dends[tp]), &h.committed)
+		}
 		for i := range all {
 			if header(&all[i], hdrAborted) != nil {
 				tl.aborted++

@@ -10,7 +10,10 @@
 # cluster.sh) and CATCHUP_REQUIRE_KAFKA=1, so that they fail instead of
 # skipping. Default arguments:
 #   -race -count=1 -p 1 -timeout 20m ./internal/e2e/... ./internal/brokers/...
-# Arguments given replace them all. -p 1 because the fault tests of
+# and then, with the replicated target, the crash harness's replicated
+# configuration (CATCHUP_CRASH_REPLICATED_KILLS kills, default 20):
+#   -count=1 -timeout 20m -run '^TestCrashReplicated$' ./internal/crashtest/
+# Arguments given replace them all (one go test). -p 1 because the fault tests of
 # internal/brokers kill and restart the shared brokers: no other package may
 # run beside them.
 #
@@ -38,10 +41,16 @@ export CATCHUP_KAFKA_VERSION="$version"
 export CATCHUP_KAFKA_SASL_SSL=1
 export CATCHUP_KAFKA_REPLICATED="${CATCHUP_KAFKA_REPLICATED:-1}"
 repo="$(cd "$KAFKA_HERE/../.." && pwd)"
+crash_args=()
 if (($#)); then
 	go_args=("$@")
 else
 	go_args=(-race -count=1 -p 1 -timeout 20m ./internal/e2e/... ./internal/brokers/...)
+	# The crash harness on the replicated target, alone: -run would
+	# otherwise also pick the kfake crash tests, which make test runs already.
+	if [[ "$CATCHUP_KAFKA_REPLICATED" == 1 ]]; then
+		crash_args=(-count=1 -timeout 20m -run '^TestCrashReplicated$' ./internal/crashtest/)
+	fi
 fi
 
 T0="$(now_ms)"
@@ -158,18 +167,27 @@ log "brokers up in $(secs "${took[start]}"), the source reports \"${reported:-no
 # ---------------------------------------------------------------- tests
 
 phase=tests
-log "go test ${go_args[*]}"
 cd "$repo"
 t="$(now_ms)"
-# In its own process group (job control), so that an interrupt stops go
-# test, the test binaries and the scripts they run, and nothing else.
-set -m
-go test "${go_args[@]}" &
-test_pid=$!
-set +m
+# go_test ARGS...: go test in its own process group (job control), so that
+# an interrupt stops go test, the test binaries and the scripts they run,
+# and nothing else.
+go_test() {
+	local rc=0
+	log "go test $*"
+	set -m
+	go test "$@" &
+	test_pid=$!
+	set +m
+	wait "$test_pid" || rc=$?
+	test_pid=""
+	return "$rc"
+}
 rc=0
-wait "$test_pid" || rc=$?
-test_pid=""
+go_test "${go_args[@]}" || rc=$?
+if ((rc == 0 && ${#crash_args[@]})); then
+	go_test "${crash_args[@]}" || rc=$?
+fi
 took[tests]=$(($(now_ms) - t))
 ((rc == 0)) || exit "$rc"
 phase=passed
