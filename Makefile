@@ -143,6 +143,23 @@ $(BIN)/govulncheck-$(GOVULNCHECK_VERSION):
 vuln: $(BIN)/govulncheck-$(GOVULNCHECK_VERSION) ## govulncheck: reachable known vulnerabilities (needs https://vuln.go.dev, or GOVULNDB=file:///dir)
 	$(BIN)/govulncheck-$(GOVULNCHECK_VERSION) ./...
 
+# The vulnerability database built locally, for where https://vuln.go.dev
+# cannot be reached: the golang.org/x/vulndb module (Go module proxy, pinned)
+# carries every report as OSV JSON in data/osv, and its cmd/indexdb writes
+# the database layout govulncheck reads through GOVULNDB=file://.
+VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
+VULNDB_DIR     := $(BIN)/vulndb-$(VULNDB_VERSION)
+
+$(VULNDB_DIR)/index/db.json:
+	GOBIN=$(CURDIR)/$(BIN)/tmp-idx $(GO) install golang.org/x/vulndb/cmd/indexdb@$(VULNDB_VERSION)
+	src=$$($(GO) mod download -json golang.org/x/vulndb@$(VULNDB_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+		$(BIN)/tmp-idx/indexdb -vulns "$$src/data/osv" -out $(VULNDB_DIR)
+	rm -rf $(BIN)/tmp-idx
+
+.PHONY: vuln-offline
+vuln-offline: $(BIN)/govulncheck-$(GOVULNCHECK_VERSION) $(VULNDB_DIR)/index/db.json ## govulncheck against the database built from golang.org/x/vulndb@VULNDB_VERSION (no network beyond the Go module proxy)
+	$(BIN)/govulncheck-$(GOVULNCHECK_VERSION) -db file://$(CURDIR)/$(VULNDB_DIR) ./...
+
 .PHONY: bench-go
 bench-go: ## Go benchmarks of the hot path and kfake copies, via benchstat; BASE=rev compares with a revision
 	bench/gobench.sh $(BASE)
