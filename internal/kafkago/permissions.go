@@ -63,6 +63,7 @@ func Needs() []Need {
 		{RoleSource, protocol.Fetch, "READ TOPIC", readData, FeatureAlways},
 		{RoleSource, protocol.DescribeConfigs, "DESCRIBE_CONFIGS TOPIC", "kafka-cluster:DescribeTopicDynamicConfiguration", FeatureCreateTopics},
 		{RoleSource, protocol.DescribeConfigs, "DESCRIBE_CONFIGS TOPIC", "kafka-cluster:DescribeTopicDynamicConfiguration", FeaturePlan},
+		{RoleSource, protocol.FindCoordinator, "DESCRIBE GROUP", describeGroup, FeatureTranslate},
 		{RoleSource, protocol.OffsetFetch, "DESCRIBE GROUP", describeGroup, FeatureTranslate},
 		{RoleSource, protocol.OffsetFetch, "DESCRIBE TOPIC", describeTopic, FeatureTranslate},
 
