@@ -88,6 +88,7 @@ shellcheck:
 .PHONY: lint
 lint: $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) shellcheck ## golangci-lint (vet, staticcheck, errcheck, revive, gocritic, depguard: the layers, nolintlint), shellcheck, cfn-lint
 	$(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) run ./...
+	cd deploy && $(CURDIR)/$(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) run ./...
 	shellcheck -x -P SCRIPTDIR test/kafka/*.sh bench/*.sh .ci/run
 
 # --- Releases, image, deployments (issue 15) -----------------------------
