@@ -102,27 +102,31 @@ $(BIN)/goreleaser-$(GORELEASER_VERSION):
 	GOBIN=$(CURDIR)/$(BIN)/tmp-gr $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
 	mv $(BIN)/tmp-gr/goreleaser $@ && rmdir $(BIN)/tmp-gr
 
-$(BIN)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION):
-	GOBIN=$(CURDIR)/$(BIN)/tmp-cdx $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_GOMOD_VERSION)
-	mv $(BIN)/tmp-cdx/cyclonedx-gomod $@ && rmdir $(BIN)/tmp-cdx
+# In a directory of its own, put on goreleaser's PATH (its sboms cmd is not templated).
+$(BIN)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)/cyclonedx-gomod:
+	GOBIN=$(CURDIR)/$(BIN)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION) $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_GOMOD_VERSION)
 
-RELEASE_TOOLS := $(BIN)/goreleaser-$(GORELEASER_VERSION) $(BIN)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)
-GORELEASER    := CYCLONEDX_GOMOD=$(CURDIR)/$(BIN)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION) $(BIN)/goreleaser-$(GORELEASER_VERSION)
+RELEASE_TOOLS := $(BIN)/goreleaser-$(GORELEASER_VERSION) $(BIN)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)/cyclonedx-gomod
+GORELEASER    := CATCHUP_VERSION=$(VERSION) CATCHUP_COMMIT=$(shell git rev-parse --short HEAD 2>/dev/null) \
+	PATH="$(CURDIR)/$(BIN)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION):$$PATH" $(BIN)/goreleaser-$(GORELEASER_VERSION)
 
 .PHONY: release
 release: $(RELEASE_TOOLS) ## static stripped binaries for linux/darwin x amd64/arm64, tar.gz, checksums, SBOMs into bin/release (goreleaser snapshot; publishes nothing)
 	$(GORELEASER) release --snapshot --clean
 	@cat $(BIN)/release/checksums.txt
 
-# The linux/amd64 binary of a release build: make release writes it; make
-# image and make ship-check build only it when it is missing.
+# The linux/amd64 binary of a release build, rebuilt each time (the Go build
+# cache makes that cheap) so that make image never packs a stale binary.
+# goreleaser cleans bin/release first: run make release after make image to
+# have both.
 RELEASE_LINUX_AMD64 := $(BIN)/release/catchup_linux_amd64_v1/catchup
 
-$(RELEASE_LINUX_AMD64): | $(RELEASE_TOOLS)
+.PHONY: release-linux-amd64
+release-linux-amd64: $(BIN)/goreleaser-$(GORELEASER_VERSION)
 	GOOS=linux GOARCH=amd64 $(GORELEASER) build --snapshot --clean --single-target --id catchup
 
 .PHONY: image
-image: $(RELEASE_LINUX_AMD64) ## OCI image of the linux/amd64 release binary, no Docker daemon, no base image: bin/image/oci (layout) and bin/image/catchup.tar
+image: release-linux-amd64 ## OCI image of the linux/amd64 release binary, no Docker daemon, no base image: bin/image/oci (layout) and bin/image/catchup.tar
 	cd deploy && $(GO) run ./cmd/mkimage -binary $(CURDIR)/$(RELEASE_LINUX_AMD64) -arch amd64 -out $(CURDIR)/$(BIN)/image
 
 .PHONY: test-deploy
