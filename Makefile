@@ -42,6 +42,7 @@ test: deps ## vet, the unit and kfake end-to-end suites with -race, each fuzz ta
 	$(GO) vet ./...
 	CATCHUP_REQUIRE_DYNAMODB=1 $(GO) test -race -count=1 $(HERMETIC)
 	$(MAKE) --no-print-directory fuzz
+	$(MAKE) --no-print-directory test-deploy ship-check
 	KAFKA_VERSION=$(KAFKA_VERSION) test/kafka/it.sh
 
 .PHONY: test-unit
@@ -89,7 +90,55 @@ shellcheck:
 .PHONY: lint
 lint: $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) shellcheck ## golangci-lint (vet, staticcheck, errcheck, revive, gocritic, depguard: the layers, nolintlint), shellcheck, cfn-lint
 	$(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) run ./...
+	cd deploy && $(CURDIR)/$(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) run ./...
 	shellcheck -x -P SCRIPTDIR test/kafka/*.sh bench/*.sh .ci/run
+
+# --- Releases, image, deployments (issue 15) -----------------------------
+# goreleaser and cyclonedx-gomod (the SBOM of each binary, read from the
+# module list Go writes into it: offline) come from the Go module proxy,
+# pinned, built into bin/ like golangci-lint.
+GORELEASER_VERSION := v2.15.1
+CYCLONEDX_GOMOD_VERSION := v1.10.0
+
+$(BIN)/goreleaser-$(GORELEASER_VERSION):
+	GOBIN=$(CURDIR)/$(BIN)/tmp-gr $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+	mv $(BIN)/tmp-gr/goreleaser $@ && rmdir $(BIN)/tmp-gr
+
+# In a directory of its own, put on goreleaser's PATH (its sboms cmd is not templated).
+$(BIN)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)/cyclonedx-gomod:
+	GOBIN=$(CURDIR)/$(BIN)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION) $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_GOMOD_VERSION)
+
+RELEASE_TOOLS := $(BIN)/goreleaser-$(GORELEASER_VERSION) $(BIN)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)/cyclonedx-gomod
+GORELEASER    := CATCHUP_VERSION=$(VERSION) CATCHUP_COMMIT=$(shell git rev-parse --short HEAD 2>/dev/null) \
+	PATH="$(CURDIR)/$(BIN)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION):$$PATH" $(BIN)/goreleaser-$(GORELEASER_VERSION)
+
+.PHONY: release
+release: $(RELEASE_TOOLS) ## static stripped binaries for linux/darwin x amd64/arm64, tar.gz, checksums, SBOMs into bin/release (goreleaser snapshot; publishes nothing)
+	$(GORELEASER) release --snapshot --clean
+	@cat $(BIN)/release/checksums.txt
+
+# The linux/amd64 binary of a release build, rebuilt each time (the Go build
+# cache makes that cheap) so that make image never packs a stale binary.
+# goreleaser cleans bin/release first: run make release after make image to
+# have both.
+RELEASE_LINUX_AMD64 := $(BIN)/release/catchup_linux_amd64_v1/catchup
+
+.PHONY: release-linux-amd64
+release-linux-amd64: $(BIN)/goreleaser-$(GORELEASER_VERSION)
+	GOOS=linux GOARCH=amd64 $(GORELEASER) build --snapshot --clean --single-target --id catchup
+
+.PHONY: image
+image: release-linux-amd64 ## OCI image of the linux/amd64 release binary, no Docker daemon, no base image: bin/image/oci (layout) and bin/image/catchup.tar
+	cd deploy && $(GO) run ./cmd/mkimage -binary $(CURDIR)/$(RELEASE_LINUX_AMD64) -arch amd64 -out $(CURDIR)/$(BIN)/image
+
+.PHONY: test-deploy
+test-deploy: ## the deploy/ module: Kubernetes manifests decoded strictly, systemd units verified
+	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+.PHONY: ship-check
+ship-check: image ## run the linux/amd64 release binary and the image's binary in an empty root (make test runs it)
+	cd deploy && CATCHUP_RELEASE_BINARY=$(CURDIR)/$(RELEASE_LINUX_AMD64) CATCHUP_IMAGE_LAYOUT=$(CURDIR)/$(BIN)/image/oci \
+		$(GO) test -count=1 -v -run 'TestReleaseBinary|TestImage' ./...
 
 GOVULNCHECK_VERSION := v1.9.0
 
@@ -100,6 +149,23 @@ $(BIN)/govulncheck-$(GOVULNCHECK_VERSION):
 .PHONY: vuln
 vuln: $(BIN)/govulncheck-$(GOVULNCHECK_VERSION) ## govulncheck: reachable known vulnerabilities (needs https://vuln.go.dev, or GOVULNDB=file:///dir)
 	$(BIN)/govulncheck-$(GOVULNCHECK_VERSION) ./...
+
+# The vulnerability database built locally, for where https://vuln.go.dev
+# cannot be reached: the golang.org/x/vulndb module (Go module proxy, pinned)
+# carries every report as OSV JSON in data/osv, and its cmd/indexdb writes
+# the database layout govulncheck reads through GOVULNDB=file://.
+VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
+VULNDB_DIR     := $(BIN)/vulndb-$(VULNDB_VERSION)
+
+$(VULNDB_DIR)/index/db.json:
+	GOBIN=$(CURDIR)/$(BIN)/tmp-idx $(GO) install golang.org/x/vulndb/cmd/indexdb@$(VULNDB_VERSION)
+	src=$$($(GO) mod download -json golang.org/x/vulndb@$(VULNDB_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+		$(BIN)/tmp-idx/indexdb -vulns "$$src/data/osv" -out $(VULNDB_DIR)
+	rm -rf $(BIN)/tmp-idx
+
+.PHONY: vuln-offline
+vuln-offline: $(BIN)/govulncheck-$(GOVULNCHECK_VERSION) $(VULNDB_DIR)/index/db.json ## govulncheck against the database built from golang.org/x/vulndb@VULNDB_VERSION (no network beyond the Go module proxy)
+	$(BIN)/govulncheck-$(GOVULNCHECK_VERSION) -db file://$(CURDIR)/$(VULNDB_DIR) ./...
 
 .PHONY: bench-go
 bench-go: ## Go benchmarks of the hot path and kfake copies, via benchstat; BASE=rev compares with a revision

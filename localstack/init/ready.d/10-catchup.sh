@@ -67,7 +67,7 @@ log "deploy stack $stack"
     --parameter-overrides \
       "ConfigParameterArn=$param_arn" \
       "PasswordSecretArns=$secret_arn" \
-      "ScheduleExpression=rate(1 minute)" \
+      "ScheduleMinutes=1" \
       "ReplicateTimeout=120" \
       "ReplicateConcurrency=4" \
       "MaxShards=4" \
