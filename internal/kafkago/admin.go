@@ -138,25 +138,19 @@ func (c *Cluster) CreateTopics(ctx context.Context, specs []replicate.TopicSpec)
 		}
 		req.Topics = append(req.Topics, tc)
 	}
-	var res *kafka.CreateTopicsResponse
-	err := c.retryAdmin(ctx, func(ctx context.Context) (err error) {
-		res, err = c.client.CreateTopics(ctx, req)
+	res, err := c.toController(ctx, func(ctx context.Context) (map[string]error, error) {
+		res, err := c.client.CreateTopics(ctx, req)
 		if err != nil {
-			return c.readError(ctx, err)
+			return nil, err
 		}
-		for topic, err := range res.Errors {
-			if code := errorCode(err); code == kafka.NotController {
-				return mark(fmt.Errorf("topic %s: %w", topic, err), catchup.ErrRetriable)
-			}
-		}
-		return nil
+		return res.Errors, nil
 	})
 	if err != nil {
 		return fmt.Errorf("create topics in cluster %q: %w", c.name, err)
 	}
 	var errs []error
 	for _, s := range specs {
-		switch err := res.Errors[s.Topic]; errorCode(err) {
+		switch err := res[s.Topic]; errorCode(err) {
 		case 0, kafka.TopicAlreadyExists, kafka.RequestTimedOut:
 		default:
 			errs = append(errs, fmt.Errorf("create topic %s (%d partitions, replication factor %d) in cluster %q: %w",
@@ -164,6 +158,64 @@ func (c *Cluster) CreateTopics(ctx context.Context, specs []replicate.TopicSpec)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// AddPartitions raises the partition count of each topic in counts with one
+// CreatePartitions request. A topic that has that many partitions already
+// (INVALID_PARTITIONS: grown meanwhile by another run) is not an error, nor
+// is a change the controller did not finish within the request timeout: the
+// caller checks the partition counts afterwards. It implements
+// replicate.PartitionAdder.
+func (t *Target) AddPartitions(ctx context.Context, counts map[string]int) error {
+	return t.cl.AddPartitions(ctx, counts)
+}
+
+// AddPartitions raises partition counts; see Target.AddPartitions.
+func (c *Cluster) AddPartitions(ctx context.Context, counts map[string]int) error {
+	req := &kafka.CreatePartitionsRequest{}
+	for _, t := range slices.Sorted(maps.Keys(counts)) {
+		req.Topics = append(req.Topics, kafka.TopicPartitionsConfig{Name: t, Count: int32(counts[t])})
+	}
+	res, err := c.toController(ctx, func(ctx context.Context) (map[string]error, error) {
+		res, err := c.client.CreatePartitions(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return res.Errors, nil
+	})
+	if err != nil {
+		return fmt.Errorf("add partitions in cluster %q: %w", c.name, err)
+	}
+	var errs []error
+	for _, t := range slices.Sorted(maps.Keys(counts)) {
+		switch err := res[t]; errorCode(err) {
+		case 0, kafka.InvalidPartitionNumber, kafka.RequestTimedOut:
+		default:
+			errs = append(errs, fmt.Errorf("add partitions to topic %s (to %d) in cluster %q: %w", t, counts[t], c.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// toController sends a request answered with an error per topic (CreateTopics,
+// CreatePartitions), again while it fails with a retriable error or a topic
+// with NOT_CONTROLLER (the controller moved), and returns the errors by
+// topic.
+func (c *Cluster) toController(ctx context.Context, send func(context.Context) (map[string]error, error)) (map[string]error, error) {
+	var res map[string]error
+	err := c.retryAdmin(ctx, func(ctx context.Context) (err error) {
+		res, err = send(ctx)
+		if err != nil {
+			return c.readError(ctx, err)
+		}
+		for topic, err := range res {
+			if code := errorCode(err); code == kafka.NotController {
+				return mark(fmt.Errorf("topic %s: %w", topic, err), catchup.ErrRetriable)
+			}
+		}
+		return nil
+	})
+	return res, err
 }
 
 // CommittedOffsets returns the offsets group has committed, on every topic it

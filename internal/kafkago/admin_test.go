@@ -20,6 +20,7 @@ import (
 var (
 	_ replicate.TopicDescriber = (*kafkago.Source)(nil)
 	_ replicate.TopicCreator   = (*kafkago.Target)(nil)
+	_ replicate.PartitionAdder = (*kafkago.Target)(nil)
 )
 
 func TestDescribeTopicsReportsPartitionsAndExplicitConfigs(t *testing.T) {
@@ -84,6 +85,27 @@ func TestCreateTopicsCreatesOnceWithConfigs(t *testing.T) {
 	err = tg.CreateTopics(ctx, []replicate.TopicSpec{{Topic: "wide", Partitions: 1, ReplicationFactor: 3}})
 	if !errors.Is(err, kafka.InvalidReplicationFactor) || !strings.Contains(err.Error(), "create topic wide") {
 		t.Errorf("CreateTopics with replication factor 3 on one broker: %v; want INVALID_REPLICATION_FACTOR naming the topic", err)
+	}
+}
+
+// TestAddPartitionsGrowsOnce grows a topic with CreatePartitions; asking
+// again for the count it has (another run grew it meanwhile) is no error.
+func TestAddPartitionsGrowsOnce(t *testing.T) {
+	ctx := testContext(t)
+	c := newCluster(t, kfake.SeedTopics(5, "grows"))
+	tg := newTarget(t, c, config.Producer{})
+	for range 2 {
+		if err := tg.AddPartitions(ctx, map[string]int{"grows": 7}); err != nil {
+			t.Fatalf("AddPartitions: %v", err)
+		}
+	}
+	counts, err := tg.PartitionCounts(ctx, []string{"grows"})
+	if err != nil || counts["grows"] != 7 {
+		t.Fatalf("PartitionCounts = %v, %v; want 7 partitions", counts, err)
+	}
+	err = tg.AddPartitions(ctx, map[string]int{"absent": 3})
+	if !errors.Is(err, kafka.UnknownTopicOrPartition) || !strings.Contains(err.Error(), "add partitions to topic absent (to 3)") {
+		t.Errorf("AddPartitions of a missing topic: %v; want UNKNOWN_TOPIC_OR_PARTITION naming it", err)
 	}
 }
 

@@ -62,9 +62,11 @@ type Options struct {
 	LoopCluster string
 	// CreateTopics creates missing target topics before copying, with the
 	// source topic's partition count and the configs copiedConfig lists
-	// that are set explicitly on it. It needs a Source that implements
-	// TopicDescriber and a Target that implements TopicCreator. A target
-	// topic with fewer partitions than needed is an error all the same.
+	// that are set explicitly on it, and adds partitions to a target topic
+	// whose source topic has more. It needs a Source that implements
+	// TopicDescriber and a Target that implements TopicCreator and
+	// PartitionAdder. Without it, a target topic missing or short fails the
+	// partitions of that topic alone.
 	CreateTopics bool
 	// ReplicationFactor of the topics CreateTopics creates; 0 or -1: the
 	// target broker's default.
@@ -260,7 +262,11 @@ func merge(a, b map[catchup.Partition]int64) map[catchup.Partition]int64 {
 // outcome is in the report.
 func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	start := e.o.Now()
-	marks, cps, err := e.survey(ctx, func(parts []catchup.Partition) error { return e.checkTarget(ctx, parts) })
+	var badTopics map[string]error // read after survey returns, which waits for checkTarget
+	marks, cps, err := e.survey(ctx, func(parts []catchup.Partition) (err error) {
+		badTopics, err = e.checkTarget(ctx, parts)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -289,6 +295,10 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 		wg.Go(func() {
 			for i := range work {
 				m := marks[i]
+				if err := badTopics[m.Topic]; err != nil {
+					rep.Partitions[i] = Result{Partition: m.Partition, Status: StatusFailed, Err: err}
+					continue
+				}
 				if r, ok := idle(m, pol, cps[m.Partition]); ok {
 					rep.Partitions[i] = r
 					continue
@@ -349,54 +359,69 @@ func (e *Engine) copyContext(ctx context.Context) (context.Context, context.Canc
 }
 
 // checkTarget verifies that every source topic exists on the target with at
-// least as many partitions, creating the missing ones with CreateTopics.
-func (e *Engine) checkTarget(ctx context.Context, parts []catchup.Partition) error {
-	need := map[string]int32{} // target topic → partitions needed
+// least as many partitions. With CreateTopics it creates the missing topics
+// and adds the partitions a grown source topic has, first. A topic that is
+// still missing or short is a problem of that topic alone: it is returned
+// by source topic, and the other topics are copied. The error is for the run
+// as a whole (the target unreachable, two topics onto one).
+func (e *Engine) checkTarget(ctx context.Context, parts []catchup.Partition) (map[string]error, error) {
+	need := map[string]int{} // target topic → partitions needed
 	from := map[string]string{}
 	for _, m := range parts {
 		t := e.o.TargetTopic(m.Topic)
-		need[t] = max(need[t], m.Partition+1)
+		need[t] = max(need[t], int(m.Partition)+1)
 		if other, ok := from[t]; ok && other != m.Topic {
-			return fmt.Errorf("source topics %s and %s both map to target topic %s; one target partition must have one source partition", other, m.Topic, t)
+			return nil, fmt.Errorf("source topics %s and %s both map to target topic %s; one target partition must have one source partition", other, m.Topic, t)
 		}
 		from[t] = m.Topic
 	}
-	topics := make([]string, 0, len(need))
-	for t := range need {
-		topics = append(topics, t)
-	}
-	slices.Sort(topics)
+	topics := slices.Sorted(maps.Keys(need))
 	have, err := e.o.Target.PartitionCounts(ctx, topics)
 	if err != nil {
-		return fmt.Errorf("describe target topics: %w", err)
+		return nil, fmt.Errorf("describe target topics: %w", err)
+	}
+	if have == nil {
+		have = map[string]int{}
 	}
 	var missing []string
+	short := map[string]int{}
 	for _, t := range topics {
-		if _, ok := have[t]; !ok {
+		switch n, ok := have[t]; {
+		case !ok:
 			missing = append(missing, t)
+		case n < need[t]:
+			short[t] = need[t]
 		}
 	}
 	if len(missing) > 0 && e.o.CreateTopics {
 		created, err := e.createTopics(ctx, missing, from)
 		if err != nil {
-			return err
-		}
-		if have == nil {
-			have = map[string]int{}
+			return nil, err
 		}
 		maps.Copy(have, created)
 	}
-	var errs []error
+	if len(short) > 0 && e.o.CreateTopics {
+		grown, err := e.addPartitions(ctx, short, from)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(have, grown)
+	}
+	bad := map[string]error{}
 	for _, t := range topics {
 		switch n, ok := have[t]; {
 		case !ok:
-			errs = append(errs, fmt.Errorf("topic %s does not exist on the target: create it with at least %d partitions, "+
-				"or set create_topics: true", t, need[t]))
-		case int32(n) < need[t]:
-			errs = append(errs, fmt.Errorf("topic %s has %d partitions on the target but the source has %d: add partitions to the target topic", t, n, need[t]))
+			bad[from[t]] = fmt.Errorf("topic %s does not exist on the target: create it with at least %d partitions, "+
+				"or set create_topics: true", t, need[t])
+		case n < need[t]:
+			bad[from[t]] = fmt.Errorf("topic %s has %d partitions on the target but the source has %d: add partitions to the target topic "+
+				"(kafka-topics.sh --bootstrap-server TARGET --alter --topic %s --partitions %d), or set create_topics: true", t, n, need[t], t, need[t])
 		}
 	}
-	return errors.Join(errs...)
+	for st, err := range bad {
+		e.o.Log.ErrorContext(ctx, "target topic unusable", "pipeline", e.o.Pipeline, "topic", st, "error", err)
+	}
+	return bad, nil
 }
 
 // progress reports records and bytes to OnProgress, if set.
