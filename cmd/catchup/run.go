@@ -20,6 +20,7 @@ import (
 )
 
 func (a *app) runCmd() *cobra.Command {
+	var every time.Duration
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Copy every selected partition up to the end fixed at the start of the run",
@@ -33,9 +34,18 @@ window limit, the deadline or an interrupt stopped it: LAG is what is left),
 leased (another run holds it), failed, fenced or not_started. Exit codes:
   0  every selected partition is done
   1  some partition is partial, leased, failed, fenced or not_started: run again
-  2  bad usage or configuration`,
+  2  bad usage or configuration
+
+With --every DURATION it runs again and again, each run planned afresh,
+starting DURATION after the start of the previous one (at once if that took
+longer; with a doubling backoff up to 5 minutes after a failed run), until
+SIGTERM or SIGINT: the run in flight ends as an interrupted run does, its
+acknowledged writes committed, and catchup exits 0.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if every < 0 {
+				return usageError{fmt.Errorf("--every %v: give a positive duration such as 30s", every)}
+			}
 			f, err := a.load(cmd.Context())
 			if err != nil {
 				return err
@@ -43,6 +53,9 @@ leased (another run holds it), failed, fenced or not_started. Exit codes:
 			ps, err := a.pipelines(f)
 			if err != nil {
 				return err
+			}
+			if every > 0 {
+				return a.runEvery(cmd.Context(), f, ps, every)
 			}
 			done := true
 			for _, p := range ps {
@@ -59,6 +72,7 @@ leased (another run holds it), failed, fenced or not_started. Exit codes:
 		},
 	}
 	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print the run report as JSON")
+	cmd.Flags().DurationVar(&every, "every", 0, "continuous mode: run again every DURATION (from the start of one run to the next) until SIGTERM or SIGINT, which ends the run in flight, commits and exits 0")
 	return cmd
 }
 
@@ -195,6 +209,11 @@ func printReport(w io.Writer, rep *replicate.Report) {
 			r.Topic, r.Partition.Partition, r.From, r.To, r.Copied, r.Bytes, r.Lag(), r.Status, msg)
 	}
 	tw.Flush()
+	printSummary(w, rep)
+}
+
+// printSummary prints the last line of a report: totals and rate.
+func printSummary(w io.Writer, rep *replicate.Report) {
 	copied, bytes, failed := rep.Totals()
 	rate := float64(copied) / max(rep.Duration.Seconds(), 1e-9)
 	fmt.Fprintf(w, "pipeline %s: copied %d records (%s) in %s, %.0f records/s; %d partitions failed",
