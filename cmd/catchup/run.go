@@ -228,6 +228,15 @@ func printSummary(w io.Writer, rep *replicate.Report) {
 	if rep.StoreRequests > 0 {
 		fmt.Fprintf(w, "; %d store requests", rep.StoreRequests)
 	}
+	if d, ok := rep.Latency(); ok {
+		fmt.Fprintf(w, "; replication latency %s", d.Round(time.Second))
+	}
+	if d, ok := rep.RecordAge(); ok {
+		fmt.Fprintf(w, "; oldest record not copied %s old", d.Round(time.Second))
+	}
+	if d, ok := rep.Headroom(); ok {
+		fmt.Fprintf(w, "; retention headroom %s", d.Round(time.Second))
+	}
 	fmt.Fprintln(w)
 }
 
@@ -266,15 +275,17 @@ type partitionJSON struct {
 }
 
 type reportJSONT struct {
-	Pipeline      string          `json:"pipeline"`
-	DurationMS    int64           `json:"duration_ms"`
-	StoreRequests int64           `json:"store_requests"`
-	Resent        int64           `json:"resent"` // produce requests of unknown outcome sent again with the same sequence (idempotent produce)
-	Partitions    []partitionJSON `json:"partitions"`
+	Pipeline      string `json:"pipeline"`
+	DurationMS    int64  `json:"duration_ms"`
+	StoreRequests int64  `json:"store_requests"`
+	Resent        int64  `json:"resent"` // produce requests of unknown outcome sent again with the same sequence (idempotent produce)
+	replicate.TimeFigures
+	Partitions []partitionJSON `json:"partitions"`
 }
 
 func reportJSON(rep *replicate.Report) reportJSONT {
-	out := reportJSONT{Pipeline: rep.Pipeline, DurationMS: rep.Duration.Milliseconds(), StoreRequests: rep.StoreRequests, Resent: rep.Resent}
+	out := reportJSONT{Pipeline: rep.Pipeline, DurationMS: rep.Duration.Milliseconds(), StoreRequests: rep.StoreRequests, Resent: rep.Resent,
+		TimeFigures: rep.TimeFigures()}
 	for _, r := range rep.Partitions {
 		pj := partitionJSON{Topic: r.Topic, Partition: r.Partition.Partition, From: r.From, To: r.To, Next: r.Next,
 			Copied: r.Copied, Bytes: r.Bytes, Skipped: r.Skipped, LoopSkip: r.LoopSkipped, Lag: r.Lag(), Retries: r.Retries, Reconciled: r.Reconciled,

@@ -89,6 +89,20 @@ func (c *Cluster) TopicConfigs(ctx context.Context, topics []string) (map[string
 	return out, nil
 }
 
+// TopicConfigValues returns the configs in force on each of topics that
+// exists, defaults resolved. It implements replicate.TopicConfigReader.
+func (s *Source) TopicConfigValues(ctx context.Context, topics []string) (map[string]map[string]string, error) {
+	configs, err := s.cl.TopicConfigs(ctx, topics)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]map[string]string, len(configs))
+	for t, c := range configs {
+		out[t] = c.Values
+	}
+	return out, nil
+}
+
 // DescribeTopics returns the partition count and the explicitly set configs
 // of each of topics that exists. It implements replicate.TopicDescriber.
 func (s *Source) DescribeTopics(ctx context.Context, topics []string) (map[string]replicate.TopicSpec, error) {

@@ -18,9 +18,10 @@ import (
 )
 
 var (
-	_ replicate.TopicDescriber = (*kafkago.Source)(nil)
-	_ replicate.TopicCreator   = (*kafkago.Target)(nil)
-	_ replicate.PartitionAdder = (*kafkago.Target)(nil)
+	_ replicate.TopicDescriber    = (*kafkago.Source)(nil)
+	_ replicate.TopicCreator      = (*kafkago.Target)(nil)
+	_ replicate.PartitionAdder    = (*kafkago.Target)(nil)
+	_ replicate.TopicConfigReader = (*kafkago.Source)(nil)
 )
 
 func TestDescribeTopicsReportsPartitionsAndExplicitConfigs(t *testing.T) {

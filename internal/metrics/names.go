@@ -22,6 +22,18 @@ const (
 // Metrics of a replicate invocation, per pipeline.
 const (
 	DynamoDBRequests = "DynamoDBRequests" // requests sent to the checkpoint table, retries included (Count)
+	// ReplicationLatency is, over the partitions that copied records, the
+	// longest time from the timestamp of the newest record copied to the
+	// end of the invocation (Seconds); absent when nothing was copied.
+	ReplicationLatency = "ReplicationLatency"
+	// RecordAge is the age of the oldest record not yet copied at the end
+	// of the invocation (Seconds); absent when nothing is left.
+	RecordAge = "RecordAge"
+	// RetentionHeadroom is the shortest time until the source's retention
+	// may delete the oldest record not yet copied of a partition, as
+	// `catchup plan` prints it in DELETED_IN (Seconds, negative when
+	// overdue); absent when nothing is left or nothing deletes by time.
+	RetentionHeadroom = "RetentionHeadroom"
 )
 
 // Metrics of a dispatch invocation, per pipeline and topic (LagRecords and
@@ -38,5 +50,5 @@ const (
 // Names lists every metric name above, for checks of the template.
 var Names = []string{
 	Records, BytesCopied, Windows, WindowsDone, Gaps, FencedCommits, Retries, FailedPartitions, LagRecords,
-	DynamoDBRequests, LagBytes, Shards, LeasedPartitions, DeferredPartitions, BlockedPartitions,
+	DynamoDBRequests, ReplicationLatency, RecordAge, RetentionHeadroom, LagBytes, Shards, LeasedPartitions, DeferredPartitions, BlockedPartitions,
 }

@@ -316,6 +316,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	}
 	close(work)
 	wg.Wait()
+	e.timeFigures(ctx, rep)
 	rep.Duration = e.o.Now().Sub(start)
 	if rs != nil {
 		rep.Resent = rs.Resent() - resent0

@@ -712,6 +712,9 @@ func (pc *partitionCopy) countCopied(recs []catchup.Record) {
 	stamp := pc.stamp()
 	for i := range recs {
 		n += int64(recs[i].Size())
+		if ts := recs[i].Timestamp; ts.After(pc.res.Newest) {
+			pc.res.Newest = ts
+		}
 		if stamp != nil { // as written: with the provenance header
 			stamp.Offset = recs[i].Offset
 			n += int64(len(catchup.ProvenanceHeader) + catchup.ProvenanceLen(*stamp))

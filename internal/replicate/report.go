@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/plan"
 )
 
 // Status is how the copy of one partition ended.
@@ -28,6 +29,9 @@ type Report struct {
 	// after the leader may have appended) the target sent again, identical,
 	// as an idempotent producer: the leader appended each at most once.
 	Resent int64
+	// Now is when the run ended and its time figures were taken (Latency,
+	// RecordAge, Headroom).
+	Now time.Time
 }
 
 // resentCounter is a Target that re-sends requests of unknown outcome itself
@@ -49,7 +53,14 @@ type Result struct {
 	// Settled is how far the target partition's end moved while a run that
 	// took over an unreleased lease waited for it to hold still (see
 	// Options.TakeoverSettle): records its dead holder had in flight.
-	Settled  int64
+	Settled int64
+	// Newest is the largest timestamp of the records copied (zero if none).
+	Newest time.Time
+	// Oldest is the timestamp of the oldest record not copied, read after
+	// the run for a partition with lag left; zero if none or unknown.
+	Oldest time.Time
+	// Deletion is when the source's retention may delete Oldest.
+	Deletion plan.Deletion
 	Gap      *catchup.GapError
 	Duration time.Duration
 	Status   Status

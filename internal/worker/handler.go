@@ -92,13 +92,14 @@ type Summary struct {
 	Namespace string `json:"namespace,omitempty"` // the checkpoint namespace, when it is not the pipeline's (a job)
 	// Done is true when every partition reached its window end or is being
 	// copied by another invocation; false means: invoke again to go on.
-	Done          bool               `json:"done"`
-	Copied        int64              `json:"copied"`
-	Bytes         int64              `json:"bytes"`
-	Lag           int64              `json:"lag"` // offsets of the windows left to copy
-	DurationMS    int64              `json:"duration_ms"`
-	StoreRequests int64              `json:"store_requests"`
-	Partitions    []PartitionSummary `json:"partitions"`
+	Done          bool  `json:"done"`
+	Copied        int64 `json:"copied"`
+	Bytes         int64 `json:"bytes"`
+	Lag           int64 `json:"lag"` // offsets of the windows left to copy
+	DurationMS    int64 `json:"duration_ms"`
+	StoreRequests int64 `json:"store_requests"`
+	replicate.TimeFigures
+	Partitions []PartitionSummary `json:"partitions"`
 	// Error says why nothing was copied when retrying cannot help (a bad
 	// event, an unknown pipeline); the invocation itself succeeds.
 	Error string `json:"error,omitempty"`
@@ -257,8 +258,27 @@ func requests(s checkpoint.Store) int64 {
 	return 0
 }
 
+// timeValues are the time figures of rep that it has, in whole seconds.
+func timeValues(rep *replicate.Report) []metrics.Value {
+	var out []metrics.Value
+	for _, f := range []struct {
+		name   string
+		figure func() (time.Duration, bool)
+	}{
+		{metrics.ReplicationLatency, rep.Latency},
+		{metrics.RecordAge, rep.RecordAge},
+		{metrics.RetentionHeadroom, rep.Headroom},
+	} {
+		if d, ok := f.figure(); ok {
+			out = append(out, metrics.Value{Name: f.name, Unit: metrics.Seconds, Value: int64(d / time.Second)})
+		}
+	}
+	return out
+}
+
 func summarize(ev Event, rep *replicate.Report) *Summary {
-	sum := &Summary{Pipeline: ev.Pipeline, Done: true, Partitions: make([]PartitionSummary, 0, len(rep.Partitions))}
+	sum := &Summary{Pipeline: ev.Pipeline, Done: true, Partitions: make([]PartitionSummary, 0, len(rep.Partitions)),
+		TimeFigures: rep.TimeFigures()}
 	if rep.Pipeline != ev.Pipeline {
 		sum.Namespace = rep.Pipeline
 	}
@@ -330,7 +350,7 @@ func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests
 	}
 	errs = append(errs, h.o.Metrics.Emit([]metrics.Dimension{service, pipe},
 		[][]string{{metrics.DimPipeline}, {metrics.DimService}},
-		[]metrics.Value{{Name: metrics.DynamoDBRequests, Unit: metrics.Count, Value: storeRequests}}))
+		append([]metrics.Value{{Name: metrics.DynamoDBRequests, Unit: metrics.Count, Value: storeRequests}}, timeValues(rep)...)))
 	if err := errors.Join(errs...); err != nil {
 		h.o.Log.ErrorContext(ctx, "metrics not written", "error", err)
 	}
