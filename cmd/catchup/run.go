@@ -228,6 +228,9 @@ func printSummary(w io.Writer, rep *replicate.Report) {
 	if rep.StoreRequests > 0 {
 		fmt.Fprintf(w, "; %d store requests", rep.StoreRequests)
 	}
+	if n := len(rep.ConfigChanges); n > 0 {
+		fmt.Fprintf(w, "; %d topic configs synced", n)
+	}
 	if d, ok := rep.Latency(); ok {
 		fmt.Fprintf(w, "; replication latency %s", d.Round(time.Second))
 	}
@@ -280,12 +283,13 @@ type reportJSONT struct {
 	StoreRequests int64  `json:"store_requests"`
 	Resent        int64  `json:"resent"` // produce requests of unknown outcome sent again with the same sequence (idempotent produce)
 	replicate.TimeFigures
-	Partitions []partitionJSON `json:"partitions"`
+	ConfigChanges []replicate.ConfigChange `json:"config_changes,omitempty"` // topic configs synced onto the target (create_topics)
+	Partitions    []partitionJSON          `json:"partitions"`
 }
 
 func reportJSON(rep *replicate.Report) reportJSONT {
 	out := reportJSONT{Pipeline: rep.Pipeline, DurationMS: rep.Duration.Milliseconds(), StoreRequests: rep.StoreRequests, Resent: rep.Resent,
-		TimeFigures: rep.TimeFigures()}
+		TimeFigures: rep.TimeFigures(), ConfigChanges: rep.ConfigChanges}
 	for _, r := range rep.Partitions {
 		pj := partitionJSON{Topic: r.Topic, Partition: r.Partition.Partition, From: r.From, To: r.To, Next: r.Next,
 			Copied: r.Copied, Bytes: r.Bytes, Skipped: r.Skipped, LoopSkip: r.LoopSkipped, Lag: r.Lag(), Retries: r.Retries, Reconciled: r.Reconciled,

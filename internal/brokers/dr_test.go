@@ -2,6 +2,7 @@ package brokers_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -78,4 +79,88 @@ func TestPartitionGrowth(t *testing.T) {
 		t.Errorf("the run with create_topics copied %d partitions, want 7", n)
 	}
 	checkExactCopy(t, "target", readAll(ctx, t, e.target.brokers, s.topic, 7), seeded, s.source.name)
+}
+
+// alterConfig sets config k of topic to v on the cluster at brokers, with
+// IncrementalAlterConfigs sent by franz-go.
+func alterConfig(ctx context.Context, t *testing.T, brokers, topic, k, v string) {
+	t.Helper()
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	r := kmsg.NewIncrementalAlterConfigsRequestResource()
+	r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, topic
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Value, c.Op = k, &v, kmsg.IncrementalAlterConfigOpSet
+	r.Configs = append(r.Configs, c)
+	req.Resources = append(req.Resources, r)
+	res, err := req.RequestWith(ctx, newClient(t, brokers))
+	if err != nil {
+		t.Fatalf("alter %s of %s on %s: %v", k, topic, brokers, err)
+	}
+	for _, rr := range res.Resources {
+		if err := kerr.ErrorForCode(rr.ErrorCode); err != nil {
+			t.Fatalf("alter %s of %s on %s: %v (%s)", k, topic, brokers, err, deref(rr.ErrorMessage))
+		}
+	}
+}
+
+// topicConfigs returns the configs set on topic itself on the cluster at brokers.
+func topicConfigs(ctx context.Context, t *testing.T, brokers, topic string) map[string]string {
+	t.Helper()
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	r := kmsg.NewDescribeConfigsRequestResource()
+	r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, topic
+	req.Resources = append(req.Resources, r)
+	res, err := req.RequestWith(ctx, newClient(t, brokers))
+	if err != nil {
+		t.Fatalf("describe configs of %s on %s: %v", topic, brokers, err)
+	}
+	out := map[string]string{}
+	for _, rr := range res.Resources {
+		if err := kerr.ErrorForCode(rr.ErrorCode); err != nil {
+			t.Fatalf("describe configs of %s on %s: %v", topic, brokers, err)
+		}
+		for _, c := range rr.Configs {
+			if c.Source == kmsg.ConfigSourceDynamicTopicConfig && c.Value != nil {
+				out[c.Name] = *c.Value
+			}
+		}
+	}
+	return out
+}
+
+// TestTopicConfigSync creates the target topic with create_topics, then
+// changes the source topic's retention.ms and sets segment.ms on the target
+// by hand: the next run changes retention.ms on the target with kafka-go's
+// IncrementalAlterConfigs (on a real controller) and leaves segment.ms.
+func TestTopicConfigSync(t *testing.T) {
+	e := needBrokers(t)
+	ctx := testContext(t, 3*time.Minute)
+	s := spec{store: t.TempDir(), name: "cfgsync", topic: uniqueTopic("cfgsync"),
+		source: plaintext("it-source", e.source.brokers), target: plaintext("it-target", e.target.brokers),
+		extra: "    create_topics: true\n    config_sync_interval: 0s\n"}
+	createTopic(ctx, t, e.source.brokers, s.topic, 2)
+	alterConfig(ctx, t, e.source.brokers, s.topic, "retention.ms", "3600000")
+	seed(ctx, t, e.source.brokers, makeRecords(s.topic, 2, 20, 32), 4<<10)
+	runOnce := func() *replicate.Report {
+		pl := open(ctx, t, s, pipeline.Options{})
+		defer pl.Close()
+		rep, err := pl.Engine.Run(ctx)
+		requireDone(t, "run", rep, err)
+		return rep
+	}
+	runOnce()
+	if got := topicConfigs(ctx, t, e.target.brokers, s.topic)["retention.ms"]; got != "3600000" {
+		t.Fatalf("created target topic: retention.ms %q, want 3600000", got)
+	}
+	alterConfig(ctx, t, e.source.brokers, s.topic, "retention.ms", "7200000")
+	alterConfig(ctx, t, e.target.brokers, s.topic, "segment.ms", "3600000")
+	rep := runOnce()
+	want := []replicate.ConfigChange{{Topic: s.topic, Config: "retention.ms", From: "3600000", To: "7200000"}}
+	if fmt.Sprint(rep.ConfigChanges) != fmt.Sprint(want) {
+		t.Errorf("config changes %+v, want %+v", rep.ConfigChanges, want)
+	}
+	got := topicConfigs(ctx, t, e.target.brokers, s.topic)
+	if got["retention.ms"] != "7200000" || got["segment.ms"] != "3600000" || got["message.timestamp.type"] != "CreateTime" {
+		t.Errorf("target topic configs %v; want retention.ms 7200000 (synced), segment.ms 3600000 (kept), message.timestamp.type CreateTime", got)
+	}
 }

@@ -38,12 +38,18 @@ type Pipeline struct {
 	// source topic's partition count and those of its configs that decide
 	// what the target keeps and accepts (cleanup.policy, retention.ms,
 	// retention.bytes, max.message.bytes, min.insync.replicas, ...) that are
-	// set on the source topic itself. Default false: a missing target topic
-	// is an error. A target topic with fewer partitions is an error either way.
+	// set on the source topic itself, and adds partitions to a target topic
+	// whose source topic has grown. Default false: a missing or short target
+	// topic fails that topic's partitions.
 	CreateTopics bool `yaml:"create_topics"`
 	// ReplicationFactor of the topics CreateTopics creates (default -1: the
 	// target brokers' default.replication.factor).
 	ReplicationFactor int `yaml:"replication_factor"`
+	// ConfigSyncInterval is, with CreateTopics, the least time between two
+	// syncs of the copied configs of existing target topics with their
+	// source topics by one process (default 10m, as MirrorMaker 2; 0: every
+	// run). A process that makes one run syncs once.
+	ConfigSyncInterval time.Duration `yaml:"config_sync_interval"`
 
 	// Start is where a partition without a checkpoint starts: "earliest"
 	// (default), "latest", or an RFC 3339 timestamp.

@@ -2,7 +2,8 @@ package config
 
 import "math"
 
-// checkTopicCreation checks create_topics and replication_factor.
+// checkTopicCreation checks create_topics, replication_factor and
+// config_sync_interval.
 func (p *Pipeline) checkTopicCreation(c *checker, path string) {
 	at := path + ".replication_factor"
 	switch rf := p.ReplicationFactor; {
@@ -11,5 +12,8 @@ func (p *Pipeline) checkTopicCreation(c *checker, path string) {
 		c.addf(at, "%d is not a replication factor: use -1 for the target brokers' default.replication.factor, or 1 to %d", rf, math.MaxInt16)
 	case !p.CreateTopics:
 		c.addf(at, "%d has no effect without create_topics: true (catchup creates no topics otherwise)", rf)
+	}
+	if p.ConfigSyncInterval < 0 {
+		c.addf(path+".config_sync_interval", "%v is negative; use 0 to sync the topic configs on every run", p.ConfigSyncInterval)
 	}
 }

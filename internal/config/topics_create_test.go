@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCreateTopicsConfig(t *testing.T) {
@@ -41,6 +42,44 @@ func TestCreateTopicsConfig(t *testing.T) {
 			p := f.Pipelines[0]
 			if p.CreateTopics != tt.create || p.ReplicationFactor != tt.rf {
 				t.Errorf("create_topics %v, replication_factor %d; want %v, %d", p.CreateTopics, p.ReplicationFactor, tt.create, tt.rf)
+			}
+		})
+	}
+}
+
+func TestConfigSyncIntervalConfig(t *testing.T) {
+	const head = `pipelines:
+  - name: p
+    source: {brokers: ["a:9092"]}
+    target: {brokers: ["b:9092"]}
+    topics: {include: [orders]}
+    create_topics: true
+`
+	tests := []struct {
+		name  string
+		extra string
+		want  time.Duration
+		err   string // in the error; "" for none
+	}{
+		{"default", "", 10 * time.Minute, ""},
+		{"every run", "    config_sync_interval: 0s\n", 0, ""},
+		{"an hour", "    config_sync_interval: 1h\n", time.Hour, ""},
+		{"negative", "    config_sync_interval: -1m\n", 0, "config_sync_interval: -1m0s is negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Parse([]byte(head+tt.extra), "p.yaml")
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("Parse err = %v; want one containing %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if got := f.Pipelines[0].ConfigSyncInterval; got != tt.want {
+				t.Errorf("config_sync_interval = %v, want %v", got, tt.want)
 			}
 		})
 	}

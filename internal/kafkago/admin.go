@@ -211,6 +211,61 @@ func (c *Cluster) AddPartitions(ctx context.Context, counts map[string]int) erro
 	return errors.Join(errs...)
 }
 
+// ExplicitConfigs returns the configs set on each of topics itself. It
+// implements replicate.TopicConfigSyncer.
+func (t *Target) ExplicitConfigs(ctx context.Context, topics []string) (map[string]map[string]string, error) {
+	configs, err := t.cl.TopicConfigs(ctx, topics)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]map[string]string, len(configs))
+	for topic, c := range configs {
+		out[topic] = c.Explicit
+	}
+	return out, nil
+}
+
+// AlterConfigs sets the configs of changes on their topics with one
+// IncrementalAlterConfigs request (operation SET: the topic's other configs
+// stay as they are). It implements replicate.TopicConfigSyncer.
+func (t *Target) AlterConfigs(ctx context.Context, changes map[string]map[string]string) error {
+	return t.cl.AlterConfigs(ctx, changes)
+}
+
+// AlterConfigs sets topic configs; see Target.AlterConfigs.
+func (c *Cluster) AlterConfigs(ctx context.Context, changes map[string]map[string]string) error {
+	req := &kafka.IncrementalAlterConfigsRequest{}
+	for _, topic := range slices.Sorted(maps.Keys(changes)) {
+		r := kafka.IncrementalAlterConfigsRequestResource{ResourceType: kafka.ResourceTypeTopic, ResourceName: topic}
+		for _, k := range slices.Sorted(maps.Keys(changes[topic])) {
+			r.Configs = append(r.Configs, kafka.IncrementalAlterConfigsRequestConfig{Name: k, Value: changes[topic][k], ConfigOperation: kafka.ConfigOperationSet})
+		}
+		req.Resources = append(req.Resources, r)
+	}
+	res, err := c.toController(ctx, func(ctx context.Context) (map[string]error, error) {
+		res, err := c.client.IncrementalAlterConfigs(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]error, len(res.Resources))
+		for _, r := range res.Resources {
+			out[r.ResourceName] = r.Error
+		}
+		return out, nil
+	})
+	if err != nil {
+		return fmt.Errorf("alter topic configs in cluster %q: %w", c.name, err)
+	}
+	var errs []error
+	for _, topic := range slices.Sorted(maps.Keys(changes)) {
+		if err := res[topic]; err != nil {
+			errs = append(errs, fmt.Errorf("alter configs %v of topic %s in cluster %q: %w",
+				slices.Sorted(maps.Keys(changes[topic])), topic, c.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // toController sends a request answered with an error per topic (CreateTopics,
 // CreatePartitions), again while it fails with a retriable error or a topic
 // with NOT_CONTROLLER (the controller moved), and returns the errors by

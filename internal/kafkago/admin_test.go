@@ -22,7 +22,33 @@ var (
 	_ replicate.TopicCreator      = (*kafkago.Target)(nil)
 	_ replicate.PartitionAdder    = (*kafkago.Target)(nil)
 	_ replicate.TopicConfigReader = (*kafkago.Source)(nil)
+	_ replicate.TopicConfigSyncer = (*kafkago.Target)(nil)
 )
+
+// TestAlterConfigsSetsOnlyThoseGiven changes one config of a topic with
+// IncrementalAlterConfigs: the others set on it stay.
+func TestAlterConfigsSetsOnlyThoseGiven(t *testing.T) {
+	ctx := testContext(t)
+	c := newCluster(t)
+	if err := c.CreateTopic("kept", 1, map[string]string{"retention.ms": "3600000", "cleanup.policy": "compact,delete"}); err != nil {
+		t.Fatal(err)
+	}
+	tg := newTarget(t, c, config.Producer{})
+	if err := tg.AlterConfigs(ctx, map[string]map[string]string{"kept": {"retention.ms": "7200000"}}); err != nil {
+		t.Fatalf("AlterConfigs: %v", err)
+	}
+	got, err := tg.ExplicitConfigs(ctx, []string{"kept"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]map[string]string{"kept": {"retention.ms": "7200000", "cleanup.policy": "compact,delete"}}, got); diff != "" {
+		t.Errorf("configs after AlterConfigs (-want +got):\n%s", diff)
+	}
+	err = tg.AlterConfigs(ctx, map[string]map[string]string{"absent": {"retention.ms": "1"}})
+	if err == nil || !strings.Contains(err.Error(), "alter configs [retention.ms] of topic absent") {
+		t.Errorf("AlterConfigs of a missing topic: %v; want an error naming it", err)
+	}
+}
 
 func TestDescribeTopicsReportsPartitionsAndExplicitConfigs(t *testing.T) {
 	ctx := testContext(t)

@@ -34,6 +34,9 @@ const (
 	// `catchup plan` prints it in DELETED_IN (Seconds, negative when
 	// overdue); absent when nothing is left or nothing deletes by time.
 	RetentionHeadroom = "RetentionHeadroom"
+	// TopicConfigChanges counts the target topic configs config sync
+	// changed (create_topics) (Count).
+	TopicConfigChanges = "TopicConfigChanges"
 )
 
 // Metrics of a dispatch invocation, per pipeline and topic (LagRecords and
@@ -50,5 +53,5 @@ const (
 // Names lists every metric name above, for checks of the template.
 var Names = []string{
 	Records, BytesCopied, Windows, WindowsDone, Gaps, FencedCommits, Retries, FailedPartitions, LagRecords,
-	DynamoDBRequests, ReplicationLatency, RecordAge, RetentionHeadroom, LagBytes, Shards, LeasedPartitions, DeferredPartitions, BlockedPartitions,
+	DynamoDBRequests, ReplicationLatency, RecordAge, RetentionHeadroom, TopicConfigChanges, LagBytes, Shards, LeasedPartitions, DeferredPartitions, BlockedPartitions,
 }

@@ -71,6 +71,12 @@ type Options struct {
 	// ReplicationFactor of the topics CreateTopics creates; 0 or -1: the
 	// target broker's default.
 	ReplicationFactor int
+	// ConfigSyncInterval is, with CreateTopics, the least time between two
+	// syncs of the copied topic configs of existing target topics by one
+	// Engine (a process running --every, a warm Lambda); 0: every run. A
+	// Target that implements TopicConfigSyncer is needed, else nothing is
+	// synced.
+	ConfigSyncInterval time.Duration
 
 	Provenance     bool          // add the provenance header and reconcile with the target
 	CommitInterval time.Duration // longest time between commits of a partition while copying; default 5s
@@ -109,6 +115,9 @@ type Options struct {
 // Engine copies the windows of one pipeline.
 type Engine struct {
 	o Options
+
+	mu             sync.Mutex
+	lastConfigSync time.Time // start of the last config sync
 }
 
 // New returns an Engine for o, with defaults filled in.
@@ -262,9 +271,9 @@ func merge(a, b map[catchup.Partition]int64) map[catchup.Partition]int64 {
 // outcome is in the report.
 func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	start := e.o.Now()
-	var badTopics map[string]error // read after survey returns, which waits for checkTarget
+	var tc targetCheck // read after survey returns, which waits for checkTarget
 	marks, cps, err := e.survey(ctx, func(parts []catchup.Partition) (err error) {
-		badTopics, err = e.checkTarget(ctx, parts)
+		tc, err = e.checkTarget(ctx, parts)
 		return err
 	})
 	if err != nil {
@@ -280,7 +289,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	copyCtx, cancel := e.copyContext(ctx)
 	defer cancel()
 
-	rep := &Report{Pipeline: e.o.Pipeline, Partitions: make([]Result, len(marks))}
+	rep := &Report{Pipeline: e.o.Pipeline, Partitions: make([]Result, len(marks)), ConfigChanges: tc.configChanges}
 	rs, _ := e.o.Target.(resentCounter)
 	var resent0 int64
 	if rs != nil {
@@ -295,7 +304,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 		wg.Go(func() {
 			for i := range work {
 				m := marks[i]
-				if err := badTopics[m.Topic]; err != nil {
+				if err := tc.bad[m.Topic]; err != nil {
 					rep.Partitions[i] = Result{Partition: m.Partition, Status: StatusFailed, Err: err}
 					continue
 				}
@@ -359,27 +368,35 @@ func (e *Engine) copyContext(ctx context.Context) (context.Context, context.Canc
 	return context.WithDeadline(ctx, dl.Add(-margin))
 }
 
+// targetCheck is what checkTarget found and did.
+type targetCheck struct {
+	bad           map[string]error // by source topic: the target topic is missing or short
+	configChanges []ConfigChange
+}
+
 // checkTarget verifies that every source topic exists on the target with at
 // least as many partitions. With CreateTopics it creates the missing topics
-// and adds the partitions a grown source topic has, first. A topic that is
-// still missing or short is a problem of that topic alone: it is returned
-// by source topic, and the other topics are copied. The error is for the run
-// as a whole (the target unreachable, two topics onto one).
-func (e *Engine) checkTarget(ctx context.Context, parts []catchup.Partition) (map[string]error, error) {
+// and adds the partitions a grown source topic has, first, then syncs the
+// copied configs (syncConfigs). A topic that is still missing or short is a
+// problem of that topic alone: it is returned by source topic, and the other
+// topics are copied. A config sync that fails is logged and the run goes
+// on. The error is for the run as a whole (the target unreachable, two
+// topics onto one).
+func (e *Engine) checkTarget(ctx context.Context, parts []catchup.Partition) (targetCheck, error) {
 	need := map[string]int{} // target topic → partitions needed
 	from := map[string]string{}
 	for _, m := range parts {
 		t := e.o.TargetTopic(m.Topic)
 		need[t] = max(need[t], int(m.Partition)+1)
 		if other, ok := from[t]; ok && other != m.Topic {
-			return nil, fmt.Errorf("source topics %s and %s both map to target topic %s; one target partition must have one source partition", other, m.Topic, t)
+			return targetCheck{}, fmt.Errorf("source topics %s and %s both map to target topic %s; one target partition must have one source partition", other, m.Topic, t)
 		}
 		from[t] = m.Topic
 	}
 	topics := slices.Sorted(maps.Keys(need))
 	have, err := e.o.Target.PartitionCounts(ctx, topics)
 	if err != nil {
-		return nil, fmt.Errorf("describe target topics: %w", err)
+		return targetCheck{}, fmt.Errorf("describe target topics: %w", err)
 	}
 	if have == nil {
 		have = map[string]int{}
@@ -397,14 +414,14 @@ func (e *Engine) checkTarget(ctx context.Context, parts []catchup.Partition) (ma
 	if len(missing) > 0 && e.o.CreateTopics {
 		created, err := e.createTopics(ctx, missing, from)
 		if err != nil {
-			return nil, err
+			return targetCheck{}, err
 		}
 		maps.Copy(have, created)
 	}
 	if len(short) > 0 && e.o.CreateTopics {
 		grown, err := e.addPartitions(ctx, short, from)
 		if err != nil {
-			return nil, err
+			return targetCheck{}, err
 		}
 		maps.Copy(have, grown)
 	}
@@ -422,7 +439,21 @@ func (e *Engine) checkTarget(ctx context.Context, parts []catchup.Partition) (ma
 	for st, err := range bad {
 		e.o.Log.ErrorContext(ctx, "target topic unusable", "pipeline", e.o.Pipeline, "topic", st, "error", err)
 	}
-	return bad, nil
+	tc := targetCheck{bad: bad}
+	if e.o.CreateTopics {
+		usable := map[string]string{}
+		for t, st := range from {
+			if _, ok := have[t]; ok && bad[st] == nil {
+				usable[t] = st
+			}
+		}
+		changes, err := e.syncConfigs(ctx, usable)
+		if err != nil {
+			e.o.Log.WarnContext(ctx, "topic configs not synced", "pipeline", e.o.Pipeline, "error", err)
+		}
+		tc.configChanges = changes
+	}
+	return tc, nil
 }
 
 // progress reports records and bytes to OnProgress, if set.

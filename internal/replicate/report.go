@@ -29,6 +29,9 @@ type Report struct {
 	// after the leader may have appended) the target sent again, identical,
 	// as an idempotent producer: the leader appended each at most once.
 	Resent int64
+	// ConfigChanges are the topic configs config sync changed on the target
+	// before copying (Options.CreateTopics).
+	ConfigChanges []ConfigChange
 	// Now is when the run ended and its time figures were taken (Latency,
 	// RecordAge, Headroom).
 	Now time.Time

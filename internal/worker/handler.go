@@ -350,7 +350,10 @@ func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests
 	}
 	errs = append(errs, h.o.Metrics.Emit([]metrics.Dimension{service, pipe},
 		[][]string{{metrics.DimPipeline}, {metrics.DimService}},
-		append([]metrics.Value{{Name: metrics.DynamoDBRequests, Unit: metrics.Count, Value: storeRequests}}, timeValues(rep)...)))
+		append([]metrics.Value{
+			{Name: metrics.DynamoDBRequests, Unit: metrics.Count, Value: storeRequests},
+			{Name: metrics.TopicConfigChanges, Unit: metrics.Count, Value: int64(len(rep.ConfigChanges))},
+		}, timeValues(rep)...)))
 	if err := errors.Join(errs...); err != nil {
 		h.o.Log.ErrorContext(ctx, "metrics not written", "error", err)
 	}
