@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/groupsync"
 	"github.com/kafka-catchup/catchup/internal/loop"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/replicate"
@@ -23,6 +24,7 @@ import (
 func (a *app) runEvery(ctx context.Context, f *config.File, ps []*config.Pipeline, every time.Duration) error {
 	log := a.logger()
 	open := map[string]*pipeline.Pipeline{}
+	syncers := map[string]*groupSyncer{}
 	defer func() {
 		for _, p := range open {
 			p.Close()
@@ -41,13 +43,15 @@ func (a *app) runEvery(ctx context.Context, f *config.File, ps []*config.Pipelin
 					continue
 				}
 				open[pc.Name] = p
+				syncers[pc.Name] = &groupSyncer{}
 			}
 			rep, err := p.Engine.Run(ctx)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("pipeline %s: %w", pc.Name, err))
 				continue
 			}
-			if err := a.printIteration(rep); err != nil {
+			groups := a.syncGroups(ctx, syncers[pc.Name], pc, p)
+			if err := a.printIteration(rep, groups); err != nil {
 				return err
 			}
 			if _, _, failed := rep.Totals(); failed > 0 {
@@ -68,10 +72,13 @@ func (a *app) runEvery(ctx context.Context, f *config.File, ps []*config.Pipelin
 // report with --json (one document per pipeline and run); otherwise the
 // table when a partition failed, the summary line when records were
 // copied, and nothing for a run that found nothing to copy.
-func (a *app) printIteration(rep *replicate.Report) error {
+func (a *app) printIteration(rep *replicate.Report, groups []groupsync.Group) error {
 	if a.jsonOut {
-		return printJSON(a.out, reportJSON(rep))
+		out := reportJSON(rep)
+		out.Groups = groups
+		return printJSON(a.out, out)
 	}
+	printGroups(a.out, groups)
 	copied, _, failed := rep.Totals()
 	switch {
 	case failed > 0:

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/groupsync"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/plan"
 	"github.com/kafka-catchup/catchup/internal/replicate"
@@ -91,10 +92,14 @@ func (a *app) runPipeline(ctx context.Context, f *config.File, pc *config.Pipeli
 	if err != nil {
 		return false, err
 	}
+	groups := a.syncGroups(ctx, &groupSyncer{}, pc, p)
 	if a.jsonOut {
-		return reportOK(rep), printJSON(a.out, reportJSON(rep))
+		out := reportJSON(rep)
+		out.Groups = groups
+		return reportOK(rep), printJSON(a.out, out)
 	}
 	printReport(a.out, rep)
+	printGroups(a.out, groups)
 	if ctx.Err() != nil {
 		fmt.Fprintln(a.out, "interrupted: the checkpoints hold what was acknowledged; run again to resume")
 	}
@@ -284,6 +289,7 @@ type reportJSONT struct {
 	Resent        int64  `json:"resent"` // produce requests of unknown outcome sent again with the same sequence (idempotent produce)
 	replicate.TimeFigures
 	ConfigChanges []replicate.ConfigChange `json:"config_changes,omitempty"` // topic configs synced onto the target (create_topics)
+	Groups        []groupsync.Group        `json:"groups,omitempty"`         // consumer group offsets synced (sync_groups)
 	Partitions    []partitionJSON          `json:"partitions"`
 }
 

@@ -50,6 +50,10 @@ type Pipeline struct {
 	// source topics by one process (default 10m, as MirrorMaker 2; 0: every
 	// run). A process that makes one run syncs once.
 	ConfigSyncInterval time.Duration `yaml:"config_sync_interval"`
+	// SyncGroups, if set, commits the offsets of the selected source
+	// consumer groups on the target, translated exactly through the
+	// provenance headers (README "Group offset sync").
+	SyncGroups *SyncGroups `yaml:"sync_groups"`
 
 	// Start is where a partition without a checkpoint starts: "earliest"
 	// (default), "latest", or an RFC 3339 timestamp.
@@ -82,6 +86,25 @@ type Pipeline struct {
 	// request may still be on its way (default 1s; 0 turns the wait off).
 	TakeoverSettle time.Duration `yaml:"takeover_settle"`
 }
+
+// SyncGroups selects the consumer groups whose offsets are synced to the
+// target and how often.
+type SyncGroups struct {
+	// Include and Exclude are regular expressions (RE2, matched against
+	// the whole group id) as for topics; exclude wins.
+	Include []string `yaml:"include"`
+	Exclude []string `yaml:"exclude"`
+	// Interval is the least time between two syncs by one process
+	// (default 1m, as MirrorMaker 2's sync.group.offsets.interval.seconds;
+	// 0: every run).
+	Interval time.Duration `yaml:"interval"`
+
+	groups Topics // Include and Exclude, compiled by Parse and Validate
+}
+
+// Match reports whether group is selected, as Topics.Match does for a
+// topic; before Parse or Validate compiled the patterns it selects nothing.
+func (g *SyncGroups) Match(group string) bool { return g.groups.Match(group) }
 
 // Cluster is how to reach one Kafka cluster.
 type Cluster struct {

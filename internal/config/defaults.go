@@ -31,6 +31,8 @@ const (
 	defaultReplicationFactor = -1
 	// defaultConfigSyncInterval is MirrorMaker 2's sync.topic.configs.interval.seconds.
 	defaultConfigSyncInterval = 10 * time.Minute
+	// defaultGroupSyncInterval is MirrorMaker 2's sync.group.offsets.interval.seconds.
+	defaultGroupSyncInterval = time.Minute
 )
 
 // SetDefaults fills every unset field with its default, as Parse does.
@@ -59,6 +61,9 @@ func (f *File) setDefaults(present func(path string) bool) {
 		}
 		setDefault(&p.ReplicationFactor, defaultReplicationFactor, at("replication_factor"))
 		setDefault(&p.ConfigSyncInterval, defaultConfigSyncInterval, at("config_sync_interval"))
+		if p.SyncGroups != nil {
+			setDefault(&p.SyncGroups.Interval, defaultGroupSyncInterval, at("sync_groups.interval"))
+		}
 		setDefault(&p.Start, defaultStart, at("start"))
 		setDefault(&p.Isolation, defaultIsolation, at("isolation"))
 		setDefault(&p.OnGap, defaultOnGap, at("on_gap"))

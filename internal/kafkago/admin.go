@@ -287,6 +287,28 @@ func (c *Cluster) toController(ctx context.Context, send func(context.Context) (
 	return res, err
 }
 
+// ListGroups returns the ids of the consumer groups every broker of the
+// cluster coordinates (one ListGroups request per broker), sorted.
+func (c *Cluster) ListGroups(ctx context.Context) ([]string, error) {
+	var res *kafka.ListGroupsResponse
+	err := c.retryAdmin(ctx, func(ctx context.Context) (err error) {
+		res, err = c.client.ListGroups(ctx, &kafka.ListGroupsRequest{})
+		if err != nil {
+			return c.readError(ctx, err)
+		}
+		return groupError(res.Error)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list groups in cluster %q: %w", c.name, err)
+	}
+	out := make([]string, 0, len(res.Groups))
+	for _, g := range res.Groups {
+		out = append(out, g.GroupID)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
 // CommittedOffsets returns the offsets group has committed, on every topic it
 // has committed to. A partition without a committed offset is absent, and a
 // group that does not exist has none (Kafka answers nothing, kfake
