@@ -48,10 +48,15 @@ const (
 	LeasedPartitions   = "LeasedPartitions"   // partitions skipped because a live lease holds them (Count)
 	DeferredPartitions = "DeferredPartitions" // partitions with lag left for the next dispatch: over the shard cap (Count)
 	BlockedPartitions  = "BlockedPartitions"  // partitions that cannot be copied until an operator acts (gap, recreated topic) (Count)
+	// GroupOffsetsSynced and GroupOffsetsSkipped count the group partitions
+	// group sync (sync_groups) committed on the target, and left alone
+	// (active group, copy behind, target ahead), in the dispatch (Count).
+	GroupOffsetsSynced  = "GroupOffsetsSynced"
+	GroupOffsetsSkipped = "GroupOffsetsSkipped"
 )
 
 // Names lists every metric name above, for checks of the template.
 var Names = []string{
 	Records, BytesCopied, Windows, WindowsDone, Gaps, FencedCommits, Retries, FailedPartitions, LagRecords,
-	DynamoDBRequests, ReplicationLatency, RecordAge, RetentionHeadroom, TopicConfigChanges, LagBytes, Shards, LeasedPartitions, DeferredPartitions, BlockedPartitions,
+	DynamoDBRequests, ReplicationLatency, RecordAge, RetentionHeadroom, TopicConfigChanges, LagBytes, Shards, LeasedPartitions, DeferredPartitions, BlockedPartitions, GroupOffsetsSynced, GroupOffsetsSkipped,
 }
