@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-catchup/catchup/internal/pipeline"
@@ -162,5 +163,91 @@ func TestTopicConfigSync(t *testing.T) {
 	got := topicConfigs(ctx, t, e.target.brokers, s.topic)
 	if got["retention.ms"] != "7200000" || got["segment.ms"] != "3600000" || got["message.timestamp.type"] != "CreateTime" {
 		t.Errorf("target topic configs %v; want retention.ms 7200000 (synced), segment.ms 3600000 (kept), message.timestamp.type CreateTime", got)
+	}
+}
+
+// TestGroupSync syncs a source group onto a real target: while the group
+// has a live member on the target (a franz-go consumer of the classic
+// protocol) it is skipped and nothing is committed; once the member has
+// left, the run commits the exact translation, and a consumer of the
+// group on the target starts at the record the group would read next on
+// the source.
+func TestGroupSync(t *testing.T) {
+	e := needBrokers(t)
+	ctx := testContext(t, 3*time.Minute)
+	group := uniqueTopic("group")
+	s := spec{store: t.TempDir(), name: "groups", topic: uniqueTopic("groups"),
+		source: plaintext("it-source", e.source.brokers), target: plaintext("it-target", e.target.brokers),
+		extra: fmt.Sprintf("    sync_groups: {include: [%q], interval: 0s}\n", group)}
+	createTopic(ctx, t, e.source.brokers, s.topic, 2)
+	createTopic(ctx, t, e.target.brokers, s.topic, 2)
+	seeded := makeRecords(s.topic, 2, 50, 32)
+	seed(ctx, t, e.source.brokers, seeded, 4<<10)
+	committed := map[int32]int64{0: 17, 1: 50}
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.Group, oc.Generation = group, -1
+	ot := kmsg.NewOffsetCommitRequestTopic()
+	ot.Topic = s.topic
+	for p, off := range committed {
+		op := kmsg.NewOffsetCommitRequestTopicPartition()
+		op.Partition, op.Offset = p, off
+		ot.Partitions = append(ot.Partitions, op)
+	}
+	oc.Topics = append(oc.Topics, ot)
+	if _, err := oc.RequestWith(ctx, newClient(t, e.source.brokers)); err != nil {
+		t.Fatalf("commit on the source: %v", err)
+	}
+
+	member := newClient(t, e.target.brokers, kgo.ConsumerGroup(group), kgo.ConsumeTopics(s.topic), kgo.DisableAutoCommit())
+	for joined := false; !joined; {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		member.PollFetches(pctx)
+		cancel()
+		dg := kmsg.NewPtrDescribeGroupsRequest()
+		dg.Groups = []string{group}
+		res, err := dg.RequestWith(ctx, member)
+		joined = err == nil && len(res.Groups) == 1 && len(res.Groups[0].Members) > 0
+		if ctx.Err() != nil {
+			t.Fatal("the member did not join")
+		}
+	}
+	runOnce := func() *pipeline.Pipeline {
+		pl := open(ctx, t, s, pipeline.Options{})
+		rep, err := pl.Engine.Run(ctx)
+		requireDone(t, "run", rep, err)
+		return pl
+	}
+	pl := runOnce()
+	res, err := pl.SyncGroups(ctx, pl.Config)
+	pl.Close()
+	if err != nil || len(res) != 1 || res[0].Skipped == "" {
+		t.Fatalf("sync with a live member on the target: %+v, %v; want the group skipped", res, err)
+	}
+	member.Close() // leaves the group
+	pl = runOnce()
+	res, err = pl.SyncGroups(ctx, pl.Config)
+	pl.Close()
+	if err != nil || len(res) != 1 || res[0].Skipped != "" || res[0].Error != "" {
+		t.Fatalf("sync after the member left: %+v, %v; want it synced", res, err)
+	}
+	for _, p := range res[0].Partitions {
+		if p.Status != "synced" || p.Offset != committed[p.Partition] {
+			t.Errorf("%s/%d: %s at %d (%s); want synced at %d", p.Topic, p.Partition, p.Status, p.Offset, p.Reason, committed[p.Partition])
+		}
+	}
+	// A consumer of the group on the target starts at record 17 of
+	// partition 0 (partition 1 is consumed to its end).
+	consumer := newClient(t, e.target.brokers, kgo.ConsumerGroup(group), kgo.ConsumeTopics(s.topic), kgo.DisableAutoCommit())
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	fs := consumer.PollFetches(pctx)
+	var first *kgo.Record
+	fs.EachRecord(func(r *kgo.Record) {
+		if first == nil && r.Partition == 0 {
+			first = r
+		}
+	})
+	if first == nil || first.Offset != 17 || !sameBytes(first.Value, seeded[0][17].Value) {
+		t.Errorf("the target consumer's first record of partition 0: %+v; want the copy of source record 17", first)
 	}
 }
