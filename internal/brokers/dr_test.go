@@ -11,6 +11,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
@@ -184,17 +187,18 @@ func TestGroupSync(t *testing.T) {
 	seeded := makeRecords(s.topic, 2, 50, 32)
 	seed(ctx, t, e.source.brokers, seeded, 4<<10)
 	committed := map[int32]int64{0: 17, 1: 50}
-	oc := kmsg.NewPtrOffsetCommitRequest()
-	oc.Group, oc.Generation = group, -1
-	ot := kmsg.NewOffsetCommitRequestTopic()
-	ot.Topic = s.topic
-	for p, off := range committed {
-		op := kmsg.NewOffsetCommitRequestTopicPartition()
-		op.Partition, op.Offset = p, off
-		ot.Partitions = append(ot.Partitions, op)
+	// Committed as an administrator does, with kafka-go (OffsetCommit v7:
+	// franz-go's v10 names topics by id).
+	admin, err := kafkago.NewSource(config.Cluster{Name: "admin", Brokers: []string{e.source.brokers}}, "read_uncommitted", nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	oc.Topics = append(oc.Topics, ot)
-	if _, err := oc.RequestWith(ctx, newClient(t, e.source.brokers)); err != nil {
+	defer admin.Close()
+	offs := map[catchup.Partition]int64{}
+	for p, off := range committed {
+		offs[catchup.Partition{Topic: s.topic, Partition: p}] = off
+	}
+	if err := admin.Cluster().CommitOffsets(ctx, group, offs); err != nil {
 		t.Fatalf("commit on the source: %v", err)
 	}
 
