@@ -45,6 +45,9 @@ type app struct {
 	jsonOut    bool // the command's --json: print one jsonDoc at the end
 
 	jsonPipelines []any // the entries of the --json document, one per pipeline
+	// jsonStreamed: continuous mode printed a document per run already;
+	// the end prints one more only for an error.
+	jsonStreamed bool
 
 	// term is the error stream when it is a terminal, nil otherwise (made
 	// by isTerminal); forceTerminal makes tests take err for one.
@@ -61,7 +64,7 @@ func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer
 	root.SetOut(out)
 	root.SetErr(errOut)
 	cmd, err := root.ExecuteContextC(ctx)
-	if a.jsonOut && cmd != nil {
+	if a.jsonOut && cmd != nil && (!a.jsonStreamed || err != nil) {
 		if perr := printJSON(out, a.jsonDocument(cmd.Name(), err)); perr != nil && err == nil {
 			err = fmt.Errorf("print JSON: %w", perr)
 		}

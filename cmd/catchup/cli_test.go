@@ -700,3 +700,18 @@ func writeAll(t *testing.T, addr string, p catchup.Partition, recs []catchup.Rec
 		t.Fatalf("write %d records to %s: %d acknowledged, %v", len(recs), p, acked, err)
 	}
 }
+
+// TestEveryUsage: a negative --every is bad usage (exit 2), and
+// mirrormaker without --every says that it copies once, unlike MirrorMaker.
+func TestEveryUsage(t *testing.T) {
+	e := newCLIEnv(t)
+	for _, args := range [][]string{
+		{"run", "-c", e.cfg, "--every", "-1s"},
+		{"mirrormaker", "--consumer.config", "x", "--producer.config", "y", "--whitelist", "a", "--every", "-1s"},
+	} {
+		_, stderr := mustCLI(t, exitUsage, "", args...)
+		if !strings.Contains(stderr, "--every -1s: give a positive duration") {
+			t.Errorf("catchup %v: stderr %q; want the bad duration named", args, stderr)
+		}
+	}
+}

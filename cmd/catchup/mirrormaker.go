@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +24,7 @@ func (a *app) mirrorMakerCmd() *cobra.Command {
 		numStreams, numProds int
 		commitMS             int64
 		printConfig          bool
+		every                time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "mirrormaker --consumer.config FILE [--consumer.config FILE...] --producer.config FILE --whitelist REGEX [flags]",
@@ -36,7 +38,9 @@ or unknown (with the nearest known key). Settings that can lose records
 unless --allow-data-loss is given.
 
 With --print-config it prints the equivalent catchup YAML on stdout and runs
-nothing; otherwise it copies like catchup run. Passwords found in
+nothing; otherwise it copies like catchup run: once, up to the source end
+fixed at the start, then it exits (MirrorMaker never ended). Give --every
+DURATION to keep copying until SIGTERM, as MirrorMaker did. Passwords found in
 sasl.jaas.config are never printed: the YAML names an environment variable.`,
 		Example: `  catchup mirrormaker --consumer.config sourceCluster1Consumer.config \
       --consumer.config sourceCluster2Consumer.config --num.streams 2 \
@@ -83,7 +87,10 @@ sasl.jaas.config are never printed: the YAML names an environment variable.`,
 			if flags.Changed("offset.commit.interval.ms") {
 				fl.OffsetCommitIntervalMS = fmt.Sprint(commitMS)
 			}
-			return a.mirrorMaker(cmd, consumers, producer, fl, printConfig)
+			if every < 0 {
+				return usageError{fmt.Errorf("--every %v: give a positive duration such as 30s", every)}
+			}
+			return a.mirrorMaker(cmd, consumers, producer, fl, printConfig, every)
 		},
 	}
 	f := cmd.Flags()
@@ -106,12 +113,13 @@ sasl.jaas.config are never printed: the YAML names an environment variable.`,
 	f.BoolVar(&fl.CreateTopics, "create-topics", false, "create missing target topics (create_topics: true) with the source's partition count; off by default")
 	f.BoolVar(&printConfig, "print-config", false, "print the equivalent catchup YAML on stdout and run nothing")
 	f.BoolVar(&a.jsonOut, "json", false, "print the run reports as one JSON document (docs/json.md)")
+	f.DurationVar(&every, "every", 0, "keep copying as MirrorMaker did: run again every DURATION until SIGTERM or SIGINT (exit 0); without it, one run up to the end fixed at its start")
 	return cmd
 }
 
 // mirrorMaker converts the MirrorMaker command line, prints the notices on
 // stderr, and prints the YAML or runs the pipelines.
-func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPath string, fl config.MMFlags, printConfig bool) error {
+func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPath string, fl config.MMFlags, printConfig bool, every time.Duration) error {
 	if printConfig {
 		a.jsonOut = false // stdout holds the YAML, nothing else
 	}
@@ -172,6 +180,11 @@ func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPa
 	if err != nil {
 		return err
 	}
+	if every > 0 {
+		return a.runEvery(cmd.Context(), cmd.Name(), m.File, ps, every)
+	}
+	fmt.Fprintln(a.err, "catchup mirrormaker: copying once, up to the source end fixed now, then exiting; "+
+		"MirrorMaker ran until stopped: give --every 10s (any duration) to keep copying until SIGTERM")
 	done := true
 	for _, p := range ps {
 		ok, err := a.runPipeline(cmd.Context(), m.File, p)

@@ -316,6 +316,9 @@ sasl.jaas.config = org.apache.kafka.common.security.scram.ScramLoginModule requi
 	if want := fmt.Sprintf("pipeline mm-e2e: copied %d records", 2*parts*perPart); !strings.Contains(stdout, want) {
 		t.Errorf("stdout lacks %q:\n%s", want, stdout)
 	}
+	if want := "MirrorMaker ran until stopped: give --every 10s"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q (a run without --every must say that it ends):\n%s", want, stderr)
+	}
 
 	// The target holds exact copies of orders and payments, and no audit.
 	ctx := context.Background()

@@ -14,12 +14,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/groupsync"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/plan"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 func (a *app) runCmd() *cobra.Command {
+	var every time.Duration
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Copy every selected partition up to the end fixed at the start of the run",
@@ -41,9 +43,18 @@ codes:
   1  some partition is partial, leased, failed, fenced, in_doubt or
      not_started, or the include pattern matches no topic: run again, or fix
      what the error says
-  2  bad usage or configuration`,
+  2  bad usage or configuration
+
+With --every DURATION it runs again and again, each run planned afresh,
+starting DURATION after the start of the previous one (at once if that took
+longer; with a doubling backoff up to 5 minutes after a failed run), until
+SIGTERM or SIGINT: the run in flight ends as an interrupted run does, its
+acknowledged writes committed, and catchup exits 0.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if every < 0 {
+				return usageError{fmt.Errorf("--every %v: give a positive duration such as 30s", every)}
+			}
 			f, err := a.load(cmd.Context())
 			if err != nil {
 				return err
@@ -51,6 +62,9 @@ codes:
 			ps, err := a.pipelines(f)
 			if err != nil {
 				return err
+			}
+			if every > 0 {
+				return a.runEvery(cmd.Context(), cmd.Name(), f, ps, every)
 			}
 			done := true
 			for _, p := range ps {
@@ -67,6 +81,7 @@ codes:
 		},
 	}
 	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print the run reports as one JSON document (docs/json.md)")
+	cmd.Flags().DurationVar(&every, "every", 0, "continuous mode: run again every DURATION (from the start of one run to the next) until SIGTERM or SIGINT, which ends the run in flight, commits and exits 0")
 	return cmd
 }
 
@@ -85,11 +100,15 @@ func (a *app) runPipeline(ctx context.Context, f *config.File, pc *config.Pipeli
 	if err != nil {
 		return false, err
 	}
+	groups := a.syncGroups(ctx, &groupSyncer{}, pc, p)
 	if a.jsonOut {
-		a.addJSON(reportJSON(rep))
+		out := reportJSON(rep)
+		out.Groups = groups
+		a.addJSON(out)
 		return reportOK(rep), nil
 	}
 	printReport(a.out, rep)
+	printGroups(a.out, groups)
 	if ctx.Err() != nil {
 		fmt.Fprintln(a.out, "interrupted: the checkpoints hold what was acknowledged; run again to resume")
 	}
@@ -198,6 +217,11 @@ func printReport(w io.Writer, rep *replicate.Report) {
 			r.Topic, r.Partition.Partition, r.From, r.To, r.Copied, r.Bytes, r.Lag(), r.Status, msg)
 	}
 	tw.Flush()
+	printSummary(w, rep)
+}
+
+// printSummary prints the last line of a report: totals and rate.
+func printSummary(w io.Writer, rep *replicate.Report) {
 	copied, bytes, failed := rep.Totals()
 	rate := float64(copied) / max(rep.Duration.Seconds(), 1e-9)
 	fmt.Fprintf(w, "pipeline %s: copied %d records (%s) in %s, %.0f records/s; %d partitions failed",
@@ -220,6 +244,18 @@ func printReport(w io.Writer, rep *replicate.Report) {
 	}
 	if n := countStatus(rep, replicate.StatusInDoubt); n > 0 {
 		fmt.Fprintf(w, "; %d partitions in doubt (leases kept: run again once the target's followers have caught up)", n)
+	}
+	if n := len(rep.ConfigChanges); n > 0 {
+		fmt.Fprintf(w, "; %d topic configs synced", n)
+	}
+	if d, ok := rep.Latency(); ok {
+		fmt.Fprintf(w, "; replication latency %s", d.Round(time.Second))
+	}
+	if d, ok := rep.RecordAge(); ok {
+		fmt.Fprintf(w, "; oldest record not copied %s old", d.Round(time.Second))
+	}
+	if d, ok := rep.Headroom(); ok {
+		fmt.Fprintf(w, "; retention headroom %s", d.Round(time.Second))
 	}
 	fmt.Fprintln(w)
 }
@@ -280,14 +316,18 @@ type reportJSONT struct {
 	// ReplicationWaits and ReplicationWaitedMS: the waits, before a
 	// reconciliation, for the target's high watermark to reach its leader's
 	// log end (replication_wait), and their time summed.
-	ReplicationWaits    int64           `json:"replication_waits"`
-	ReplicationWaitedMS int64           `json:"replication_waited_ms"`
-	Partitions          []partitionJSON `json:"partitions"`
+	ReplicationWaits    int64 `json:"replication_waits"`
+	ReplicationWaitedMS int64 `json:"replication_waited_ms"`
+	replicate.TimeFigures
+	ConfigChanges []replicate.ConfigChange `json:"config_changes,omitempty"` // topic configs synced onto the target (create_topics)
+	Groups        []groupsync.Group        `json:"groups,omitempty"`         // consumer group offsets synced (sync_groups)
+	Partitions    []partitionJSON          `json:"partitions"`
 }
 
 func reportJSON(rep *replicate.Report) reportJSONT {
 	out := reportJSONT{Pipeline: rep.Pipeline, DurationMS: rep.Duration.Milliseconds(), StoreRequests: rep.StoreRequests, Resent: rep.Resent,
-		ReplicationWaits: rep.ReplicationWaits, ReplicationWaitedMS: rep.ReplicationWaited.Milliseconds()}
+		ReplicationWaits: rep.ReplicationWaits, ReplicationWaitedMS: rep.ReplicationWaited.Milliseconds(),
+		TimeFigures: rep.TimeFigures(), ConfigChanges: rep.ConfigChanges}
 	for _, r := range rep.Partitions {
 		pj := partitionJSON{Topic: r.Topic, Partition: r.Partition.Partition, From: r.From, To: r.To, Next: r.Next,
 			Copied: r.Copied, Bytes: r.Bytes, Skipped: r.Skipped, LoopSkip: r.LoopSkipped, Lag: r.Lag(), Retries: r.Retries, Reconciled: r.Reconciled,

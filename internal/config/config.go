@@ -38,12 +38,22 @@ type Pipeline struct {
 	// source topic's partition count and those of its configs that decide
 	// what the target keeps and accepts (cleanup.policy, retention.ms,
 	// retention.bytes, max.message.bytes, min.insync.replicas, ...) that are
-	// set on the source topic itself. Default false: a missing target topic
-	// is an error. A target topic with fewer partitions is an error either way.
+	// set on the source topic itself, and adds partitions to a target topic
+	// whose source topic has grown. Default false: a missing or short target
+	// topic fails that topic's partitions.
 	CreateTopics bool `yaml:"create_topics"`
 	// ReplicationFactor of the topics CreateTopics creates (default -1: the
 	// target brokers' default.replication.factor).
 	ReplicationFactor int `yaml:"replication_factor"`
+	// ConfigSyncInterval is, with CreateTopics, the least time between two
+	// syncs of the copied configs of existing target topics with their
+	// source topics by one process (default 10m, as MirrorMaker 2; 0: every
+	// run). A process that makes one run syncs once.
+	ConfigSyncInterval time.Duration `yaml:"config_sync_interval"`
+	// SyncGroups, if set, commits the offsets of the selected source
+	// consumer groups on the target, translated exactly through the
+	// provenance headers (README "Group offset sync").
+	SyncGroups *SyncGroups `yaml:"sync_groups"`
 
 	// Start is where a partition without a checkpoint starts: "earliest"
 	// (default), "latest", or an RFC 3339 timestamp.
@@ -85,6 +95,25 @@ type Pipeline struct {
 	// 30s; 0 turns the wait off: only for targets with replication factor 1).
 	ReplicationWait time.Duration `yaml:"replication_wait"`
 }
+
+// SyncGroups selects the consumer groups whose offsets are synced to the
+// target and how often.
+type SyncGroups struct {
+	// Include and Exclude are regular expressions (RE2, matched against
+	// the whole group id) as for topics; exclude wins.
+	Include []string `yaml:"include"`
+	Exclude []string `yaml:"exclude"`
+	// Interval is the least time between two syncs by one process
+	// (default 1m, as MirrorMaker 2's sync.group.offsets.interval.seconds;
+	// 0: every run).
+	Interval time.Duration `yaml:"interval"`
+
+	groups Topics // Include and Exclude, compiled by Parse and Validate
+}
+
+// Match reports whether group is selected, as Topics.Match does for a
+// topic; before Parse or Validate compiled the patterns it selects nothing.
+func (g *SyncGroups) Match(group string) bool { return g.groups.Match(group) }
 
 // Cluster is how to reach one Kafka cluster.
 type Cluster struct {

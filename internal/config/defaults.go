@@ -30,6 +30,10 @@ const (
 	defaultTimeout         = 30 * time.Second
 	// defaultReplicationFactor asks the target for its default.replication.factor.
 	defaultReplicationFactor = -1
+	// defaultConfigSyncInterval is MirrorMaker 2's sync.topic.configs.interval.seconds.
+	defaultConfigSyncInterval = 10 * time.Minute
+	// defaultGroupSyncInterval is MirrorMaker 2's sync.group.offsets.interval.seconds.
+	defaultGroupSyncInterval = time.Minute
 )
 
 // SetDefaults fills every unset field with its default, as Parse does.
@@ -57,6 +61,10 @@ func (f *File) setDefaults(present func(path string) bool) {
 			p.LoopPrevention = ptr(true)
 		}
 		setDefault(&p.ReplicationFactor, defaultReplicationFactor, at("replication_factor"))
+		setDefault(&p.ConfigSyncInterval, defaultConfigSyncInterval, at("config_sync_interval"))
+		if p.SyncGroups != nil {
+			setDefault(&p.SyncGroups.Interval, defaultGroupSyncInterval, at("sync_groups.interval"))
+		}
 		setDefault(&p.Start, defaultStart, at("start"))
 		setDefault(&p.Isolation, defaultIsolation, at("isolation"))
 		setDefault(&p.OnGap, defaultOnGap, at("on_gap"))

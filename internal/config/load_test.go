@@ -86,7 +86,8 @@ func TestLoadSample(t *testing.T) {
 				LeaseDuration:  20 * time.Minute,
 				TakeoverSettle: time.Second, ReplicationWait: time.Minute,
 				// replication_factor, with its default (create_topics is false)
-				ReplicationFactor: -1,
+				ReplicationFactor:  -1,
+				ConfigSyncInterval: 10 * time.Minute,
 			},
 			{
 				Name:   "audit-backfill",
@@ -109,7 +110,8 @@ func TestLoadSample(t *testing.T) {
 				LeaseDuration:  20 * time.Minute,
 				TakeoverSettle: time.Second, ReplicationWait: time.Minute,
 				// replication_factor, with its default (create_topics is false)
-				ReplicationFactor: -1,
+				ReplicationFactor:  -1,
+				ConfigSyncInterval: 10 * time.Minute,
 			},
 		},
 	}
@@ -168,7 +170,8 @@ func TestParseDefaults(t *testing.T) {
 			LeaseDuration:  20 * time.Minute,
 			TakeoverSettle: time.Second, ReplicationWait: time.Minute,
 			// replication_factor, with its default (create_topics is false)
-			ReplicationFactor: -1,
+			ReplicationFactor:  -1,
+			ConfigSyncInterval: 10 * time.Minute,
 		}},
 	}
 	got, err := Parse([]byte(minimal), "minimal.yaml")

@@ -16,6 +16,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/groupsync"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/metrics"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
@@ -60,8 +61,9 @@ const defaultRecordBytes = 1024
 type Dispatcher struct {
 	o Options
 
-	mu    sync.Mutex
-	pipes map[string]*pipeline.Pipeline // kept across invocations
+	mu         sync.Mutex
+	pipes      map[string]*pipeline.Pipeline // kept across invocations
+	groupSyncs map[string]time.Time          // last group sync by pipeline
 }
 
 // New returns a Dispatcher for o.
@@ -93,7 +95,7 @@ func New(o Options) (*Dispatcher, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Dispatcher{o: o, pipes: map[string]*pipeline.Pipeline{}}, nil
+	return &Dispatcher{o: o, pipes: map[string]*pipeline.Pipeline{}, groupSyncs: map[string]time.Time{}}, nil
 }
 
 // Event is what a dispatch invocation is asked to do: the schedule sends
@@ -144,7 +146,12 @@ type PipelineSummary struct {
 	Gaps       int    `json:"gaps"`      // of which by a gap
 	Deferred   int    `json:"deferred"`  // over the shard cap: left for the next dispatch
 	Shards     int    `json:"shards"`
-	Error      string `json:"error,omitempty"`
+	// Groups is what group sync (sync_groups) did in this dispatch, when
+	// it was due.
+	Groups        []groupsync.Group `json:"groups,omitempty"`
+	GroupsSynced  int               `json:"group_partitions_synced,omitempty"`
+	GroupsSkipped int               `json:"group_partitions_skipped,omitempty"`
+	Error         string            `json:"error,omitempty"`
 }
 
 // Handle runs one dispatch: it surveys the pipelines, splits their backlog
@@ -294,6 +301,7 @@ func (d *Dispatcher) survey(ctx context.Context, pc *config.Pipeline, samples *s
 		work = append(work, w)
 	}
 
+	d.syncGroups(ctx, pc, p, &sum)
 	pipe := metrics.Dimension{Name: metrics.DimPipeline, Value: pc.Name}
 	var errs []error
 	for _, topic := range slices.Sorted(maps.Keys(lag)) {
@@ -308,6 +316,34 @@ func (d *Dispatcher) survey(ctx context.Context, pc *config.Pipeline, samples *s
 		log.ErrorContext(ctx, "metrics not written", "error", err)
 	}
 	return sum, work
+}
+
+// syncGroups runs group sync for pc when it has sync_groups and its
+// interval has passed since the last sync of this Dispatcher (a warm
+// Lambda), and records the outcome in sum. A failure is logged.
+func (d *Dispatcher) syncGroups(ctx context.Context, pc *config.Pipeline, p *pipeline.Pipeline, sum *PipelineSummary) {
+	if pc.SyncGroups == nil {
+		return
+	}
+	now := d.o.Now()
+	d.mu.Lock()
+	last, ok := d.groupSyncs[pc.Name]
+	d.mu.Unlock()
+	if ok && now.Sub(last) < pc.SyncGroups.Interval {
+		return
+	}
+	groups, err := p.SyncGroups(ctx, pc)
+	if err != nil {
+		d.o.Log.WarnContext(ctx, "groups not synced", "pipeline", pc.Name, "error", err)
+		return
+	}
+	d.mu.Lock()
+	d.groupSyncs[pc.Name] = now
+	d.mu.Unlock()
+	sum.Groups = groups
+	sum.GroupsSynced, sum.GroupsSkipped = pipeline.GroupCounts(groups)
+	d.o.Log.InfoContext(ctx, "groups synced", "pipeline", pc.Name, "groups", len(groups),
+		"synced", sum.GroupsSynced, "skipped", sum.GroupsSkipped)
 }
 
 // emit writes the metrics of one pipeline's dispatch: one EMF line under
@@ -328,6 +364,8 @@ func (d *Dispatcher) emit(ctx context.Context, ps PipelineSummary) {
 			{Name: metrics.DeferredPartitions, Unit: metrics.Count, Value: int64(ps.Deferred)},
 			{Name: metrics.BlockedPartitions, Unit: metrics.Count, Value: int64(ps.Blocked)},
 			{Name: metrics.Gaps, Unit: metrics.Count, Value: int64(ps.Gaps)},
+			{Name: metrics.GroupOffsetsSynced, Unit: metrics.Count, Value: int64(ps.GroupsSynced)},
+			{Name: metrics.GroupOffsetsSkipped, Unit: metrics.Count, Value: int64(ps.GroupsSkipped)},
 		})
 	if err != nil {
 		d.o.Log.ErrorContext(ctx, "metrics not written", "pipeline", ps.Pipeline, "error", err)

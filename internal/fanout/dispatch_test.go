@@ -23,6 +23,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/metrics"
 	"github.com/kafka-catchup/catchup/internal/metrics/emftest"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/worker"
 )
 
@@ -216,5 +217,66 @@ func TestDispatchMetricsPerTopicOptIn(t *testing.T) {
 		if pipelineLag != 780 {
 			t.Errorf("TopicMetrics %v: LagRecords per service %v, want 780", perTopic, pipelineLag)
 		}
+	}
+}
+
+// TestDispatchSyncsGroups: with sync_groups, a dispatch commits the
+// selected source group's translated offsets on the target once the copy
+// has reached them, reports them per group and partition in its summary
+// and counts them in its metrics; within the interval it does not sync again.
+func TestDispatchSyncsGroups(t *testing.T) {
+	f, store := rig(t)
+	pc := &f.Pipelines[0]
+	src, dst := pc.Source.Brokers[0], pc.Target.Brokers[0]
+	f, err := config.Parse(fmt.Appendf(nil, "pipelines:\n  - name: p\n    source: {brokers: [%s]}\n    target: {brokers: [%s]}\n    topics: {include: [t]}\n"+
+		"    create_topics: true\n    sync_groups: {include: [g], interval: 1h}\n", src, dst), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc = &f.Pipelines[0]
+	p, err := pipeline.Open(t.Context(), f, pc, pipeline.Options{Owner: "worker", Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.Engine.Run(t.Context()); err != nil {
+		t.Fatalf("copy: %v", err)
+	}
+	part := func(n int32) catchup.Partition { return catchup.Partition{Topic: "t", Partition: n} }
+	if err := p.Source.Cluster().CommitOffsets(t.Context(), "g", map[catchup.Partition]int64{part(0): 5, part(3): 40}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	d, err := New(Options{File: f, Store: store, Invoker: &recorder{}, Metrics: metrics.New(&out, "catchup", nil), Service: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := d.Handle(t.Context(), json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	ps := sum.Pipelines[0]
+	if ps.GroupsSynced != 2 || ps.GroupsSkipped != 0 || len(ps.Groups) != 1 || ps.Groups[0].Group != "g" {
+		t.Fatalf("pipeline summary %+v; want group g, 2 partitions synced", ps)
+	}
+	got, err := p.Target.Cluster().CommittedOffsets(t.Context(), "g")
+	if err != nil || got[part(0)] != 5 || got[part(3)] != 40 || len(got) != 2 {
+		t.Errorf("g on the target: %v, %v; want t/0 at 5, t/3 at 40", got, err)
+	}
+	docs, err := emftest.Lines(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	synced := 0.0
+	for _, doc := range docs {
+		if slices.ContainsFunc(doc.Dimensions, func(set []string) bool { return slices.Contains(set, metrics.DimPipeline) }) {
+			synced += doc.Values[metrics.GroupOffsetsSynced]
+		}
+	}
+	if synced != 2 {
+		t.Errorf("GroupOffsetsSynced per pipeline = %v, want 2", synced)
+	}
+	if sum, err = d.Handle(t.Context(), json.RawMessage(`{}`)); err != nil || sum.Pipelines[0].Groups != nil {
+		t.Errorf("a second dispatch within the interval: %+v, %v; want no group sync", sum, err)
 	}
 }

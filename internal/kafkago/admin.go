@@ -89,6 +89,20 @@ func (c *Cluster) TopicConfigs(ctx context.Context, topics []string) (map[string
 	return out, nil
 }
 
+// TopicConfigValues returns the configs in force on each of topics that
+// exists, defaults resolved. It implements replicate.TopicConfigReader.
+func (s *Source) TopicConfigValues(ctx context.Context, topics []string) (map[string]map[string]string, error) {
+	configs, err := s.cl.TopicConfigs(ctx, topics)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]map[string]string, len(configs))
+	for t, c := range configs {
+		out[t] = c.Values
+	}
+	return out, nil
+}
+
 // DescribeTopics returns the partition count and the explicitly set configs
 // of each of topics that exists. It implements replicate.TopicDescriber.
 func (s *Source) DescribeTopics(ctx context.Context, topics []string) (map[string]replicate.TopicSpec, error) {
@@ -145,25 +159,19 @@ func (c *Cluster) CreateTopics(ctx context.Context, specs []replicate.TopicSpec)
 	// Watched before they exist: kafka-go waits after a CreateTopics until
 	// its refresh sees the new topics.
 	c.watch(names)
-	var res *kafka.CreateTopicsResponse
-	err := c.retryAdmin(ctx, func(ctx context.Context) (err error) {
-		res, err = c.Client().CreateTopics(ctx, req)
+	res, err := c.toController(ctx, func(ctx context.Context) (map[string]error, error) {
+		res, err := c.Client().CreateTopics(ctx, req)
 		if err != nil {
-			return c.readError(ctx, err)
+			return nil, err
 		}
-		for topic, err := range res.Errors {
-			if code := errorCode(err); code == kafka.NotController {
-				return mark(fmt.Errorf("topic %s: %w", topic, err), catchup.ErrRetriable)
-			}
-		}
-		return nil
+		return res.Errors, nil
 	})
 	if err != nil {
 		return fmt.Errorf("create topics in cluster %q: %w", c.name, err)
 	}
 	var errs []error
 	for _, s := range specs {
-		switch err := res.Errors[s.Topic]; errorCode(err) {
+		switch err := res[s.Topic]; errorCode(err) {
 		case 0, kafka.TopicAlreadyExists, kafka.RequestTimedOut:
 		default:
 			errs = append(errs, fmt.Errorf("create topic %s (%d partitions, replication factor %d) in cluster %q: %w",
@@ -171,6 +179,141 @@ func (c *Cluster) CreateTopics(ctx context.Context, specs []replicate.TopicSpec)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// AddPartitions raises the partition count of each topic in counts with one
+// CreatePartitions request. A topic that has that many partitions already
+// (INVALID_PARTITIONS: grown meanwhile by another run) is not an error, nor
+// is a change the controller did not finish within the request timeout: the
+// caller checks the partition counts afterwards. It implements
+// replicate.PartitionAdder.
+func (t *Target) AddPartitions(ctx context.Context, counts map[string]int) error {
+	return t.cl.AddPartitions(ctx, counts)
+}
+
+// AddPartitions raises partition counts; see Target.AddPartitions.
+func (c *Cluster) AddPartitions(ctx context.Context, counts map[string]int) error {
+	req := &kafka.CreatePartitionsRequest{}
+	for _, t := range slices.Sorted(maps.Keys(counts)) {
+		req.Topics = append(req.Topics, kafka.TopicPartitionsConfig{Name: t, Count: int32(counts[t])})
+	}
+	res, err := c.toController(ctx, func(ctx context.Context) (map[string]error, error) {
+		res, err := c.Client().CreatePartitions(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return res.Errors, nil
+	})
+	if err != nil {
+		return fmt.Errorf("add partitions in cluster %q: %w", c.name, err)
+	}
+	var errs []error
+	for _, t := range slices.Sorted(maps.Keys(counts)) {
+		switch err := res[t]; errorCode(err) {
+		case 0, kafka.InvalidPartitionNumber, kafka.RequestTimedOut:
+		default:
+			errs = append(errs, fmt.Errorf("add partitions to topic %s (to %d) in cluster %q: %w", t, counts[t], c.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ExplicitConfigs returns the configs set on each of topics itself. It
+// implements replicate.TopicConfigSyncer.
+func (t *Target) ExplicitConfigs(ctx context.Context, topics []string) (map[string]map[string]string, error) {
+	configs, err := t.cl.TopicConfigs(ctx, topics)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]map[string]string, len(configs))
+	for topic, c := range configs {
+		out[topic] = c.Explicit
+	}
+	return out, nil
+}
+
+// AlterConfigs sets the configs of changes on their topics with one
+// IncrementalAlterConfigs request (operation SET: the topic's other configs
+// stay as they are). It implements replicate.TopicConfigSyncer.
+func (t *Target) AlterConfigs(ctx context.Context, changes map[string]map[string]string) error {
+	return t.cl.AlterConfigs(ctx, changes)
+}
+
+// AlterConfigs sets topic configs; see Target.AlterConfigs.
+func (c *Cluster) AlterConfigs(ctx context.Context, changes map[string]map[string]string) error {
+	req := &kafka.IncrementalAlterConfigsRequest{}
+	for _, topic := range slices.Sorted(maps.Keys(changes)) {
+		r := kafka.IncrementalAlterConfigsRequestResource{ResourceType: kafka.ResourceTypeTopic, ResourceName: topic}
+		for _, k := range slices.Sorted(maps.Keys(changes[topic])) {
+			r.Configs = append(r.Configs, kafka.IncrementalAlterConfigsRequestConfig{Name: k, Value: changes[topic][k], ConfigOperation: kafka.ConfigOperationSet})
+		}
+		req.Resources = append(req.Resources, r)
+	}
+	res, err := c.toController(ctx, func(ctx context.Context) (map[string]error, error) {
+		res, err := c.Client().IncrementalAlterConfigs(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]error, len(res.Resources))
+		for _, r := range res.Resources {
+			out[r.ResourceName] = r.Error
+		}
+		return out, nil
+	})
+	if err != nil {
+		return fmt.Errorf("alter topic configs in cluster %q: %w", c.name, err)
+	}
+	var errs []error
+	for _, topic := range slices.Sorted(maps.Keys(changes)) {
+		if err := res[topic]; err != nil {
+			errs = append(errs, fmt.Errorf("alter configs %v of topic %s in cluster %q: %w",
+				slices.Sorted(maps.Keys(changes[topic])), topic, c.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// toController sends a request answered with an error per topic (CreateTopics,
+// CreatePartitions), again while it fails with a retriable error or a topic
+// with NOT_CONTROLLER (the controller moved), and returns the errors by
+// topic.
+func (c *Cluster) toController(ctx context.Context, send func(context.Context) (map[string]error, error)) (map[string]error, error) {
+	var res map[string]error
+	err := c.retryAdmin(ctx, func(ctx context.Context) (err error) {
+		res, err = send(ctx)
+		if err != nil {
+			return c.readError(ctx, err)
+		}
+		for topic, err := range res {
+			if code := errorCode(err); code == kafka.NotController {
+				return mark(fmt.Errorf("topic %s: %w", topic, err), catchup.ErrRetriable)
+			}
+		}
+		return nil
+	})
+	return res, err
+}
+
+// ListGroups returns the ids of the consumer groups every broker of the
+// cluster coordinates (one ListGroups request per broker), sorted.
+func (c *Cluster) ListGroups(ctx context.Context) ([]string, error) {
+	var res *kafka.ListGroupsResponse
+	err := c.retryAdmin(ctx, func(ctx context.Context) (err error) {
+		res, err = c.Client().ListGroups(ctx, &kafka.ListGroupsRequest{})
+		if err != nil {
+			return c.readError(ctx, err)
+		}
+		return groupError(res.Error)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list groups in cluster %q: %w", c.name, err)
+	}
+	out := make([]string, 0, len(res.Groups))
+	for _, g := range res.Groups {
+		out = append(out, g.GroupID)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // CommittedOffsets returns the offsets group has committed, on every topic it

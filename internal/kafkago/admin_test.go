@@ -18,9 +18,37 @@ import (
 )
 
 var (
-	_ replicate.TopicDescriber = (*kafkago.Source)(nil)
-	_ replicate.TopicCreator   = (*kafkago.Target)(nil)
+	_ replicate.TopicDescriber    = (*kafkago.Source)(nil)
+	_ replicate.TopicCreator      = (*kafkago.Target)(nil)
+	_ replicate.PartitionAdder    = (*kafkago.Target)(nil)
+	_ replicate.TopicConfigReader = (*kafkago.Source)(nil)
+	_ replicate.TopicConfigSyncer = (*kafkago.Target)(nil)
 )
+
+// TestAlterConfigsSetsOnlyThoseGiven changes one config of a topic with
+// IncrementalAlterConfigs: the others set on it stay.
+func TestAlterConfigsSetsOnlyThoseGiven(t *testing.T) {
+	ctx := testContext(t)
+	c := newCluster(t)
+	if err := c.CreateTopic("kept", 1, map[string]string{"retention.ms": "3600000", "cleanup.policy": "compact,delete"}); err != nil {
+		t.Fatal(err)
+	}
+	tg := newTarget(t, c, config.Producer{})
+	if err := tg.AlterConfigs(ctx, map[string]map[string]string{"kept": {"retention.ms": "7200000"}}); err != nil {
+		t.Fatalf("AlterConfigs: %v", err)
+	}
+	got, err := tg.ExplicitConfigs(ctx, []string{"kept"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]map[string]string{"kept": {"retention.ms": "7200000", "cleanup.policy": "compact,delete"}}, got); diff != "" {
+		t.Errorf("configs after AlterConfigs (-want +got):\n%s", diff)
+	}
+	err = tg.AlterConfigs(ctx, map[string]map[string]string{"absent": {"retention.ms": "1"}})
+	if err == nil || !strings.Contains(err.Error(), "alter configs [retention.ms] of topic absent") {
+		t.Errorf("AlterConfigs of a missing topic: %v; want an error naming it", err)
+	}
+}
 
 func TestDescribeTopicsReportsPartitionsAndExplicitConfigs(t *testing.T) {
 	ctx := testContext(t)
@@ -84,6 +112,27 @@ func TestCreateTopicsCreatesOnceWithConfigs(t *testing.T) {
 	err = tg.CreateTopics(ctx, []replicate.TopicSpec{{Topic: "wide", Partitions: 1, ReplicationFactor: 3}})
 	if !errors.Is(err, kafka.InvalidReplicationFactor) || !strings.Contains(err.Error(), "create topic wide") {
 		t.Errorf("CreateTopics with replication factor 3 on one broker: %v; want INVALID_REPLICATION_FACTOR naming the topic", err)
+	}
+}
+
+// TestAddPartitionsGrowsOnce grows a topic with CreatePartitions; asking
+// again for the count it has (another run grew it meanwhile) is no error.
+func TestAddPartitionsGrowsOnce(t *testing.T) {
+	ctx := testContext(t)
+	c := newCluster(t, kfake.SeedTopics(5, "grows"))
+	tg := newTarget(t, c, config.Producer{})
+	for range 2 {
+		if err := tg.AddPartitions(ctx, map[string]int{"grows": 7}); err != nil {
+			t.Fatalf("AddPartitions: %v", err)
+		}
+	}
+	counts, err := tg.PartitionCounts(ctx, []string{"grows"})
+	if err != nil || counts["grows"] != 7 {
+		t.Fatalf("PartitionCounts = %v, %v; want 7 partitions", counts, err)
+	}
+	err = tg.AddPartitions(ctx, map[string]int{"absent": 3})
+	if !errors.Is(err, kafka.UnknownTopicOrPartition) || !strings.Contains(err.Error(), "add partitions to topic absent (to 3)") {
+		t.Errorf("AddPartitions of a missing topic: %v; want UNKNOWN_TOPIC_OR_PARTITION naming it", err)
 	}
 }
 

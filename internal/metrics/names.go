@@ -34,6 +34,21 @@ const (
 	// log end (Count), and their time summed (Milliseconds).
 	ReplicationWaits  = "ReplicationWaits"
 	ReplicationWaited = "ReplicationWaited"
+	// ReplicationLatency is, over the partitions that copied records, the
+	// longest time from the timestamp of the newest record copied to the
+	// end of the invocation (Seconds); absent when nothing was copied.
+	ReplicationLatency = "ReplicationLatency"
+	// RecordAge is the age of the oldest record not yet copied at the end
+	// of the invocation (Seconds); absent when nothing is left.
+	RecordAge = "RecordAge"
+	// RetentionHeadroom is the shortest time until the source's retention
+	// may delete the oldest record not yet copied of a partition, as
+	// `catchup plan` prints it in DELETED_IN (Seconds, negative when
+	// overdue); absent when nothing is left or nothing deletes by time.
+	RetentionHeadroom = "RetentionHeadroom"
+	// TopicConfigChanges counts the target topic configs config sync
+	// changed (create_topics) (Count).
+	TopicConfigChanges = "TopicConfigChanges"
 )
 
 // Metrics of a dispatch invocation, per pipeline and topic (LagRecords and
@@ -46,6 +61,11 @@ const (
 	DeferredPartitions = "DeferredPartitions" // partitions with lag left for the next dispatch: over the shard cap (Count)
 	BlockedPartitions  = "BlockedPartitions"  // partitions that cannot be copied until an operator acts (gap, recreated topic) (Count)
 	ETATicks           = "ETATicks"           // dispatches it takes to hand out the backlog, this one included; per service only (Count)
+	// GroupOffsetsSynced and GroupOffsetsSkipped count the group partitions
+	// group sync (sync_groups) committed on the target, and left alone
+	// (active group, copy behind, target ahead), in the dispatch (Count).
+	GroupOffsetsSynced  = "GroupOffsetsSynced"
+	GroupOffsetsSkipped = "GroupOffsetsSkipped"
 )
 
 // Names lists every metric name above, for checks of the template.
@@ -53,4 +73,5 @@ var Names = []string{
 	Records, BytesCopied, Windows, WindowsDone, Gaps, FencedCommits, Retries, FailedPartitions, LagRecords,
 	DynamoDBRequests, LagBytes, Shards, LeasedPartitions, DeferredPartitions, BlockedPartitions, ETATicks,
 	InDoubtPartitions, Resent, ReplicationWaits, ReplicationWaited,
+	ReplicationLatency, RecordAge, RetentionHeadroom, TopicConfigChanges, GroupOffsetsSynced, GroupOffsetsSkipped,
 }

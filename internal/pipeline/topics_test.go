@@ -7,7 +7,6 @@ package pipeline_test
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -186,13 +185,14 @@ func TestCreateTopicsCopiesPartitionCountAndConfigs(t *testing.T) {
 		t.Errorf("audit.dr/1 holds %v, want [a1]", got)
 	}
 
-	// A target topic with fewer partitions is an error, never enlarged.
+	// A target topic with fewer partitions is grown to the source's count
+	// (issue 16), and the run copies all of them.
 	p := openPipeline(t, yaml("short"), "dr", store)
-	if _, err := p.Engine.Run(t.Context()); err == nil || !strings.Contains(err.Error(), "topic short.dr has 2 partitions on the target but the source has 3") {
-		t.Errorf("run onto a target topic with 2 of 3 partitions: %v; want the shortfall named", err)
+	if rep, err := p.Engine.Run(t.Context()); err != nil || len(rep.Partitions) != 3 || rep.Partitions[2].Status != replicate.StatusDone {
+		t.Errorf("run onto a target topic with 2 of 3 partitions: %+v, %v; want its 3 partitions done", rep, err)
 	}
-	if got, err := target.DescribeTopics(t.Context(), []string{"short.dr"}); err != nil || got["short.dr"].Partitions != 2 {
-		t.Errorf("short.dr after the refused run: %+v, %v; want 2 partitions still", got["short.dr"], err)
+	if got, err := target.DescribeTopics(t.Context(), []string{"short.dr"}); err != nil || got["short.dr"].Partitions != 3 {
+		t.Errorf("short.dr after the run: %+v, %v; want 3 partitions", got["short.dr"], err)
 	}
 }
 

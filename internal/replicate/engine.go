@@ -65,13 +65,21 @@ type Options struct {
 	LoopCluster string
 	// CreateTopics creates missing target topics before copying, with the
 	// source topic's partition count and the configs copiedConfig lists
-	// that are set explicitly on it. It needs a Source that implements
-	// TopicDescriber and a Target that implements TopicCreator. A target
-	// topic with fewer partitions than needed is an error all the same.
+	// that are set explicitly on it, and adds partitions to a target topic
+	// whose source topic has more. It needs a Source that implements
+	// TopicDescriber and a Target that implements TopicCreator and
+	// PartitionAdder. Without it, a target topic missing or short fails the
+	// partitions of that topic alone.
 	CreateTopics bool
 	// ReplicationFactor of the topics CreateTopics creates; 0 or -1: the
 	// target broker's default.
 	ReplicationFactor int
+	// ConfigSyncInterval is, with CreateTopics, the least time between two
+	// syncs of the copied topic configs of existing target topics by one
+	// Engine (a process running --every, a warm Lambda); 0: every run. A
+	// Target that implements TopicConfigSyncer is needed, else nothing is
+	// synced.
+	ConfigSyncInterval time.Duration
 
 	Provenance     bool          // add the provenance header and reconcile with the target
 	CommitInterval time.Duration // longest time between commits of a partition while copying; default 5s
@@ -127,6 +135,9 @@ const DefaultReplicationWait = 60 * time.Second
 // Engine copies the windows of one pipeline.
 type Engine struct {
 	o Options
+
+	mu             sync.Mutex
+	lastConfigSync time.Time // start of the last config sync
 }
 
 // New returns an Engine for o, with defaults filled in.
@@ -296,7 +307,11 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	// The target is checked while the source and the store are read, unless
 	// topics may be created: then only once the store answered (a store not
 	// yet created must not leave target topics behind).
-	alongside := func(parts []catchup.Partition) error { return e.checkTarget(ctx, parts) }
+	var tc targetCheck // read after survey returns, which waits for checkTarget
+	alongside := func(parts []catchup.Partition) (err error) {
+		tc, err = e.checkTarget(ctx, parts)
+		return err
+	}
 	if e.o.CreateTopics {
 		alongside = nil
 	}
@@ -305,7 +320,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	if alongside == nil {
-		if err := e.checkTarget(ctx, partitionsOf(marks)); err != nil {
+		if tc, err = e.checkTarget(ctx, partitionsOf(marks)); err != nil {
 			return nil, err
 		}
 	}
@@ -320,11 +335,11 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	if e.o.OnPlan != nil {
 		e.o.OnPlan(plan.Windows(marks, cps, pol))
 	}
-	ends := e.targetEnds(ctx, marks, pol, cps)
+	ends := e.targetEnds(ctx, marks, pol, cps, tc.bad)
 	copyCtx, cancel := e.copyContext(ctx)
 	defer cancel()
 
-	rep := &Report{Pipeline: e.o.Pipeline, Partitions: make([]Result, len(marks))}
+	rep := &Report{Pipeline: e.o.Pipeline, Partitions: make([]Result, len(marks)), ConfigChanges: tc.configChanges}
 	rs, _ := e.o.Target.(resentCounter)
 	var resent0 int64
 	if rs != nil {
@@ -339,6 +354,10 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 		wg.Go(func() {
 			for i := range work {
 				m := marks[i]
+				if err := tc.bad[m.Topic]; err != nil {
+					rep.Partitions[i] = Result{Partition: m.Partition, Status: StatusFailed, Err: err}
+					continue
+				}
 				if r, ok := idle(m, pol, cps[m.Partition]); ok {
 					rep.Partitions[i] = r
 					continue
@@ -365,6 +384,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 			"next", r.Next, "error", r.Err)
 	}
 	rep.Partitions = append(rep.Partitions, gone...)
+	e.timeFigures(ctx, rep)
 	rep.Duration = e.o.Now().Sub(start)
 	for _, r := range rep.Partitions {
 		rep.ReplicationWaits += r.ReplicationWaits
@@ -466,16 +486,18 @@ func (e *Engine) leased(m catchup.Offsets, pol plan.Policy, loaded checkpoint.Ch
 // request per target broker) instead of one call per partition: the end
 // reconciliation starts from (see partitionCopy.surveyedEnd for when a
 // partition may use it). On an error it returns nil and each partition reads
-// its own, as it would without this.
-func (e *Engine) targetEnds(ctx context.Context, marks []catchup.Offsets, pol plan.Policy, cps map[catchup.Partition]checkpoint.Checkpoint) map[catchup.Partition]int64 {
+// its own, as it would without this. Partitions of topics in bad (missing
+// or short on the target) are not asked for.
+func (e *Engine) targetEnds(ctx context.Context, marks []catchup.Offsets, pol plan.Policy, cps map[catchup.Partition]checkpoint.Checkpoint,
+	bad map[string]error) map[catchup.Partition]int64 {
 	if !e.o.Provenance {
 		return nil
 	}
 	var tps []catchup.Partition
 	for _, m := range marks {
 		cp := cps[m.Partition]
-		if _, ok := idle(m, pol, cp); ok || cp.Owner != "" {
-			continue // not copied, or a takeover: settle reads the end again
+		if _, ok := idle(m, pol, cp); ok || cp.Owner != "" || bad[m.Topic] != nil {
+			continue // not copied (idle, or its target topic is missing or short), or a takeover: settle reads the end again
 		}
 		tps = append(tps, e.targetPartition(m.Partition))
 	}
@@ -507,55 +529,92 @@ func (e *Engine) copyContext(ctx context.Context) (context.Context, context.Canc
 	return context.WithDeadline(ctx, dl.Add(-margin))
 }
 
+// targetCheck is what checkTarget found and did.
+type targetCheck struct {
+	bad           map[string]error // by source topic: the target topic is missing or short
+	configChanges []ConfigChange
+}
+
 // checkTarget verifies that every source topic exists on the target with at
-// least as many partitions, creating the missing ones with CreateTopics.
-func (e *Engine) checkTarget(ctx context.Context, parts []catchup.Partition) error {
-	need := map[string]int32{} // target topic → partitions needed
+// least as many partitions. With CreateTopics it creates the missing topics
+// and adds the partitions a grown source topic has, first, then syncs the
+// copied configs (syncConfigs). A topic that is still missing or short is a
+// problem of that topic alone: it is returned by source topic, and the other
+// topics are copied. A config sync that fails is logged and the run goes
+// on. The error is for the run as a whole (the target unreachable, two
+// topics onto one).
+func (e *Engine) checkTarget(ctx context.Context, parts []catchup.Partition) (targetCheck, error) {
+	need := map[string]int{} // target topic → partitions needed
 	from := map[string]string{}
 	for _, m := range parts {
 		t := e.o.TargetTopic(m.Topic)
-		need[t] = max(need[t], m.Partition+1)
+		need[t] = max(need[t], int(m.Partition)+1)
 		if other, ok := from[t]; ok && other != m.Topic {
-			return fmt.Errorf("source topics %s and %s both map to target topic %s; one target partition must have one source partition", other, m.Topic, t)
+			return targetCheck{}, fmt.Errorf("source topics %s and %s both map to target topic %s; one target partition must have one source partition", other, m.Topic, t)
 		}
 		from[t] = m.Topic
 	}
-	topics := make([]string, 0, len(need))
-	for t := range need {
-		topics = append(topics, t)
-	}
-	slices.Sort(topics)
+	topics := slices.Sorted(maps.Keys(need))
 	have, err := e.o.Target.PartitionCounts(ctx, topics)
 	if err != nil {
-		return fmt.Errorf("describe target topics: %w", err)
+		return targetCheck{}, fmt.Errorf("describe target topics: %w", err)
+	}
+	if have == nil {
+		have = map[string]int{}
 	}
 	var missing []string
+	short := map[string]int{}
 	for _, t := range topics {
-		if _, ok := have[t]; !ok {
+		switch n, ok := have[t]; {
+		case !ok:
 			missing = append(missing, t)
+		case n < need[t]:
+			short[t] = need[t]
 		}
 	}
 	if len(missing) > 0 && e.o.CreateTopics {
 		created, err := e.createTopics(ctx, missing, from)
 		if err != nil {
-			return err
-		}
-		if have == nil {
-			have = map[string]int{}
+			return targetCheck{}, err
 		}
 		maps.Copy(have, created)
 	}
-	var errs []error
+	if len(short) > 0 && e.o.CreateTopics {
+		grown, err := e.addPartitions(ctx, short, from)
+		if err != nil {
+			return targetCheck{}, err
+		}
+		maps.Copy(have, grown)
+	}
+	bad := map[string]error{}
 	for _, t := range topics {
 		switch n, ok := have[t]; {
 		case !ok:
-			errs = append(errs, fmt.Errorf("topic %s does not exist on the target: create it with at least %d partitions, "+
-				"or set create_topics: true", t, need[t]))
-		case int32(n) < need[t]:
-			errs = append(errs, fmt.Errorf("topic %s has %d partitions on the target but the source has %d: add partitions to the target topic", t, n, need[t]))
+			bad[from[t]] = fmt.Errorf("topic %s does not exist on the target: create it with at least %d partitions, "+
+				"or set create_topics: true", t, need[t])
+		case n < need[t]:
+			bad[from[t]] = fmt.Errorf("topic %s has %d partitions on the target but the source has %d: add partitions to the target topic "+
+				"(kafka-topics.sh --bootstrap-server TARGET --alter --topic %s --partitions %d), or set create_topics: true", t, n, need[t], t, need[t])
 		}
 	}
-	return errors.Join(errs...)
+	for st, err := range bad {
+		e.o.Log.ErrorContext(ctx, "target topic unusable", "pipeline", e.o.Pipeline, "topic", st, "error", err)
+	}
+	tc := targetCheck{bad: bad}
+	if e.o.CreateTopics {
+		usable := map[string]string{}
+		for t, st := range from {
+			if _, ok := have[t]; ok && bad[st] == nil {
+				usable[t] = st
+			}
+		}
+		changes, err := e.syncConfigs(ctx, usable)
+		if err != nil {
+			e.o.Log.WarnContext(ctx, "topic configs not synced", "pipeline", e.o.Pipeline, "error", err)
+		}
+		tc.configChanges = changes
+	}
+	return tc, nil
 }
 
 // progress reports records and bytes to OnProgress, if set.

@@ -882,16 +882,3 @@ func TestTwoTopicsOntoOneTargetTopicIsRefused(t *testing.T) {
 		t.Errorf("Run err = %v; want a refusal naming the shared target topic", err)
 	}
 }
-
-func TestMissingTargetTopicIsAnErrorNamingIt(t *testing.T) {
-	r := newRig(map[catchup.Partition]int{pA: 1, pC: 1})
-	delete(r.dst.logs, pC)
-	e, err := New(r.options("run"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = e.Run(t.Context())
-	if err == nil || !strings.Contains(err.Error(), "topic b does not exist on the target") {
-		t.Errorf("Run err = %v; want it to name topic b", err)
-	}
-}

@@ -900,6 +900,9 @@ func (pc *partitionCopy) countCopied(recs []catchup.Record) {
 	stamp := pc.stamp()
 	for i := range recs {
 		n += pc.sizeAsWritten(&recs[i], stamp) // as written: with the provenance header
+		if ts := recs[i].Timestamp; ts.After(pc.res.Newest) {
+			pc.res.Newest = ts
+		}
 	}
 	pc.res.Copied += int64(len(recs))
 	pc.res.Bytes += n

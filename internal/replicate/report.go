@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/plan"
 )
 
 // Status is how the copy of one partition ended. It is the one definition
@@ -43,6 +44,12 @@ type Report struct {
 	// those waits took, summed over the partitions.
 	ReplicationWaits  int64
 	ReplicationWaited time.Duration
+	// ConfigChanges are the topic configs config sync changed on the target
+	// before copying (Options.CreateTopics).
+	ConfigChanges []ConfigChange
+	// Now is when the run ended and its time figures were taken (Latency,
+	// RecordAge, Headroom).
+	Now time.Time
 }
 
 // resentCounter is a Target that re-sends requests of unknown outcome itself
@@ -68,7 +75,14 @@ type Result struct {
 	// ReplicationWaits and ReplicationWaited: see Report.
 	ReplicationWaits  int64
 	ReplicationWaited time.Duration
-	Gap               *catchup.GapError
+	// Newest is the largest timestamp of the records copied (zero if none).
+	Newest time.Time
+	// Oldest is the timestamp of the oldest record not copied, read after
+	// the run for a partition with lag left; zero if none or unknown.
+	Oldest time.Time
+	// Deletion is when the source's retention may delete Oldest.
+	Deletion plan.Deletion
+	Gap      *catchup.GapError
 	// LeaseOwner and LeaseExpires name the run that held a StatusLeased
 	// partition and when its lease runs out (the partition is free then,
 	// even if its holder died); empty when the store did not say.

@@ -30,6 +30,17 @@ type TopicCreator interface {
 	CreateTopics(ctx context.Context, specs []TopicSpec) error
 }
 
+// PartitionAdder is a Target that can add partitions to its topics;
+// Options.CreateTopics uses it when a source topic has grown. kafkago.Target
+// implements it.
+type PartitionAdder interface {
+	// AddPartitions raises the partition count of each topic in counts to
+	// the count given. A topic that has that many already (grown meanwhile
+	// by another run) is not an error: the caller checks partition counts
+	// afterwards.
+	AddPartitions(ctx context.Context, counts map[string]int) error
+}
+
 // TopicSpec describes a topic: as the source has it (TopicDescriber) or as
 // the target should get it (TopicCreator).
 type TopicSpec struct {
@@ -126,31 +137,80 @@ func (e *Engine) createTopics(ctx context.Context, missing []string, from map[st
 	if err := creator.CreateTopics(ctx, specs); err != nil {
 		return nil, fmt.Errorf("create target topics: %w", err)
 	}
+	need := make(map[string]int, len(specs))
 	for _, s := range specs {
 		keys := slices.Sorted(maps.Keys(s.Configs))
 		e.o.Log.InfoContext(ctx, "topic created", "pipeline", e.o.Pipeline, "topic", s.Topic,
 			"source_topic", from[s.Topic], "partitions", s.Partitions, "replication_factor", s.ReplicationFactor, "configs", keys)
+		need[s.Topic] = s.Partitions
 	}
-	return e.awaitTopics(ctx, missing)
+	return e.awaitTopics(ctx, need)
 }
 
-// awaitTopics polls the target's partition counts until every one of topics
-// is listed, for at most topicWait: a broker learns of a new topic from the
-// controller a moment after the creation was accepted.
-func (e *Engine) awaitTopics(ctx context.Context, topics []string) (map[string]int, error) {
+// addPartitions grows each target topic of short to the partition count of
+// its source topic from[t] (at least short[t]), and waits until the
+// target's metadata lists them.
+func (e *Engine) addPartitions(ctx context.Context, short map[string]int, from map[string]string) (map[string]int, error) {
+	adder, ok := e.o.Target.(PartitionAdder)
+	if !ok {
+		return nil, errors.New("create_topics: the target cannot add partitions")
+	}
+	// A run given a subset of partitions (a dispatcher shard) knows only
+	// the highest it was given: grow to the source's count at once, so that
+	// shards do not grow the topic one partition at a time.
+	if describer, ok := e.o.Source.(TopicDescriber); ok {
+		srcTopics := make([]string, 0, len(short))
+		for t := range short {
+			srcTopics = append(srcTopics, from[t])
+		}
+		described, err := describer.DescribeTopics(ctx, srcTopics)
+		if err != nil {
+			return nil, fmt.Errorf("describe source topics %v: %w", srcTopics, err)
+		}
+		for t := range short {
+			short[t] = max(short[t], described[from[t]].Partitions)
+		}
+	}
+	if err := adder.AddPartitions(ctx, short); err != nil {
+		return nil, fmt.Errorf("add partitions to target topics: %w", err)
+	}
+	for _, t := range slices.Sorted(maps.Keys(short)) {
+		e.o.Log.InfoContext(ctx, "partitions added", "pipeline", e.o.Pipeline, "topic", t,
+			"source_topic", from[t], "partitions", short[t])
+	}
+	return e.awaitTopics(ctx, short)
+}
+
+// awaitTopics polls the target's partition counts until every topic of need
+// is listed with at least the partitions need gives it, for at most
+// topicWait: a broker learns of a new topic or partition from the
+// controller a moment after the change was accepted.
+func (e *Engine) awaitTopics(ctx context.Context, need map[string]int) (map[string]int, error) {
 	const topicWait = 30 * time.Second
 	ctx, cancel := context.WithTimeout(ctx, topicWait)
 	defer cancel()
+	topics := slices.Sorted(maps.Keys(need))
 	for attempt := 1; ; attempt++ {
 		have, err := e.o.Target.PartitionCounts(ctx, topics)
-		if err == nil && len(have) == len(topics) {
+		if err == nil && covers(have, need) {
 			return have, nil
 		}
 		if !sleep(ctx, backoff(e.o.RetryBackoff, attempt)) {
 			if err == nil {
-				err = fmt.Errorf("created topics %v not all listed by the target after %v", topics, topicWait)
+				err = fmt.Errorf("topics %v not all listed by the target with their partitions after %v", topics, topicWait)
 			}
 			return nil, err
 		}
 	}
+}
+
+// covers reports whether have lists every topic of need with at least the
+// partitions need gives it.
+func covers(have, need map[string]int) bool {
+	for t, n := range need {
+		if have[t] < n {
+			return false
+		}
+	}
+	return true
 }

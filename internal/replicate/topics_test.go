@@ -32,6 +32,7 @@ func (s *describingSource) DescribeTopics(ctx context.Context, topics []string) 
 type creatingTarget struct {
 	*fakeCluster
 	created []TopicSpec
+	grown   []map[string]int
 }
 
 func (c *creatingTarget) CreateTopics(_ context.Context, specs []TopicSpec) error {
@@ -43,6 +44,23 @@ func (c *creatingTarget) CreateTopics(_ context.Context, specs []TopicSpec) erro
 			p := catchup.Partition{Topic: s.Topic, Partition: int32(i)}
 			if _, ok := c.logs[p]; !ok {
 				c.logs[p] = &fakeLog{stalledAt: -1}
+			}
+		}
+	}
+	return nil
+}
+
+// AddPartitions adds the partitions missing, as CreatePartitions does, and
+// remembers the counts asked for.
+func (c *creatingTarget) AddPartitions(_ context.Context, counts map[string]int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.grown = append(c.grown, counts)
+	for t, n := range counts {
+		for i := range n {
+			p := catchup.Partition{Topic: t, Partition: int32(i)}
+			if _, ok := c.logs[p]; !ok {
+				c.logs[p] = &fakeLog{}
 			}
 		}
 	}
@@ -89,23 +107,68 @@ func TestCreateTopicsCopiesPartitionsAndExplicitConfigs(t *testing.T) {
 	}
 }
 
-func TestCreateTopicsNeverAddsPartitions(t *testing.T) {
-	r := newRig(map[catchup.Partition]int{pA: 1, pB: 1})
-	delete(r.dst.logs, pB) // the target topic a has 1 partition, the source 2
+// TestCreateTopicsAddsPartitions grows a target topic to its source's
+// partition count before copying: to the count the source describes, even
+// when the run was given only some of the partitions (a dispatcher shard).
+func TestCreateTopicsAddsPartitions(t *testing.T) {
+	pA2 := catchup.Partition{Topic: "a", Partition: 2}
+	r := newRig(map[catchup.Partition]int{pA: 1, pB: 2, pA2: 3, pC: 1})
+	delete(r.dst.logs, pB) // the target topic a has 1 partition, the source 3
+	delete(r.dst.logs, pA2)
 	o := r.options("run")
 	dst := &creatingTarget{fakeCluster: r.dst}
 	o.Source, o.Target = &describingSource{fakeCluster: r.src}, dst
 	o.CreateTopics = true
-	e, err := New(o)
-	if err != nil {
-		t.Fatal(err)
+	o.Partitions = []catchup.Partition{pA, pB, pC}
+	rep := r.run(t, t.Context(), o)
+	if diff := cmp.Diff([]map[string]int{{"a": 3}}, dst.grown); diff != "" {
+		t.Errorf("partitions added (-want +got):\n%s", diff)
 	}
-	_, err = e.Run(t.Context())
-	if err == nil || !strings.Contains(err.Error(), "topic a has 1 partitions on the target but the source has 2") {
-		t.Errorf("Run err = %v; want the partition shortfall named", err)
+	for _, res := range rep.Partitions {
+		if res.Status != StatusDone {
+			t.Errorf("%s: status %s err %v; want done", res.Partition, res.Status, res.Err)
+		}
+	}
+	if n := len(r.dst.logs[pB].recs); n != 2 {
+		t.Errorf("target %s holds %d records, want 2", pB, n)
 	}
 	if len(dst.created) != 0 {
 		t.Errorf("created %v; want nothing", dst.created)
+	}
+	r.run(t, t.Context(), o)
+	if len(dst.grown) != 1 {
+		t.Errorf("a second run added partitions again: %v", dst.grown)
+	}
+}
+
+// TestShortTargetTopicFailsThatTopicAlone runs without create_topics onto a
+// target whose topic a has fewer partitions than the source's and whose
+// topic c is missing: the partitions of a and c fail, naming the command to
+// run, and topic b is copied all the same.
+func TestShortTargetTopicFailsThatTopicAlone(t *testing.T) {
+	pD := catchup.Partition{Topic: "c", Partition: 0}
+	r := newRig(map[catchup.Partition]int{pA: 1, pB: 1, pC: 3, pD: 1})
+	delete(r.dst.logs, pB)
+	delete(r.dst.logs, pD)
+	o := r.options("run")
+	rep := r.run(t, t.Context(), o)
+	want := map[catchup.Partition]string{
+		pA: "topic a has 1 partitions on the target but the source has 2: add partitions to the target topic " +
+			"(kafka-topics.sh --bootstrap-server TARGET --alter --topic a --partitions 2), or set create_topics: true",
+		pB: "topic a has 1 partitions",
+		pD: "topic c does not exist on the target: create it with at least 1 partitions",
+	}
+	for _, res := range rep.Partitions {
+		w, bad := want[res.Partition]
+		switch {
+		case bad && (res.Status != StatusFailed || res.Err == nil || !strings.Contains(res.Err.Error(), w)):
+			t.Errorf("%s: status %s err %v; want failed saying %q", res.Partition, res.Status, res.Err, w)
+		case !bad && (res.Status != StatusDone || res.Copied != 3):
+			t.Errorf("%s: status %s copied %d err %v; want done, 3", res.Partition, res.Status, res.Copied, res.Err)
+		}
+	}
+	if cps := r.checkpoints(t); cps[pA].Exists || cps[pB].Exists || cps[pD].Exists {
+		t.Errorf("checkpoints of the failed topics were written: %+v", cps)
 	}
 }
 

@@ -106,11 +106,12 @@ type Summary struct {
 	// InDoubt counts the partitions that ended in_doubt (their leases are
 	// kept: the next invocation waits for the target again). Resent,
 	// ReplicationWaits and ReplicationWaitedMS are replicate.Report's.
-	InDoubt             int                `json:"in_doubt"`
-	Resent              int64              `json:"resent"`
-	ReplicationWaits    int64              `json:"replication_waits"`
-	ReplicationWaitedMS int64              `json:"replication_waited_ms"`
-	Partitions          []PartitionSummary `json:"partitions"`
+	InDoubt             int   `json:"in_doubt"`
+	Resent              int64 `json:"resent"`
+	ReplicationWaits    int64 `json:"replication_waits"`
+	ReplicationWaitedMS int64 `json:"replication_waited_ms"`
+	replicate.TimeFigures
+	Partitions []PartitionSummary `json:"partitions"`
 	// Error says why nothing was copied when retrying cannot help (a bad
 	// event, an unknown pipeline); the invocation itself succeeds.
 	Error string `json:"error,omitempty"`
@@ -276,9 +277,28 @@ func requests(s checkpoint.Store) int64 {
 	return 0
 }
 
+// timeValues are the time figures of rep that it has, in whole seconds.
+func timeValues(rep *replicate.Report) []metrics.Value {
+	var out []metrics.Value
+	for _, f := range []struct {
+		name   string
+		figure func() (time.Duration, bool)
+	}{
+		{metrics.ReplicationLatency, rep.Latency},
+		{metrics.RecordAge, rep.RecordAge},
+		{metrics.RetentionHeadroom, rep.Headroom},
+	} {
+		if d, ok := f.figure(); ok {
+			out = append(out, metrics.Value{Name: f.name, Unit: metrics.Seconds, Value: int64(d / time.Second)})
+		}
+	}
+	return out
+}
+
 func summarize(ev Event, rep *replicate.Report) *Summary {
 	sum := &Summary{Pipeline: ev.Pipeline, Done: rep.Done(), Partitions: make([]PartitionSummary, 0, len(rep.Partitions)),
-		Resent: rep.Resent, ReplicationWaits: rep.ReplicationWaits, ReplicationWaitedMS: rep.ReplicationWaited.Milliseconds()}
+		Resent: rep.Resent, ReplicationWaits: rep.ReplicationWaits, ReplicationWaitedMS: rep.ReplicationWaited.Milliseconds(),
+		TimeFigures: rep.TimeFigures()}
 	if rep.Pipeline != ev.Pipeline {
 		sum.Namespace = rep.Pipeline
 	}
@@ -373,12 +393,13 @@ func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests
 	}
 	errs = append(errs, h.o.Metrics.Emit([]metrics.Dimension{service, pipe},
 		[][]string{{metrics.DimPipeline}, {metrics.DimService}},
-		[]metrics.Value{
+		append([]metrics.Value{
 			{Name: metrics.DynamoDBRequests, Unit: metrics.Count, Value: storeRequests},
 			{Name: metrics.Resent, Unit: metrics.Count, Value: rep.Resent},
 			{Name: metrics.ReplicationWaits, Unit: metrics.Count, Value: rep.ReplicationWaits},
 			{Name: metrics.ReplicationWaited, Unit: metrics.Milliseconds, Value: rep.ReplicationWaited.Milliseconds()},
-		}))
+			{Name: metrics.TopicConfigChanges, Unit: metrics.Count, Value: int64(len(rep.ConfigChanges))},
+		}, timeValues(rep)...)))
 	if err := errors.Join(errs...); err != nil {
 		h.o.Log.ErrorContext(ctx, "metrics not written", "error", err)
 	}

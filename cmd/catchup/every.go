@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/groupsync"
+	"github.com/kafka-catchup/catchup/internal/loop"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
+	"github.com/kafka-catchup/catchup/internal/replicate"
+)
+
+// runEvery is continuous mode (`run --every`, `mirrormaker --every`): a run
+// of every pipeline, then another every `every`, until SIGTERM or SIGINT
+// cancels ctx. Each run is planned afresh (Engine.Run surveys the source
+// and the store each time) and commits and releases its leases like a
+// separate run; the pipelines (connections, store) stay open between runs.
+// A stop lets the run in flight end as an interrupted run does (its last
+// acknowledged writes committed) and returns nil: exit 0. A failed run is
+// followed by a backoff (internal/loop); a configuration error ends it.
+func (a *app) runEvery(ctx context.Context, command string, f *config.File, ps []*config.Pipeline, every time.Duration) error {
+	log := a.logger()
+	open := map[string]*pipeline.Pipeline{}
+	syncers := map[string]*groupSyncer{}
+	defer func() {
+		for _, p := range open {
+			p.Close()
+		}
+	}()
+	iteration := 0
+	err := loop.Run(ctx, loop.Options{Every: every, Log: log, Fatal: isUsage}, func(ctx context.Context) error {
+		iteration++
+		var errs []error
+		for _, pc := range ps {
+			p := open[pc.Name]
+			if p == nil {
+				var err error
+				if p, err = pipeline.Open(ctx, f, pc, pipeline.Options{Owner: a.owner, Log: log}); err != nil {
+					errs = append(errs, fmt.Errorf("pipeline %s: %w", pc.Name, err))
+					continue
+				}
+				open[pc.Name] = p
+				syncers[pc.Name] = &groupSyncer{}
+			}
+			rep, err := p.Engine.Run(ctx)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("pipeline %s: %w", pc.Name, err))
+				continue
+			}
+			groups := a.syncGroups(ctx, syncers[pc.Name], pc, p)
+			if err := a.printIteration(command, rep, groups); err != nil {
+				return err
+			}
+			if _, _, failed := rep.Totals(); failed > 0 {
+				errs = append(errs, fmt.Errorf("pipeline %s: %d partitions failed", pc.Name, failed))
+			}
+		}
+		log.InfoContext(ctx, "iteration done", "iteration", iteration, "failed", len(errs))
+		return errors.Join(errs...)
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.err, "catchup: stopped after %d runs; the checkpoints hold what was acknowledged\n", iteration)
+	return nil
+}
+
+// printIteration prints what one run of continuous mode did: the JSON
+// report with --json (one document of command, with one pipeline, per
+// pipeline and run: a stream of documents); otherwise the
+// table when a partition failed, the summary line when records were
+// copied, and nothing for a run that found nothing to copy.
+func (a *app) printIteration(command string, rep *replicate.Report, groups []groupsync.Group) error {
+	if a.jsonOut {
+		out := reportJSON(rep)
+		out.Groups = groups
+		a.jsonPipelines, a.jsonStreamed = []any{out}, true
+		defer func() { a.jsonPipelines = nil }()
+		return printJSON(a.out, a.jsonDocument(command, nil))
+	}
+	printGroups(a.out, groups)
+	copied, _, failed := rep.Totals()
+	switch {
+	case failed > 0:
+		printReport(a.out, rep)
+	case copied > 0:
+		printSummary(a.out, rep)
+	}
+	return nil
+}
+
+// isUsage reports whether err is a usage or configuration error, which
+// continuous mode does not retry.
+func isUsage(err error) bool {
+	var ue usageError
+	return errors.As(err, &ue)
+}
