@@ -2,6 +2,8 @@ module github.com/kafka-catchup/catchup
 
 go 1.26.8
 
+toolchain go1.26.10
+
 require (
 	github.com/aws/aws-lambda-go v1.55.1
 	github.com/aws/aws-sdk-go-v2 v1.48.0

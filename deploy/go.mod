@@ -2,6 +2,8 @@ module github.com/kafka-catchup/catchup/deploy
 
 go 1.26.8
 
+toolchain go1.26.10
+
 require (
 	github.com/google/go-cmp v0.7.0
 	github.com/google/go-containerregistry v0.22.1
