@@ -47,8 +47,12 @@ func observeKeys(c *kfake.Cluster) func() []protocol.ApiKey {
 
 // TestNeedsCoverTheRequestsSent calls every method of Source, Target and
 // Cluster that sends requests, the way run (with create_topics and the
-// idempotent producer), plan, verify and translate do, against two
-// clusters that record the requests they receive. The API keys each
+// idempotent producer: a target topic created, then grown to a grown
+// source topic and its configs synced; a takeover of an unreleased lease,
+// which reads the target leader's log end; time figures for the lag it
+// leaves), plan, verify, translate and group sync (sync_groups, in run
+// and the dispatcher) do, against two clusters that record the requests
+// they receive. The API keys each
 // cluster received must be exactly those kafkago.Needs lists for its role:
 // a request added to the code without its permission, or a permission
 // listed for a request the code no longer sends, fails here, and with it
@@ -82,7 +86,26 @@ func TestNeedsCoverTheRequestsSent(t *testing.T) {
 	if _, err := src.Cluster().TopicConfigs(ctx, []string{"orders"}); err != nil { // plan
 		t.Fatal(err)
 	}
-	if err := dst.CreateTopics(ctx, []replicate.TopicSpec{specs["orders"]}); err != nil {
+	if _, err := src.TopicConfigValues(ctx, []string{"orders"}); err != nil { // time figures of a run leaving lag
+		t.Fatal(err)
+	}
+	short := specs["orders"]
+	short.Partitions-- // the target created before the source grew
+	if err := dst.CreateTopics(ctx, []replicate.TopicSpec{short}); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.AddPartitions(ctx, map[string]int{"orders": specs["orders"].Partitions}); err != nil {
+		t.Fatal(err)
+	}
+	// config sync: the source's retention changed since the target was created.
+	if _, err := dst.ExplicitConfigs(ctx, []string{"orders"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.AlterConfigs(ctx, map[string]map[string]string{"orders": {"retention.ms": "3600000"}}); err != nil {
+		t.Fatal(err)
+	}
+	// takeover of an unreleased lease: the target leader's log end.
+	if _, err := dst.LogEnd(ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	f, err := src.Fetch(ctx, p, 0, 1<<20)
@@ -110,6 +133,16 @@ func TestNeedsCoverTheRequestsSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := dst.Cluster().CommitOffsets(ctx, "billing", map[catchup.Partition]int64{p: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// sync_groups (groupsync.Sync through internal/pipeline): the source's
+	// groups and their offsets; on the target, the group's state, its
+	// copies read (translate.Find: Metadata, ListOffsets, Fetch, above), its
+	// current offsets and a commit.
+	if _, err := src.Cluster().ListGroups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dst.Cluster().CommittedOffsets(ctx, "billing"); err != nil {
 		t.Fatal(err)
 	}
 
