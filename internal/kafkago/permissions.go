@@ -54,8 +54,8 @@ const (
 // an unreleased lease. With create_topics a run also grows target topics
 // (CreatePartitions) and syncs their configs (DescribeConfigs, then
 // IncrementalAlterConfigs). ListGroups is answered with the groups the
-// caller may DESCRIBE (or all of them with DESCRIBE on the cluster). The idempotent
-// producer's InitProducerId has no transactional id, so it needs
+// caller may DESCRIBE (or all of them with DESCRIBE on the cluster). The
+// idempotent producer's InitProducerId has no transactional id, so it needs
 // IDEMPOTENT_WRITE on the cluster (kafka-cluster:WriteDataIdempotently);
 // Kafka 2.8 and later also accept WRITE on any topic. OffsetCommit for an
 // empty group is checked as READ on the group and READ on each topic.
