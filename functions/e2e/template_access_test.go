@@ -11,7 +11,6 @@ import (
 	"github.com/awslabs/goformation/v7/cloudformation/iam"
 	"github.com/awslabs/goformation/v7/cloudformation/serverless"
 	"github.com/google/go-cmp/cmp"
-	"github.com/segmentio/kafka-go/protocol"
 
 	"github.com/kafka-catchup/catchup/internal/kafkago"
 )
@@ -205,14 +204,12 @@ func TestTemplateAccessGrants(t *testing.T) {
 }
 
 // dispatcherActions returns the sorted kafka-cluster: actions the dispatch
-// function needs on a cluster of role: those of the reads it sends always
-// (Metadata, ListOffsets, Fetch: the survey of the source, and group
-// sync's translation on the target), and with syncGroups those of group
-// sync. It sends nothing else: no Produce, no DescribeConfigs.
+// function needs on a cluster of role: those of kafkago.DispatchReads and,
+// with syncGroups, those of group sync.
 func dispatcherActions(role kafkago.Role, syncGroups bool) []string {
 	acts := []string{"kafka-cluster:Connect"}
 	for _, n := range kafkago.Needs() {
-		read := n.Feature == kafkago.FeatureAlways && slices.Contains([]protocol.ApiKey{protocol.Metadata, protocol.ListOffsets, protocol.Fetch}, n.API)
+		read := n.Feature == kafkago.FeatureAlways && slices.Contains(kafkago.DispatchReads(), n.API)
 		if n.Role == role && n.IAM != "" && (read || syncGroups && n.Feature == kafkago.FeatureSyncGroups) {
 			acts = append(acts, n.IAM)
 		}

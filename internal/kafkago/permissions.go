@@ -104,6 +104,15 @@ func Needs() []Need {
 	}
 }
 
+// DispatchReads returns the requests the Lambda dispatcher sends to a
+// cluster besides those of sync_groups: its survey of the source, and
+// group sync's reading of the target's copies. template.yaml grants the
+// dispatch function the actions of these and, with MskSyncGroups, those of
+// sync_groups; nothing else (no Produce, no DescribeConfigs).
+func DispatchReads() []protocol.ApiKey {
+	return []protocol.ApiKey{protocol.Metadata, protocol.ListOffsets, protocol.Fetch}
+}
+
 // IAMActions returns the sorted kafka-cluster: actions a cluster of role
 // needs for requests sent always and for features, kafka-cluster:Connect
 // included.

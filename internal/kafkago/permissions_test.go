@@ -1,9 +1,7 @@
 package kafkago_test
 
 import (
-	"maps"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,38 +9,13 @@ import (
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/kafkago/kafkagotest"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
-
-// observeKeys records the API key of every request c handles, except
-// those of the connection itself (ApiVersions, SASL), which no ACL checks.
-// The func it returns takes the keys recorded since its last call, sorted.
-func observeKeys(c *kfake.Cluster) func() []protocol.ApiKey {
-	var mu sync.Mutex
-	seen := map[protocol.ApiKey]bool{}
-	c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
-		switch kmsg.Key(req.Key()) {
-		case kmsg.ApiVersions, kmsg.SASLHandshake, kmsg.SASLAuthenticate:
-		default:
-			mu.Lock()
-			seen[protocol.ApiKey(req.Key())] = true
-			mu.Unlock()
-		}
-		return nil, nil, false // observe only: the control stays, the cluster answers
-	})
-	return func() []protocol.ApiKey {
-		mu.Lock()
-		defer mu.Unlock()
-		out := slices.Sorted(maps.Keys(seen))
-		clear(seen)
-		return out
-	}
-}
 
 // neededKeys returns the API keys kafkago.Needs lists for role, sent
 // always or for one of features (all features when all is true), sorted.
@@ -89,7 +62,7 @@ func TestNeedsCoverTheRequestsSent(t *testing.T) {
 	if err := pr.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte("v")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	takeSrc, takeDst := observeKeys(srcC), observeKeys(dstC)
+	takeSrc, takeDst := kafkagotest.Record(srcC), kafkagotest.Record(dstC)
 	group := map[catchup.Partition]int64{p: 1}
 
 	steps := []struct {
