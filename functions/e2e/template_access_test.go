@@ -95,36 +95,63 @@ func strList(v any) []string {
 // the code with every access parameter set: each function gets exactly the
 // kafka-cluster: actions kafkago.IAMActions lists for what it sends to
 // each MSK cluster (cluster actions on the cluster's ARN, topic actions on
-// its topics' ARN), kms:Decrypt on exactly the given keys and only through
-// Secrets Manager, the VPC-access policy with subnets, the boundary and the
-// extra managed policies.
+// its topics' ARN, group actions on its groups' ARN), with and without
+// MskCreateTopics and MskSyncGroups, kms:Decrypt on exactly the given keys
+// and only through Secrets Manager, the VPC-access policy with subnets, the
+// boundary and the extra managed policies.
 func TestTemplateAccessGrants(t *testing.T) {
 	const (
 		srcCluster = "arn:aws:kafka:eu-west-1:111122223333:cluster/src/uuid-1"
 		srcTopics  = "arn:aws:kafka:eu-west-1:111122223333:topic/src/uuid-1/*"
+		srcGroups  = "arn:aws:kafka:eu-west-1:111122223333:group/src/uuid-1/*"
 		dstCluster = "arn:aws:kafka:eu-west-1:111122223333:cluster/dst/uuid-2"
 		dstTopics  = "arn:aws:kafka:eu-west-1:111122223333:topic/dst/uuid-2/*"
+		dstGroups  = "arn:aws:kafka:eu-west-1:111122223333:group/dst/uuid-2/*"
 		boundary   = "arn:aws:iam::111122223333:policy/boundary"
 	)
+	// kind of resource an action is granted on: the cluster, its topics or its groups.
+	kind := func(action string) string {
+		switch action {
+		case "kafka-cluster:Connect", "kafka-cluster:WriteDataIdempotently":
+			return "cluster"
+		case "kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup":
+			return "group"
+		}
+		return "topic"
+	}
+	resources := map[string]struct{ cluster, kind string }{
+		srcCluster: {srcCluster, "cluster"}, srcTopics: {srcCluster, "topic"}, srcGroups: {srcCluster, "group"},
+		dstCluster: {dstCluster, "cluster"}, dstTopics: {dstCluster, "topic"}, dstGroups: {dstCluster, "group"},
+	}
 	keys := []any{"arn:aws:kms:eu-west-1:111122223333:key/k1", "arn:aws:kms:eu-west-1:111122223333:key/k2"}
 	extra := []any{"arn:aws:iam::111122223333:policy/extra1", "arn:aws:iam::111122223333:policy/extra2"}
-	for _, createTopics := range []string{"false", "true"} {
+	for _, params := range []struct{ createTopics, syncGroups string }{{"false", "false"}, {"true", "false"}, {"false", "true"}, {"true", "true"}} {
 		tpl := openTemplate(t, map[string]any{
-			"SourceMskClusterArn": srcCluster, "TargetMskClusterArn": dstCluster, "MskCreateTopics": createTopics,
+			"SourceMskClusterArn": srcCluster, "TargetMskClusterArn": dstCluster,
+			"MskCreateTopics": params.createTopics, "MskSyncGroups": params.syncGroups,
 			"PasswordSecretKmsKeyArns": keys, "PasswordSecretArns": []any{"arn:aws:secretsmanager:eu-west-1:111122223333:secret:AmazonMSK_x"},
 			"SubnetIds": []any{"subnet-1"}, "SecurityGroupIds": []any{"sg-1"},
 			"PermissionsBoundaryArn": boundary, "ExtraManagedPolicyArns": extra,
 		})
 		var features []string
-		if createTopics == "true" {
+		if params.createTopics == "true" {
 			features = append(features, kafkago.FeatureCreateTopics)
+		}
+		// The dispatcher surveys the source (Metadata, ListOffsets, Fetch)
+		// and runs group sync, which also reads the target's copies.
+		dispatch := map[string][]string{srcCluster: dispatcherActions(kafkago.RoleSource, false)}
+		if params.syncGroups == "true" {
+			dispatch = map[string][]string{
+				srcCluster: dispatcherActions(kafkago.RoleSource, true),
+				dstCluster: dispatcherActions(kafkago.RoleTarget, true),
+			}
 		}
 		want := map[string]map[string][]string{ // function -> cluster -> actions
 			"ReplicateFunction": {
 				srcCluster: kafkago.IAMActions(kafkago.RoleSource, features...),
 				dstCluster: kafkago.IAMActions(kafkago.RoleTarget, append(features, kafkago.FeatureIdempotent)...),
 			},
-			"DispatchFunction": {srcCluster: kafkago.IAMActions(kafkago.RoleSource)},
+			"DispatchFunction": dispatch,
 		}
 		fns := tpl.GetAllServerlessFunctionResources()
 		for name, wantMSK := range want {
@@ -136,14 +163,14 @@ func TestTemplateAccessGrants(t *testing.T) {
 					switch {
 					case strings.HasPrefix(a, "kafka-cluster:"):
 						for _, r := range st.Resource {
-							cluster := map[string]string{srcCluster: srcCluster, srcTopics: srcCluster, dstCluster: dstCluster, dstTopics: dstCluster}[r]
-							if cluster == "" {
-								t.Errorf("%s: %s on %s, which is neither an MSK cluster's ARN nor its topics'", name, a, r)
+							res, ok := resources[r]
+							if !ok {
+								t.Errorf("%s: %s on %s, which is neither an MSK cluster's ARN nor its topics' or groups'", name, a, r)
 							}
-							if (r == srcCluster || r == dstCluster) != (a == "kafka-cluster:Connect" || a == "kafka-cluster:WriteDataIdempotently") {
-								t.Errorf("%s: %s on %s: cluster actions go on the cluster's ARN, topic actions on its topics'", name, a, r)
+							if res.kind != kind(a) {
+								t.Errorf("%s: %s on %s: cluster actions go on the cluster's ARN, topic actions on its topics', group actions on its groups'", name, a, r)
 							}
-							got[cluster] = append(got[cluster], a)
+							got[res.cluster] = append(got[res.cluster], a)
 						}
 					case a == "kms:Decrypt":
 						kms = append(kms, st)
@@ -154,7 +181,8 @@ func TestTemplateAccessGrants(t *testing.T) {
 				slices.Sort(got[c])
 			}
 			if diff := cmp.Diff(wantMSK, got); diff != "" {
-				t.Errorf("%s, MskCreateTopics=%s: kafka-cluster actions per cluster, kafkago.IAMActions (-) vs template (+):\n%s", name, createTopics, diff)
+				t.Errorf("%s, MskCreateTopics=%s, MskSyncGroups=%s: kafka-cluster actions per cluster, kafkago.IAMActions (-) vs template (+):\n%s",
+					name, params.createTopics, params.syncGroups, diff)
 			}
 			if len(kms) != 1 || !cmp.Equal(kms[0].Resource, []string{keys[0].(string), keys[1].(string)}) ||
 				!strings.HasPrefix(kms[0].Condition["StringEquals"]["kms:ViaService"], "secretsmanager.") {
@@ -173,4 +201,19 @@ func TestTemplateAccessGrants(t *testing.T) {
 			}
 		}
 	}
+}
+
+// dispatcherActions returns the sorted kafka-cluster: actions the dispatch
+// function needs on a cluster of role: those of kafkago.DispatchReads and,
+// with syncGroups, those of group sync.
+func dispatcherActions(role kafkago.Role, syncGroups bool) []string {
+	acts := []string{"kafka-cluster:Connect"}
+	for _, n := range kafkago.Needs() {
+		read := n.Feature == kafkago.FeatureAlways && slices.Contains(kafkago.DispatchReads(), n.API)
+		if n.Role == role && n.IAM != "" && (read || syncGroups && n.Feature == kafkago.FeatureSyncGroups) {
+			acts = append(acts, n.IAM)
+		}
+	}
+	slices.Sort(acts)
+	return slices.Compact(acts)
 }

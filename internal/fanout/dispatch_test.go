@@ -15,12 +15,15 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/segmentio/kafka-go/protocol"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/kafkago/kafkagotest"
 	"github.com/kafka-catchup/catchup/internal/metrics"
 	"github.com/kafka-catchup/catchup/internal/metrics/emftest"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
@@ -55,14 +58,24 @@ func (r *recorder) Invoke(_ context.Context, payload []byte) error {
 // target and a memory store.
 func rig(t *testing.T) (*config.File, *checkpoint.MemStore) {
 	t.Helper()
-	var addrs [2]string
+	f, store, _ := rigClusters(t)
+	return f, store
+}
+
+// rigClusters is rig, with its source and target clusters.
+func rigClusters(t *testing.T) (*config.File, *checkpoint.MemStore, [2]*kfake.Cluster) {
+	t.Helper()
+	var (
+		addrs    [2]string
+		clusters [2]*kfake.Cluster
+	)
 	for i := range addrs {
 		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(12, "t"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(c.Close)
-		addrs[i] = c.ListenAddrs()[0]
+		addrs[i], clusters[i] = c.ListenAddrs()[0], c
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs[0]), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
@@ -83,7 +96,7 @@ func rig(t *testing.T) (*config.File, *checkpoint.MemStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return f, checkpoint.NewMemStore(nil)
+	return f, checkpoint.NewMemStore(nil), clusters
 }
 
 func TestDispatch(t *testing.T) {
@@ -224,8 +237,10 @@ func TestDispatchMetricsPerTopicOptIn(t *testing.T) {
 // selected source group's translated offsets on the target once the copy
 // has reached them, reports them per group and partition in its summary
 // and counts them in its metrics; within the interval it does not sync again.
+// It sends each cluster only the requests template.yaml grants the dispatch
+// function: kafkago.DispatchReads and those of sync_groups.
 func TestDispatchSyncsGroups(t *testing.T) {
-	f, store := rig(t)
+	f, store, clusters := rigClusters(t)
 	pc := &f.Pipelines[0]
 	src, dst := pc.Source.Brokers[0], pc.Target.Brokers[0]
 	f, err := config.Parse(fmt.Appendf(nil, "pipelines:\n  - name: p\n    source: {brokers: [%s]}\n    target: {brokers: [%s]}\n    topics: {include: [t]}\n"+
@@ -251,9 +266,19 @@ func TestDispatchSyncsGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sawSrc, sawDst := kafkagotest.Record(clusters[0]), kafkagotest.Record(clusters[1])
 	sum, err := d.Handle(t.Context(), json.RawMessage(`{}`))
 	if err != nil {
 		t.Fatalf("Handle: %v", err)
+	}
+	for role, sent := range map[kafkago.Role][]protocol.ApiKey{kafkago.RoleSource: sawSrc(), kafkago.RoleTarget: sawDst()} {
+		for _, k := range sent {
+			if !slices.Contains(kafkago.DispatchReads(), k) && !slices.ContainsFunc(kafkago.Needs(), func(n kafkago.Need) bool {
+				return n.Role == role && n.API == k && n.Feature == kafkago.FeatureSyncGroups
+			}) {
+				t.Errorf("the dispatch sent %s to the %s, which the template does not grant the dispatch function", k, role)
+			}
+		}
 	}
 	ps := sum.Pipelines[0]
 	if ps.GroupsSynced != 2 || ps.GroupsSkipped != 0 || len(ps.Groups) != 1 || ps.Groups[0].Group != "g" {

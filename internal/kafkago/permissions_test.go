@@ -2,7 +2,6 @@ package kafkago_test
 
 import (
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -10,129 +9,180 @@ import (
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/kafkago/kafkagotest"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
-// observeKeys records the API key of every request c handles, except
-// those of the connection itself (ApiVersions, SASL), which no ACL checks.
-func observeKeys(c *kfake.Cluster) func() []protocol.ApiKey {
-	var mu sync.Mutex
-	seen := map[protocol.ApiKey]bool{}
-	c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
-		switch kmsg.Key(req.Key()) {
-		case kmsg.ApiVersions, kmsg.SASLHandshake, kmsg.SASLAuthenticate:
-		default:
-			mu.Lock()
-			seen[protocol.ApiKey(req.Key())] = true
-			mu.Unlock()
+// neededKeys returns the API keys kafkago.Needs lists for role, sent
+// always or for one of features (all features when all is true), sorted.
+func neededKeys(role kafkago.Role, all bool, features ...string) []protocol.ApiKey {
+	var out []protocol.ApiKey
+	for _, n := range kafkago.Needs() {
+		if n.Role == role && (all || n.Feature == kafkago.FeatureAlways || slices.Contains(features, n.Feature)) && !slices.Contains(out, n.API) {
+			out = append(out, n.API)
 		}
-		return nil, nil, false // observe only: the control stays, the cluster answers
-	})
-	return func() []protocol.ApiKey {
-		mu.Lock()
-		defer mu.Unlock()
-		var out []protocol.ApiKey
-		for k := range seen {
-			out = append(out, k)
-		}
-		slices.Sort(out)
-		return out
 	}
+	slices.Sort(out)
+	return out
+}
+
+func keyNames(ks []protocol.ApiKey) []string {
+	var out []string
+	for _, k := range ks {
+		out = append(out, k.String())
+	}
+	return out
 }
 
 // TestNeedsCoverTheRequestsSent calls every method of Source, Target and
-// Cluster that sends requests, the way run (with create_topics and the
-// idempotent producer), plan, verify and translate do, against two
-// clusters that record the requests they receive. The API keys each
-// cluster received must be exactly those kafkago.Needs lists for its role:
-// a request added to the code without its permission, or a permission
-// listed for a request the code no longer sends, fails here, and with it
-// the template's grants and docs/permissions.md, which follow Needs.
+// Cluster that sends requests, the way each command and feature does,
+// against two clusters that record the requests they receive: run (the
+// idempotent producer; a takeover of an unreleased lease, which reads the
+// target leader's log end; the time figures of the lag it leaves), run
+// with create_topics (a target topic created, then grown to its grown
+// source topic and its configs synced), plan, translate, and group sync
+// (sync_groups, in run and the dispatcher). Each step's requests must be
+// among those kafkago.Needs lists for its role, sent always or for the
+// step's features: a request added without its permission, or one listed
+// under a feature when the code sends it without, fails here. And all the
+// requests together must be exactly those Needs lists: a permission for a
+// request the code no longer sends fails too. The template's grants and
+// docs/permissions.md follow Needs.
 func TestNeedsCoverTheRequestsSent(t *testing.T) {
 	ctx := testContext(t)
 	srcC := newCluster(t, kfake.SeedTopics(2, "orders"))
 	dstC := newCluster(t)
 	src, dst := newSource(t, srcC, ""), newTarget(t, dstC, config.Producer{})
 	p := catchup.Partition{Topic: "orders", Partition: 0}
-	pr := newProducer(t, srcC)
+	pr := newProducer(t, srcC, kgo.DisableClientMetrics()) // no GetTelemetrySubscriptions of the test's own in the record
 	if err := pr.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte("v")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	sawSrc, sawDst := observeKeys(srcC), observeKeys(dstC)
+	takeSrc, takeDst := kafkagotest.Record(srcC), kafkagotest.Record(dstC)
+	group := map[catchup.Partition]int64{p: 1}
 
-	// run: list, watermarks, create the target topic, copy, read back.
-	if _, err := src.Partitions(ctx, func(string) bool { return true }); err != nil {
-		t.Fatal(err)
+	steps := []struct {
+		name     string
+		features []string
+		do       func() error
+	}{
+		{"run with create_topics", []string{kafkago.FeatureCreateTopics}, func() error {
+			specs, err := src.DescribeTopics(ctx, []string{"orders"})
+			if err != nil {
+				return err
+			}
+			short := specs["orders"]
+			short.Partitions-- // the target created before the source grew
+			if err := dst.CreateTopics(ctx, []replicate.TopicSpec{short}); err != nil {
+				return err
+			}
+			if err := dst.AddPartitions(ctx, map[string]int{"orders": specs["orders"].Partitions}); err != nil {
+				return err
+			}
+			// config sync: the source's retention changed since the target was created.
+			if _, err := dst.ExplicitConfigs(ctx, []string{"orders"}); err != nil {
+				return err
+			}
+			return dst.AlterConfigs(ctx, map[string]map[string]string{"orders": {"retention.ms": "3600000"}})
+		}},
+		{"run", []string{kafkago.FeatureIdempotent}, func() error {
+			// list, watermarks, copy, read back.
+			if _, err := src.Partitions(ctx, func(string) bool { return true }); err != nil {
+				return err
+			}
+			if _, err := src.ListOffsets(ctx, []catchup.Partition{p}); err != nil {
+				return err
+			}
+			if _, err := src.OffsetsForTime(ctx, []catchup.Partition{p}, time.Unix(0, 0)); err != nil {
+				return err
+			}
+			// takeover of an unreleased lease: the target leader's log end.
+			if _, err := dst.LogEnd(ctx, p); err != nil {
+				return err
+			}
+			f, err := src.Fetch(ctx, p, 0, 1<<20)
+			if err != nil {
+				return err
+			}
+			if _, err := dst.PartitionCounts(ctx, []string{"orders"}); err != nil {
+				return err
+			}
+			if _, _, err := produceAll(ctx, dst, p, f.Records); err != nil {
+				return err
+			}
+			ends, err := dst.EndOffsets(ctx, []catchup.Partition{p})
+			if err != nil {
+				return err
+			}
+			if _, _, err := dst.ReadBack(ctx, p, ends[p]); err != nil {
+				return err
+			}
+			// time figures of the lag it leaves: the source's retention.
+			_, err = src.TopicConfigValues(ctx, []string{"orders"})
+			return err
+		}},
+		{"plan", nil, func() error {
+			_, err := src.Cluster().TopicConfigs(ctx, []string{"orders"})
+			return err
+		}},
+		{"translate", []string{kafkago.FeatureTranslate}, func() error {
+			// the group's offsets on the source, its state and a commit on the target.
+			if _, err := src.Cluster().CommittedOffsets(ctx, "billing"); err != nil {
+				return err
+			}
+			if _, err := dst.Cluster().DescribeGroup(ctx, "billing"); err != nil {
+				return err
+			}
+			return dst.Cluster().CommitOffsets(ctx, "billing", group)
+		}},
+		{"sync_groups", []string{kafkago.FeatureSyncGroups}, func() error {
+			// groupsync.Sync through internal/pipeline: the source's groups
+			// and their offsets; on the target, the group's state, its
+			// copies read (translate.Find: Metadata, ListOffsets, Fetch), its
+			// current offsets and a commit.
+			if _, err := src.Cluster().ListGroups(ctx); err != nil {
+				return err
+			}
+			if _, err := src.Cluster().CommittedOffsets(ctx, "billing"); err != nil {
+				return err
+			}
+			if _, err := dst.Cluster().DescribeGroup(ctx, "billing"); err != nil {
+				return err
+			}
+			if _, err := dst.Cluster().CommittedOffsets(ctx, "billing"); err != nil {
+				return err
+			}
+			return dst.Cluster().CommitOffsets(ctx, "billing", group)
+		}},
 	}
-	if _, err := src.ListOffsets(ctx, []catchup.Partition{p}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := src.OffsetsForTime(ctx, []catchup.Partition{p}, time.Unix(0, 0)); err != nil {
-		t.Fatal(err)
-	}
-	specs, err := src.DescribeTopics(ctx, []string{"orders"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := src.Cluster().TopicConfigs(ctx, []string{"orders"}); err != nil { // plan
-		t.Fatal(err)
-	}
-	if err := dst.CreateTopics(ctx, []replicate.TopicSpec{specs["orders"]}); err != nil {
-		t.Fatal(err)
-	}
-	f, err := src.Fetch(ctx, p, 0, 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dst.PartitionCounts(ctx, []string{"orders"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := produceAll(ctx, dst, p, f.Records); err != nil {
-		t.Fatal(err)
-	}
-	ends, err := dst.EndOffsets(ctx, []catchup.Partition{p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := dst.ReadBack(ctx, p, ends[p]); err != nil {
-		t.Fatal(err)
-	}
-	// translate: the group's offsets on the source, its state and a commit on the target.
-	if _, err := src.Cluster().CommittedOffsets(ctx, "billing"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dst.Cluster().DescribeGroup(ctx, "billing"); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Cluster().CommitOffsets(ctx, "billing", map[catchup.Partition]int64{p: 1}); err != nil {
-		t.Fatal(err)
-	}
-
-	for _, c := range []struct {
-		role kafkago.Role
-		got  []protocol.ApiKey
-	}{{kafkago.RoleSource, sawSrc()}, {kafkago.RoleTarget, sawDst()}} {
-		var want []protocol.ApiKey
-		for _, n := range kafkago.Needs() {
-			if n.Role == c.role && !slices.Contains(want, n.API) {
-				want = append(want, n.API)
+	sent := map[kafkago.Role][]protocol.ApiKey{}
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		for role, got := range map[kafkago.Role][]protocol.ApiKey{kafkago.RoleSource: takeSrc(), kafkago.RoleTarget: takeDst()} {
+			sent[role] = append(sent[role], got...)
+			need := neededKeys(role, false, st.features...)
+			var missing []protocol.ApiKey
+			for _, k := range got {
+				if !slices.Contains(need, k) {
+					missing = append(missing, k)
+				}
+			}
+			if len(missing) > 0 {
+				t.Errorf("%s: %s: requests sent that kafkago.Needs does not list for features %q: %v",
+					st.name, role, st.features, keyNames(missing))
 			}
 		}
-		slices.Sort(want)
-		name := func(ks []protocol.ApiKey) []string {
-			var out []string
-			for _, k := range ks {
-				out = append(out, k.String())
-			}
-			return out
-		}
-		if diff := cmp.Diff(name(want), name(c.got)); diff != "" {
-			t.Errorf("%s: requests, kafkago.Needs (-) vs sent (+):\n%s", c.role, diff)
+	}
+	for _, role := range []kafkago.Role{kafkago.RoleSource, kafkago.RoleTarget} {
+		got := slices.Compact(slices.Sorted(slices.Values(sent[role])))
+		if diff := cmp.Diff(keyNames(neededKeys(role, true)), keyNames(got)); diff != "" {
+			t.Errorf("%s: requests, kafkago.Needs (-) vs sent (+):\n%s", role, diff)
 		}
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,26 +16,24 @@ import (
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
-// targetRequests counts every request c receives, per API key, from now on.
-func targetRequests(c *kfake.Cluster) func() map[string]int64 {
-	counts := map[int16]*atomic.Int64{}
-	for _, k := range []kmsg.Key{kmsg.Produce, kmsg.Fetch, kmsg.ListOffsets, kmsg.Metadata, kmsg.InitProducerID,
-		kmsg.OffsetForLeaderEpoch, kmsg.ApiVersions, kmsg.CreateTopics, kmsg.DescribeConfigs} {
-		n := &atomic.Int64{}
-		counts[int16(k)] = n
-		c.ControlKey(int16(k), func(kmsg.Request) (kmsg.Response, error, bool) {
-			c.KeepControl()
-			n.Add(1)
-			return nil, nil, false // observe only
-		})
-	}
+// requestCounts counts every request c receives, per API key (named as
+// kmsg names it), from now on; the func it returns takes the counts since
+// its last call.
+func requestCounts(c *kfake.Cluster) func() map[string]int64 {
+	var mu sync.Mutex
+	counts := map[string]int64{}
+	c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		mu.Lock()
+		counts[kmsg.NameForKey(req.Key())]++
+		mu.Unlock()
+		return nil, nil, false // observe only
+	})
 	return func() map[string]int64 {
-		out := map[string]int64{}
-		for k, n := range counts {
-			if v := n.Swap(0); v > 0 {
-				out[kmsg.NameForKey(k)] = v
-			}
-		}
+		mu.Lock()
+		defer mu.Unlock()
+		out := counts
+		counts = map[string]int64{}
 		return out
 	}
 }
@@ -58,7 +56,7 @@ func formatCounts(m map[string]int64) string {
 func TestReplicationWaitCostsNothingOnTheHappyPath(t *testing.T) {
 	const partitions = 4
 	r := newLeaseRig(t, partitions, 200, "    takeover_settle: 10ms\n")
-	count := targetRequests(r.dst)
+	count := requestCounts(r.dst)
 	store := r.newStore(time.Now)
 	run := func(owner string) *replicate.Report {
 		t.Helper()

@@ -1,0 +1,40 @@
+// Package kafkagotest records the kinds of requests a kfake cluster
+// receives, for tests that hold them to kafkago.Needs. For tests only.
+package kafkagotest
+
+import (
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Record records the API key of every request c handles from now on,
+// except those of the connection itself (ApiVersions, SASL), which no ACL
+// checks; it observes only, c answers every request. The func it returns
+// takes the keys recorded since its last call, sorted.
+func Record(c *kfake.Cluster) func() []protocol.ApiKey {
+	var mu sync.Mutex
+	seen := map[protocol.ApiKey]bool{}
+	c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		switch kmsg.Key(req.Key()) {
+		case kmsg.ApiVersions, kmsg.SASLHandshake, kmsg.SASLAuthenticate:
+		default:
+			mu.Lock()
+			seen[protocol.ApiKey(req.Key())] = true
+			mu.Unlock()
+		}
+		return nil, nil, false
+	})
+	return func() []protocol.ApiKey {
+		mu.Lock()
+		defer mu.Unlock()
+		out := slices.Sorted(maps.Keys(seen))
+		clear(seen)
+		return out
+	}
+}
