@@ -166,7 +166,7 @@ func (m *matcher) sourceAt(ctx context.Context, off int64) (*catchup.Record, err
 	case off < s.pos():
 		s.seek(off) // a copy after a copy of a later offset: read back
 	case off >= m.high && s.pos() < m.high:
-		s.seek(m.high) // back from reading back: skip what was counted
+		s.skip(m.high) // back from reading back, or past the record just matched: skip what was counted
 	}
 	for {
 		r, err := s.peek(ctx)
@@ -260,6 +260,18 @@ func (c *cursor) pos() int64 {
 
 // seek makes the cursor read from off.
 func (c *cursor) seek(off int64) { c.buf, c.next = nil, off }
+
+// skip makes the cursor read from off, at or past its position, keeping
+// what it buffered from there on: after each matched record the cursor
+// stands on it, and a seek would fetch its whole batch again for the next.
+func (c *cursor) skip(off int64) {
+	for len(c.buf) > 0 && c.buf[0].Offset < off {
+		c.buf = c.buf[1:]
+	}
+	if len(c.buf) == 0 && c.next < off {
+		c.next = off
+	}
+}
 
 func (c *cursor) peek(ctx context.Context) (*catchup.Record, error) {
 	for len(c.buf) == 0 && c.next < c.end {
