@@ -64,9 +64,11 @@ func (rc *requestCounter) snapshot() (keys map[string]int, allTopics int) {
 // per-partition ListOffsets for reconciliation, a metadata name per
 // partition, a metadata refresh of the whole cluster for as long as the run
 // lasts) fails: the first run (every partition reconciles), an idle run, a
-// run with 2 of the 200 partitions active (1 %) and a run with all active.
-// Fetch and Produce are per active partition by nature and are bounded by
-// the active count.
+// run with 2 of the 200 partitions active (1 %), a run with all active and
+// another, in which every partition resumes with a copy in the target and is
+// anchor-checked. Fetch and Produce are per active partition by nature and
+// are bounded by the active count: the anchor check reads the source record
+// from the partition's first data fetch, not with a fetch of its own.
 func TestRequestsGrowWithBrokersAndTopics(t *testing.T) {
 	requireKfake(t, "count requests per API key")
 	const (
@@ -104,6 +106,9 @@ func TestRequestsGrowWithBrokersAndTopics(t *testing.T) {
 		{name: "idle"},
 		{name: "1% active", active: partitions / 100},
 		{name: "all active", active: partitions},
+		// Every partition resumed with a copy in the target: each is
+		// anchor-checked.
+		{name: "all active again", active: partitions},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			activate(tc.active)
@@ -135,9 +140,11 @@ func TestRequestsGrowWithBrokersAndTopics(t *testing.T) {
 					// The per-partition regression is 200.
 					"Metadata":    brokers + topicCount + refreshes,
 					"ApiVersions": 5 * brokers, // a connection each, two Transports
-					// Source: a fetch or two per active partition; target:
-					// one anchor read per resumed partition.
-					"Fetch":   2 * tc.active,
+					// Source: one fetch per active partition (one new
+					// record each), which also reads the anchor (the
+					// record before the checkpoint); target: one anchor
+					// read-back per resumed partition.
+					"Fetch":   tc.active,
 					"Produce": tc.active,
 				}
 				for key, n := range keys {

@@ -39,6 +39,10 @@ type partitionCopy struct {
 	inDoubt  bool
 	planned  bool // the window was planned (resolveDoubt moves nothing on a run that failed its plan)
 	released bool // the last commit released the lease
+	// anchorPending: the anchor check (see checkAnchor) is still to be
+	// made, on the first batch of the copy, whose fetch starts at next-1;
+	// nothing is committed or produced before it passes.
+	anchorPending bool
 
 	next      int64 // offset after the last acknowledged record (or covered marker)
 	stop      int64 // a bounded job's stop offset; math.MaxInt64 for a pipeline
@@ -71,7 +75,11 @@ type batch struct {
 	recs    []catchup.Record
 	next    int64 // offset after the last offset this batch covers, at most the window end
 	err     error
-	retries int    // fetches retried before this batch
+	retries int // fetches retried before this batch
+	// anchor is, in the first batch of a fetch loop started for the anchor
+	// check, the source record at next-1 when the fetch began with it (it is
+	// not in recs); nil otherwise.
+	anchor  *catchup.Record
 	release func() // Fetched.Release of the fetch, or nil
 }
 
@@ -231,13 +239,13 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 			return err
 		}
 		pc.inDoubt = false
-		if cp.Exists && cp.TargetEnd > 0 && pc.next > 0 {
-			if err := pc.retry(ctx, func() error { return pc.checkAnchor(ctx, cp.TargetEnd) }); err != nil {
-				return err
-			}
-		}
+		// The anchor check rides on the first fetch of the copy (copyFrom),
+		// and so does the commit below. A window left empty makes neither:
+		// nothing is produced, and the last commit stores what reconciliation
+		// found.
+		pc.anchorPending = cp.Exists && cp.TargetEnd > 0 && pc.next > 0
 	}
-	if pc.next != pc.committedNext || pc.targetEnd != pc.committedTargetEnd || pc.pendGap != nil {
+	if !pc.anchorPending {
 		// Commit the start and the target end before producing anything, so
 		// that a crash after the first produce can be reconciled.
 		if err := pc.commit(true, nil); err != nil {
@@ -425,28 +433,15 @@ const anchorBatches = 4
 // producer writing copies of the same source partition). A foreign copy
 // that differs is passed over, and blamed, not the source, when this
 // pipeline's own copy is not found or matches.
+//
+// checkAnchor reads the source record with a fetch of its own (plan's
+// CheckAnchors); a run's copy reads it from its first fetch (see copyFrom).
 func (pc *partitionCopy) checkAnchor(ctx context.Context, committedEnd int64) error {
 	anchor := pc.next - 1
-	tp := pc.targetPartition()
-	end := pc.targetEnd
 	// The source record and the target's last batch are read at once: two
-	// round trips in the time of one, on every resume.
-	type readBack struct {
-		recs []catchup.Record
-		base int64
-		err  error
-	}
-	first := make(chan readBack, 1)
-	go func() {
-		if end <= 0 {
-			first <- readBack{}
-			return
-		}
-		recs, base, err := pc.e.o.Target.ReadBack(ctx, tp, end)
-		first <- readBack{recs, base, err}
-	}()
+	// round trips in the time of one.
+	first := pc.readBackEnd(ctx)
 	f, err := pc.e.o.Source.Fetch(ctx, pc.p, anchor, 1)
-	rb := <-first
 	var gap *catchup.GapError
 	switch {
 	case errors.As(err, &gap):
@@ -456,7 +451,40 @@ func (pc *partitionCopy) checkAnchor(ctx context.Context, committedEnd int64) er
 	case len(f.Records) == 0 || f.Records[0].Offset != anchor:
 		return nil
 	}
-	src := &f.Records[0]
+	return pc.compareAnchor(ctx, &f.Records[0], committedEnd, first)
+}
+
+// readBack is the outcome of one Target.ReadBack.
+type readBack struct {
+	recs []catchup.Record
+	base int64
+	err  error
+}
+
+// readBackEnd reads back, in the background, the target batch that holds
+// offset targetEnd-1 (no records when the target is empty), for
+// compareAnchor's first batch.
+func (pc *partitionCopy) readBackEnd(ctx context.Context) <-chan readBack {
+	first := make(chan readBack, 1)
+	tp, end := pc.targetPartition(), pc.targetEnd
+	go func() {
+		if end <= 0 {
+			first <- readBack{}
+			return
+		}
+		recs, base, err := pc.e.o.Target.ReadBack(ctx, tp, end)
+		first <- readBack{recs, base, err}
+	}()
+	return first
+}
+
+// compareAnchor is checkAnchor's comparison of src, the source record at
+// next-1, with its copy, read back from the target's end down: first, if
+// not nil, gives the last batch (readBackEnd), the others are read here.
+func (pc *partitionCopy) compareAnchor(ctx context.Context, src *catchup.Record, committedEnd int64, first <-chan readBack) error {
+	anchor := pc.next - 1
+	tp := pc.targetPartition()
+	end := pc.targetEnd
 	var foreign *catchup.Record // a differing copy written after the last commit
 	defer func() {
 		if foreign != nil {
@@ -464,14 +492,17 @@ func (pc *partitionCopy) checkAnchor(ctx context.Context, committedEnd int64) er
 				"partition", tp.Partition, "target_offset", foreign.Offset, "source_offset", anchor)
 		}
 	}()
-	for i := range anchorBatches {
+	for range anchorBatches {
 		if end <= 0 {
 			return nil
 		}
-		recs, base, err := rb.recs, rb.base, rb.err
-		if i > 0 {
-			recs, base, err = pc.e.o.Target.ReadBack(ctx, tp, end)
+		var rb readBack
+		if first != nil {
+			rb, first = <-first, nil
+		} else {
+			rb.recs, rb.base, rb.err = pc.e.o.Target.ReadBack(ctx, tp, end)
 		}
+		recs, base, err := rb.recs, rb.base, rb.err
 		if err != nil {
 			return fmt.Errorf("read back %s for the copy of source offset %d: %w", tp, anchor, err)
 		}
@@ -649,9 +680,10 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 	fctx, cancel := context.WithCancel(ctx)
 	ch := make(chan batch) // the next batch is fetched while one is produced
 	done := make(chan struct{})
+	anchored := pc.anchorPending
 	go func() {
 		defer close(done)
-		pc.fetchLoop(fctx, pc.next, to, ch)
+		pc.fetchLoop(fctx, pc.next, to, anchored, ch)
 	}()
 	defer func() {
 		cancel()
@@ -659,8 +691,17 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 		}
 		<-done
 	}()
+	var first <-chan readBack
+	if anchored {
+		first = pc.readBackEnd(fctx) // while the first batch is fetched
+	}
 	for b := range ch {
 		pc.res.Retries += b.retries
+		if pc.anchorPending {
+			if err := pc.passAnchor(ctx, b.anchor, first); err != nil {
+				return false, err
+			}
+		}
 		if b.err != nil {
 			var gap *catchup.GapError
 			if errors.As(b.err, &gap) && e.o.Policy.SkipGaps && gap.From == pc.next {
@@ -696,9 +737,33 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 	return false, ctx.Err()
 }
 
+// passAnchor ends the anchor check on the first batch of the copy: it
+// compares src, the source record at next-1 (nil when the first fetch did
+// not begin with it: a marker, a compacted record, retention), with its copy
+// in the target, then makes the commit that run left to it, before anything
+// is produced.
+func (pc *partitionCopy) passAnchor(ctx context.Context, src *catchup.Record, first <-chan readBack) error {
+	if src != nil {
+		err := pc.retry(ctx, func() error {
+			err := pc.compareAnchor(ctx, src, pc.committedTargetEnd, first)
+			first = nil // a retry reads back again
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	pc.anchorPending = false
+	// The start and the target end, so that a crash after the first produce
+	// can be reconciled.
+	return pc.commit(true, nil)
+}
+
 // fetchLoop fetches [from, to) into ch and closes it. An error is sent as the
-// last batch.
-func (pc *partitionCopy) fetchLoop(ctx context.Context, from, to int64, ch chan<- batch) {
+// last batch. With anchor, the first fetch starts at from-1, and the record
+// there, if the response begins with it, goes to the first batch's anchor
+// field rather than its records.
+func (pc *partitionCopy) fetchLoop(ctx context.Context, from, to int64, anchor bool, ch chan<- batch) {
 	defer close(ch)
 	e := pc.e
 	retries := 0
@@ -710,8 +775,20 @@ func (pc *partitionCopy) fetchLoop(ctx context.Context, from, to int64, ch chan<
 			return false
 		}
 	}
-	for off := from; off < to; {
+	off := from
+	if anchor {
+		off = from - 1
+	}
+	for off < to {
 		f, err := e.o.Source.Fetch(ctx, pc.p, off, e.o.FetchBytes)
+		var gap *catchup.GapError
+		if off < from && errors.As(err, &gap) {
+			if gap.To <= from {
+				off = from // retention deleted the anchor only: nothing to compare
+				continue
+			}
+			err = &catchup.GapError{Partition: gap.Partition, From: from, To: gap.To}
+		}
 		if err == nil && f.Next <= off {
 			err = fmt.Errorf("fetch %s at offset %d: no records although the window ends at %d: %w",
 				pc.p, off, to, catchup.ErrRetriable)
@@ -731,11 +808,15 @@ func (pc *partitionCopy) fetchLoop(ctx context.Context, from, to int64, ch chan<
 			return
 		}
 		recs := f.Records
+		var a *catchup.Record
+		if off < from && len(recs) > 0 && recs[0].Offset == off {
+			a, recs = &recs[0], recs[1:]
+		}
 		if n := len(recs); n > 0 && recs[n-1].Offset >= to {
 			recs = recs[:sort.Search(n, func(i int) bool { return recs[i].Offset >= to })]
 		}
 		next := min(f.Next, to)
-		if !send(batch{recs: recs, next: next, retries: retries, release: f.Release}) {
+		if !send(batch{recs: recs, next: next, retries: retries, anchor: a, release: f.Release}) {
 			return
 		}
 		retries = 0
