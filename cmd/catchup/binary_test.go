@@ -142,7 +142,8 @@ func TestOutcomesThroughTheBinary(t *testing.T) {
 			}
 		},
 		code: exitFailure,
-		want: map[int32]outcome{0: {status: "partial", lag: cliPerPart}, 1: {status: "not_started"}, 2: {status: "not_started"}},
+		want: map[int32]outcome{0: {status: "partial", lag: cliPerPart}, 1: {status: "not_started", lag: cliPerPart},
+			2: {status: "not_started", lag: cliPerPart}},
 	}, {
 		// A live DynamoDB lease of another run on partition 1.
 		name: "leased",
@@ -319,7 +320,8 @@ func fencedWant(t *testing.T, got map[int32]outcome) map[int32]outcome {
 	for p, g := range got {
 		if g.status == "fenced" {
 			fenced++
-			want[p] = outcome{status: "fenced", next: g.next, lag: cliPerPart - g.next, errHas: "fenced"}
+			want[p] = outcome{status: "fenced", next: g.next, lag: cliPerPart - g.next,
+				errHas: `for "twin" epoch 1: lease held by "twin" epoch 2: checkpoint: lease lost to another run (fenced)`}
 			continue
 		}
 		want[p] = outcome{status: "done", next: cliPerPart}

@@ -363,7 +363,9 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 					continue
 				}
 				if copyCtx.Err() != nil {
-					rep.Partitions[i] = Result{Partition: m.Partition, Status: StatusNotStarted}
+					// What is left is the window it would have copied.
+					pl := plan.Window(m, cps[m.Partition], pol)
+					rep.Partitions[i] = Result{Partition: m.Partition, Status: StatusNotStarted, From: pl.From, To: pl.To, End: pl.End, Next: pl.From}
 					continue
 				}
 				end, ok := ends[e.targetPartition(m.Partition)]
