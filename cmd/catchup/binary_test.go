@@ -179,7 +179,7 @@ func TestOutcomesThroughTheBinary(t *testing.T) {
 			b.dst = dst
 		},
 		code: exitFailure,
-		want: all(outcome{status: "failed", errHas: "topic orders has 2 partitions on the target but the source has 3"}),
+		want: all(outcome{status: "failed", lag: cliPerPart, errHas: "topic orders has 2 partitions on the target but the source has 3"}),
 	}, {
 		// The partition whose produce request is held is taken over by
 		// another process of the same owner (a second scheduled run with
