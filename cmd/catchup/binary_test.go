@@ -115,7 +115,7 @@ func TestOutcomesThroughTheBinary(t *testing.T) {
 				b.src.SleepControl(func() {
 					select {
 					case <-release:
-					case <-time.After(2 * time.Second):
+					case <-time.After(time.Second): // past max_duration
 					}
 				})
 				return nil, nil, false
