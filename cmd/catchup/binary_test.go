@@ -260,7 +260,6 @@ func TestOutcomesThroughTheBinary(t *testing.T) {
 		docErr: "max_record",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
 			b := &binEnv{cliEnv: newCLIEnv(t), env: append(os.Environ(), "CATCHUP_OWNER=")}
 			b.store = "file://" + filepath.Join(b.dir, "store")
 			if tc.stage != nil {
@@ -268,6 +267,12 @@ func TestOutcomesThroughTheBinary(t *testing.T) {
 			}
 			include := stdcmp.Or(tc.include, cliTopic)
 			cfg := b.writeConfigWith(t, "outcome.yaml", b.store, include, tc.extra)
+			// The rows stage one after the other, and run their children
+			// in parallel: a file store the test opens (in_doubt) holds a
+			// flock, which a child forked meanwhile by another row would
+			// share until it execs, and the row's own child would then
+			// find the store locked.
+			t.Parallel()
 			r := runBinary(t, bin, b.env, b.during, append([]string{"run", "--json", "-c", cfg}, b.args...)...)
 			if r.code != tc.code {
 				t.Errorf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tc.code, r.stdout, r.stderr)
