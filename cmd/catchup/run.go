@@ -36,7 +36,7 @@ leased (another run holds it: lease_owner until lease_expires), failed
 (a source topic deleted while the store holds its checkpoints too), fenced,
 in_doubt (the target's high watermark stayed below its leader's log end for
 replication_wait, so what it holds could not be read: lease kept, nothing
-re-sent) or not_started. window.max_bytes counts bytes as written,
+re-sent) or not_started (the run ended before its turn: LAG is what is left). window.max_bytes counts bytes as written,
 provenance header included, and stops within one record of the limit. Exit
 codes:
   0  every selected partition is done

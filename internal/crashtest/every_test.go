@@ -137,14 +137,20 @@ func (c *everyChild) reports(t *testing.T) []runReport {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	var out []runReport
 	for {
-		var r runReport
-		if err := dec.Decode(&r); err != nil {
+		// One --json document per run, with the run's one pipeline.
+		var doc struct {
+			Pipelines []runReport `json:"pipelines"`
+		}
+		if err := dec.Decode(&doc); err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 				t.Fatalf("report %d: %v", len(out)+1, err)
 			}
 			return out // a report being written is read next time
 		}
-		out = append(out, r)
+		if len(doc.Pipelines) != 1 {
+			t.Fatalf("report %d: %d pipelines, want 1", len(out)+1, len(doc.Pipelines))
+		}
+		out = append(out, doc.Pipelines[0])
 	}
 }
 

@@ -355,7 +355,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 			for i := range work {
 				m := marks[i]
 				if err := tc.bad[m.Topic]; err != nil {
-					rep.Partitions[i] = Result{Partition: m.Partition, Status: StatusFailed, Err: err}
+					rep.Partitions[i] = untouched(m, pol, cps[m.Partition], StatusFailed, err)
 					continue
 				}
 				if r, ok := idle(m, pol, cps[m.Partition]); ok {
@@ -363,7 +363,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 					continue
 				}
 				if copyCtx.Err() != nil {
-					rep.Partitions[i] = Result{Partition: m.Partition, Status: StatusNotStarted}
+					rep.Partitions[i] = untouched(m, pol, cps[m.Partition], StatusNotStarted, nil)
 					continue
 				}
 				end, ok := ends[e.targetPartition(m.Partition)]
@@ -462,14 +462,20 @@ func idle(m catchup.Offsets, pol plan.Policy, cp checkpoint.Checkpoint) (Result,
 	return Result{Partition: m.Partition, Status: StatusDone, From: pl.From, To: pl.To, Next: cp.Next}, true
 }
 
+// untouched is the result of a partition the run did not copy at all, with
+// status and err: the window it would have copied, which is what is left.
+func untouched(m catchup.Offsets, pol plan.Policy, cp checkpoint.Checkpoint, status Status, err error) Result {
+	pl := plan.Window(m, cp, pol)
+	return Result{Partition: m.Partition, Status: status, Err: err, From: pl.From, To: pl.To, End: pl.End, Next: pl.From}
+}
+
 // leased is the result of a partition whose Acquire failed with err, which
 // wraps checkpoint.ErrLeased: the window it would have copied (what is left)
 // and the lease's holder and expiry, from err where the store says, else as
 // the survey read them in loaded.
 func (e *Engine) leased(m catchup.Offsets, pol plan.Policy, loaded checkpoint.Checkpoint, err error) Result {
-	pl := plan.Window(m, loaded, pol)
-	res := Result{Partition: m.Partition, Status: StatusLeased, From: pl.From, To: pl.To, End: pl.End, Next: pl.From,
-		LeaseOwner: loaded.Owner, LeaseExpires: loaded.Expires}
+	res := untouched(m, pol, loaded, StatusLeased, nil)
+	res.LeaseOwner, res.LeaseExpires = loaded.Owner, loaded.Expires
 	if le := (*checkpoint.LeasedError)(nil); errors.As(err, &le) {
 		res.LeaseOwner, res.LeaseExpires = le.Owner, le.Expires
 	}

@@ -157,6 +157,11 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 			"topic", m.Topic, "partition", m.Partition.Partition, "next", pc.next, "error", err)
 	case errors.Is(err, checkpoint.ErrFenced):
 		res.Status, res.Err = StatusFenced, err
+		if pc.committedNext >= 0 {
+			// What this run last committed, as when its last commit is
+			// fenced (below): the store refused everything after it.
+			res.Next = pc.committedNext
+		}
 	case err != nil && copyCtx.Err() != nil && errors.Is(err, copyCtx.Err()):
 		res.Status = StatusPartial // stopped by the deadline or a cancellation
 	case err != nil:

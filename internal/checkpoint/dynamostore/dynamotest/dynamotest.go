@@ -34,6 +34,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
+	"github.com/kafka-catchup/catchup/internal/testbin"
 )
 
 // Environment variables read by this package.
@@ -119,7 +120,7 @@ func start() {
 // startDynalite starts test/dynamodb/dynalite.js and reads the endpoint it
 // prints on its first line.
 func startDynalite() (string, *process, error) {
-	root, err := repoRoot()
+	root, err := testbin.RepoRoot() // test/dynamodb/dynalite.js is under it
 	if err != nil {
 		return "", nil, err
 	}
@@ -173,24 +174,6 @@ func startDynalite() (string, *process, error) {
 		return endpoint, &process{cmd: cmd, stdin: stdin, waited: waited}, nil
 	case <-time.After(startTimeout):
 		return fail(fmt.Errorf("dynalite did not print its endpoint within %s", startTimeout))
-	}
-}
-
-// repoRoot is the nearest directory above the working directory holding go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory: cannot find test/dynamodb/dynalite.js")
-		}
-		dir = parent
 	}
 }
 
