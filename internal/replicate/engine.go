@@ -355,7 +355,8 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 			for i := range work {
 				m := marks[i]
 				if err := tc.bad[m.Topic]; err != nil {
-					rep.Partitions[i] = Result{Partition: m.Partition, Status: StatusFailed, Err: err}
+					rep.Partitions[i] = untouched(m, pol, cps[m.Partition], StatusFailed)
+					rep.Partitions[i].Err = err
 					continue
 				}
 				if r, ok := idle(m, pol, cps[m.Partition]); ok {
@@ -363,7 +364,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 					continue
 				}
 				if copyCtx.Err() != nil {
-					rep.Partitions[i] = Result{Partition: m.Partition, Status: StatusNotStarted}
+					rep.Partitions[i] = untouched(m, pol, cps[m.Partition], StatusNotStarted)
 					continue
 				}
 				end, ok := ends[e.targetPartition(m.Partition)]
@@ -462,14 +463,25 @@ func idle(m catchup.Offsets, pol plan.Policy, cp checkpoint.Checkpoint) (Result,
 	return Result{Partition: m.Partition, Status: StatusDone, From: pl.From, To: pl.To, Next: cp.Next}, true
 }
 
+// untouched is the result, with status st, of a partition the run did
+// nothing to (not started before the deadline, leased by another run, its
+// target topic unusable): the window it would have copied, which is the lag
+// it leaves, and its checkpoint where it was. Its lag then counts in the
+// report, the Lambda summary and the time figures (timeFigures reads the
+// oldest record of every partition with lag), like that of a partition
+// the run began.
+func untouched(m catchup.Offsets, pol plan.Policy, cp checkpoint.Checkpoint, st Status) Result {
+	pl := plan.Window(m, cp, pol)
+	return Result{Partition: m.Partition, Status: st, From: pl.From, To: pl.To, End: pl.End, Next: pl.From}
+}
+
 // leased is the result of a partition whose Acquire failed with err, which
 // wraps checkpoint.ErrLeased: the window it would have copied (what is left)
 // and the lease's holder and expiry, from err where the store says, else as
 // the survey read them in loaded.
 func (e *Engine) leased(m catchup.Offsets, pol plan.Policy, loaded checkpoint.Checkpoint, err error) Result {
-	pl := plan.Window(m, loaded, pol)
-	res := Result{Partition: m.Partition, Status: StatusLeased, From: pl.From, To: pl.To, End: pl.End, Next: pl.From,
-		LeaseOwner: loaded.Owner, LeaseExpires: loaded.Expires}
+	res := untouched(m, pol, loaded, StatusLeased)
+	res.LeaseOwner, res.LeaseExpires = loaded.Owner, loaded.Expires
 	if le := (*checkpoint.LeasedError)(nil); errors.As(err, &le) {
 		res.LeaseOwner, res.LeaseExpires = le.Owner, le.Expires
 	}
