@@ -188,16 +188,6 @@ func setDefault[T comparable](v *T, def T) {
 	}
 }
 
-// Plan returns the window each selected partition would copy now, from the
-// stored checkpoints, without leasing or copying anything.
-func (e *Engine) Plan(ctx context.Context) ([]plan.Planned, error) {
-	sv, err := e.Survey(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return sv.Windows, nil
-}
-
 // survey lists the selected partitions, their watermarks and checkpoints.
 // With alongside set, it calls it with the partitions while it reads the
 // watermarks and the checkpoints, and returns its error if it has none of
