@@ -41,7 +41,7 @@ func (a *app) runEvery(ctx context.Context, command string, f *config.File, ps [
 				if p, err = pipeline.Open(ctx, f, pc, pipeline.Options{Owner: a.owner, Log: log}); err != nil {
 					err = fmt.Errorf("pipeline %s: %w", pc.Name, err)
 					errs = append(errs, err)
-					if perr := a.printIterationError(command, err); perr != nil {
+					if perr := a.printIterationError(ctx, command, err); perr != nil {
 						return perr
 					}
 					continue
@@ -53,7 +53,7 @@ func (a *app) runEvery(ctx context.Context, command string, f *config.File, ps [
 			if err != nil {
 				err = fmt.Errorf("pipeline %s: %w", pc.Name, err)
 				errs = append(errs, err)
-				if perr := a.printIterationError(command, err); perr != nil {
+				if perr := a.printIterationError(ctx, command, err); perr != nil {
 					return perr
 				}
 				continue
@@ -103,9 +103,10 @@ func (a *app) printIteration(command string, rep *replicate.Report, groups []gro
 // printIterationError prints, with --json, the document of a run of
 // continuous mode that failed before it had a report (the pipeline could
 // not be opened or surveyed): no pipeline entry, and the error, so that a
-// reader of the stream sees every run.
-func (a *app) printIterationError(command string, err error) error {
-	if !a.jsonOut {
+// reader of the stream sees every run. A run stopped (SIGTERM) prints none:
+// the stop is no failure.
+func (a *app) printIterationError(ctx context.Context, command string, err error) error {
+	if !a.jsonOut || ctx.Err() != nil {
 		return nil
 	}
 	a.jsonStreamed = true

@@ -127,7 +127,8 @@ func (c *everyChild) log(t *testing.T) string {
 	return string(b)
 }
 
-// reports decodes the complete JSON reports written so far, one per run.
+// reports decodes the complete JSON documents written so far, one per run
+// (the one pipeline's entry; none for a run that failed before its report).
 func (c *everyChild) reports(t *testing.T) []runReport {
 	t.Helper()
 	b, err := os.ReadFile(c.stdout)
@@ -137,12 +138,18 @@ func (c *everyChild) reports(t *testing.T) []runReport {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	var out []runReport
 	for {
-		var r runReport
-		if err := dec.Decode(&r); err != nil {
+		var doc struct {
+			Pipelines []runReport `json:"pipelines"`
+		}
+		if err := dec.Decode(&doc); err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 				t.Fatalf("report %d: %v", len(out)+1, err)
 			}
 			return out // a report being written is read next time
+		}
+		var r runReport
+		if len(doc.Pipelines) > 0 {
+			r = doc.Pipelines[0]
 		}
 		out = append(out, r)
 	}
