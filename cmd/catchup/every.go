@@ -39,7 +39,11 @@ func (a *app) runEvery(ctx context.Context, command string, f *config.File, ps [
 			if p == nil {
 				var err error
 				if p, err = pipeline.Open(ctx, f, pc, pipeline.Options{Owner: a.owner, Log: log}); err != nil {
-					errs = append(errs, fmt.Errorf("pipeline %s: %w", pc.Name, err))
+					err = fmt.Errorf("pipeline %s: %w", pc.Name, err)
+					errs = append(errs, err)
+					if perr := a.printIterationError(ctx, command, err); perr != nil {
+						return perr
+					}
 					continue
 				}
 				open[pc.Name] = p
@@ -47,7 +51,11 @@ func (a *app) runEvery(ctx context.Context, command string, f *config.File, ps [
 			}
 			rep, err := p.Engine.Run(ctx)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("pipeline %s: %w", pc.Name, err))
+				err = fmt.Errorf("pipeline %s: %w", pc.Name, err)
+				errs = append(errs, err)
+				if perr := a.printIterationError(ctx, command, err); perr != nil {
+					return perr
+				}
 				continue
 			}
 			groups := a.syncGroups(ctx, syncers[pc.Name], pc, p)
@@ -90,6 +98,19 @@ func (a *app) printIteration(command string, rep *replicate.Report, groups []gro
 		printSummary(a.out, rep)
 	}
 	return nil
+}
+
+// printIterationError prints, with --json, the document of a run of
+// continuous mode that failed before it had a report (the pipeline could
+// not be opened or surveyed): no pipeline entry, and the error, so that a
+// reader of the stream sees every run. A run stopped (SIGTERM) prints none:
+// the stop is no failure.
+func (a *app) printIterationError(ctx context.Context, command string, err error) error {
+	if !a.jsonOut || ctx.Err() != nil {
+		return nil
+	}
+	a.jsonStreamed = true
+	return printJSON(a.out, a.jsonDocument(command, err))
 }
 
 // isUsage reports whether err is a usage or configuration error, which

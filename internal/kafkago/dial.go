@@ -57,13 +57,61 @@ type Cluster struct {
 
 	// mu guards the Transport, which watch replaces by one whose
 	// background metadata refresh covers only the topics in use.
-	mu        sync.RWMutex
+	mu      sync.RWMutex
+	cur     *pool
+	client  *kafka.Client // over the current Transport (currentTransport)
+	addr    net.Addr
+	tls     *tls.Config
+	sasl    sasl.Mechanism
+	watched []string // sorted topics of the refresh
+}
+
+// pool is one kafka-go Transport of a Cluster and the round trips in
+// flight on it. A Transport watch replaced is closed when its last round
+// trip ends, not before: kafka-go makes a round trip on a closed Transport
+// a new connection pool, whose metadata refresh nothing would ever stop.
+type pool struct {
 	transport *kafka.Transport
-	client    *kafka.Client
-	addr      net.Addr
-	tls       *tls.Config
-	sasl      sasl.Mechanism
-	watched   []string // sorted topics of the refresh
+	trips     atomic.Int64 // round trips in flight
+	retired   atomic.Bool  // replaced by watch, or the Cluster closed
+}
+
+// retire closes p's idle connections and stops its refresh once no round
+// trip uses it. The caller holds the Cluster's mu, so that no round trip
+// takes p after it.
+func (p *pool) retire() {
+	p.retired.Store(true)
+	if p.trips.Load() == 0 {
+		p.transport.CloseIdleConnections()
+	}
+}
+
+// done ends a round trip that use began.
+func (p *pool) done() {
+	if p.trips.Add(-1) == 0 && p.retired.Load() {
+		p.transport.CloseIdleConnections() // (again, harmlessly, if retire saw no trip either)
+	}
+}
+
+// use begins a round trip on the current Transport; the caller calls done
+// when it ends.
+func (c *Cluster) use() *pool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	p := c.cur
+	p.trips.Add(1)
+	return p
+}
+
+// currentTransport is the kafka.RoundTripper of Cluster.client: every round
+// trip goes to the Transport current when it starts.
+type currentTransport struct{ c *Cluster }
+
+// RoundTrip implements kafka.RoundTripper.
+func (t currentTransport) RoundTrip(ctx context.Context, addr net.Addr, req kafka.Request) (kafka.Response, error) {
+	p := t.c.use()
+	defer p.done()
+	return p.transport.RoundTrip(ctx, addr, req)
 }
 
 // Dial prepares a connection pool to the cluster c. It does no network I/O:
@@ -93,13 +141,14 @@ func Dial(c config.Cluster, password PasswordFunc) (*Cluster, error) {
 	cl.addr, cl.tls, cl.sasl = kafka.TCP(c.Brokers...), tc, mech
 	// No topic until one is named (watch, cover): the refresh starts with
 	// the brokers only, and never asks for every topic of the cluster.
-	cl.transport, cl.client = cl.newTransport([]string{})
+	cl.cur = cl.newPool([]string{})
+	cl.client = &kafka.Client{Addr: cl.addr, Transport: currentTransport{cl}}
 	return cl, nil
 }
 
-// newTransport returns a Transport whose background metadata refresh asks
-// for topics (nil: every topic), and a Client over it.
-func (c *Cluster) newTransport(topics []string) (*kafka.Transport, *kafka.Client) {
+// newPool returns a Transport whose background metadata refresh asks for
+// topics (nil: every topic).
+func (c *Cluster) newPool(topics []string) *pool {
 	t := &kafka.Transport{
 		DialTimeout:    dialTimeout,
 		IdleTimeout:    idleTimeout,
@@ -109,14 +158,7 @@ func (c *Cluster) newTransport(topics []string) (*kafka.Transport, *kafka.Client
 		TLS:            c.tls,
 		SASL:           c.sasl,
 	}
-	return t, &kafka.Client{Addr: c.addr, Transport: t}
-}
-
-// conn returns the current Transport and its Client.
-func (c *Cluster) conn() (*kafka.Transport, *kafka.Client) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.transport, c.client
+	return &pool{transport: t}
 }
 
 // watch adds topics to the Transport's background metadata refresh (every
@@ -126,8 +168,8 @@ func (c *Cluster) conn() (*kafka.Transport, *kafka.Client) {
 // the process runs: at 10,000 partitions, requests that grow with the run's
 // length and memory that grows with the cluster rather than the pipeline.
 // A change replaces the Transport:
-// requests in flight finish on the old one, whose refresh stops with its
-// last request (kafka-go counts them). It costs one connection per broker,
+// requests in flight finish on the old one, which is closed, its refresh
+// stopped, when the last ends (pool). It costs one connection per broker,
 // so callers name all their topics at once where they can.
 func (c *Cluster) watch(topics []string) {
 	if len(topics) == 0 {
@@ -144,10 +186,10 @@ func (c *Cluster) watch(topics []string) {
 	if len(next) == len(c.watched) {
 		return // nothing new
 	}
-	old := c.transport
+	old := c.cur
 	c.watched = next
-	c.transport, c.client = c.newTransport(next)
-	old.CloseIdleConnections()
+	c.cur = c.newPool(next)
+	old.retire()
 }
 
 // cover makes sure the refresh covers topic: a fetch, produce or read-back
@@ -167,16 +209,14 @@ func (c *Cluster) Name() string { return c.name }
 
 // Client is a kafka-go client over the cluster's Transport, for admin calls.
 // Its Metadata answers come from the Transport's cache (at most 1s old).
-func (c *Cluster) Client() *kafka.Client {
-	_, client := c.conn()
-	return client
-}
+func (c *Cluster) Client() *kafka.Client { return c.client }
 
 // Close closes the idle connections and stops the Transport's background
-// metadata refresh. Requests in flight finish.
+// metadata refresh. Requests in flight finish first.
 func (c *Cluster) Close() {
-	t, _ := c.conn()
-	t.CloseIdleConnections()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cur.retire()
 }
 
 // tlsConfig returns nil for plaintext.

@@ -266,8 +266,8 @@ var (
 func (c *Cluster) roundTrip(ctx context.Context, e *exchange, timeout time.Duration) (protocol.Message, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	transport, client := c.conn()
-	res, err := transport.RoundTrip(ctx, client.Addr, e)
+	client := c.client
+	res, err := client.Transport.RoundTrip(ctx, client.Addr, e)
 	if err != nil {
 		if routingError(err) {
 			// The Transport routes by a layout it learns in the

@@ -195,15 +195,10 @@ func (p *Pipeline) Close() error {
 	return nil
 }
 
-// OpenStore opens the checkpoint store f names: a file store for file://,
+// openStore opens the checkpoint store f names: a file store for file://,
 // DynamoDB (region, credentials and endpoint from the standard AWS
-// configuration, including AWS_ENDPOINT_URL_DYNAMODB) for dynamodb://.
-func OpenStore(ctx context.Context, f *cfg.File) (checkpoint.Store, error) {
-	return openStore(ctx, f, false)
-}
-
-// openStore is OpenStore, for reading only with readOnly (see
-// Options.ReadOnly).
+// configuration, including AWS_ENDPOINT_URL_DYNAMODB) for dynamodb://;
+// for reading only with readOnly (see Options.ReadOnly).
 func openStore(ctx context.Context, f *cfg.File, readOnly bool) (checkpoint.Store, error) {
 	loc, err := f.StoreLocation()
 	if err != nil {

@@ -188,16 +188,6 @@ func setDefault[T comparable](v *T, def T) {
 	}
 }
 
-// Plan returns the window each selected partition would copy now, from the
-// stored checkpoints, without leasing or copying anything.
-func (e *Engine) Plan(ctx context.Context) ([]plan.Planned, error) {
-	sv, err := e.Survey(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return sv.Windows, nil
-}
-
 // survey lists the selected partitions, their watermarks and checkpoints.
 // With alongside set, it calls it with the partitions while it reads the
 // watermarks and the checkpoints, and returns its error if it has none of
@@ -462,11 +452,16 @@ func idle(m catchup.Offsets, pol plan.Policy, cp checkpoint.Checkpoint) (Result,
 	return Result{Partition: m.Partition, Status: StatusDone, From: pl.From, To: pl.To, Next: cp.Next}, true
 }
 
-// untouched is the result of a partition the run did not copy at all, with
-// status and err: the window it would have copied, which is what is left.
-func untouched(m catchup.Offsets, pol plan.Policy, cp checkpoint.Checkpoint, status Status, err error) Result {
+// untouched is the result, with status st and error err, of a partition
+// the run did nothing to (not started before the deadline, leased by
+// another run, its target topic unusable): the window it would have copied,
+// which is the lag it leaves, and its checkpoint where it was. Its lag then
+// counts in the report, the Lambda summary and the time figures
+// (timeFigures reads the oldest record of every partition with lag), like
+// that of a partition the run began.
+func untouched(m catchup.Offsets, pol plan.Policy, cp checkpoint.Checkpoint, st Status, err error) Result {
 	pl := plan.Window(m, cp, pol)
-	return Result{Partition: m.Partition, Status: status, Err: err, From: pl.From, To: pl.To, End: pl.End, Next: pl.From}
+	return Result{Partition: m.Partition, Status: st, Err: err, From: pl.From, To: pl.To, End: pl.End, Next: pl.From}
 }
 
 // leased is the result of a partition whose Acquire failed with err, which

@@ -375,7 +375,10 @@ func (pc *partitionCopy) settle(ctx context.Context) error {
 			e.o.Log.WarnContext(ctx, "target partition did not hold still", "pipeline", e.o.Pipeline,
 				"topic", tp.Topic, "partition", tp.Partition, "waited", elapsed, "end", last.End)
 			return nil
-		case e.o.ReplicationWait > 0 && elapsed >= e.o.ReplicationWait:
+		case !visible && elapsed >= e.o.ReplicationWait:
+			// (Only a high watermark below the log end is in doubt: a
+			// visible log end that keeps moving is another writer's,
+			// bounded by TakeoverSettleMax above.)
 			return fmt.Errorf("settle %s: the target's high watermark %d stayed below its leader's log end %d (epoch %d) for %v "+
 				"(replication_wait): the records in between may be copies this pipeline sent, which catchup cannot read yet; "+
 				"the lease is kept and nothing is re-sent. Run again once the target's followers have caught up "+

@@ -28,6 +28,14 @@ const (
 	StatusInDoubt Status = "in_doubt"
 )
 
+// Failed reports whether s is a failure that needs attention: failed,
+// fenced or in_doubt (Report.Totals counts them; the Lambda worker logs
+// them as errors). Partial, leased and not_started partitions only wait
+// for the next run.
+func (s Status) Failed() bool {
+	return s == StatusFailed || s == StatusFenced || s == StatusInDoubt
+}
+
 // Report is the outcome of one Engine.Run.
 type Report struct {
 	Pipeline      string
@@ -119,7 +127,7 @@ func (r *Report) Totals() (copied, bytes int64, failed int) {
 	for _, p := range r.Partitions {
 		copied += p.Copied
 		bytes += p.Bytes
-		if p.Status == StatusFailed || p.Status == StatusFenced || p.Status == StatusInDoubt {
+		if p.Status.Failed() {
 			failed++
 		}
 	}

@@ -204,7 +204,7 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (*Summary
 
 	var transient []error
 	for _, r := range rep.Partitions {
-		if r.Status == replicate.StatusFailed || r.Status == replicate.StatusFenced || r.Status == replicate.StatusInDoubt {
+		if r.Status.Failed() {
 			log.ErrorContext(ctx, "partition not copied", "topic", r.Topic, "partition", r.Partition.Partition,
 				"status", string(r.Status), "next", r.Next, "error", r.Err)
 			if r.Status == replicate.StatusFailed && Transient(r.Err) {

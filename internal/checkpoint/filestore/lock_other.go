@@ -8,8 +8,8 @@ import (
 	"runtime"
 )
 
-// lock fails: this platform has no flock, and running without the lock
+// lockOnce fails: this platform has no flock, and running without the lock
 // would let two runs interleave their writes.
-func lock(path, _ string) (*os.File, error) {
+func lockOnce(path, _ string) (*os.File, error) {
 	return nil, fmt.Errorf("lock %s: file locks are not supported on %s", path, runtime.GOOS)
 }

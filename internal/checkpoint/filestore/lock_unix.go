@@ -13,11 +13,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lock takes an exclusive, non-blocking flock on path (created if needed) for
-// pipeline and writes this process's pid into it. The lock lasts until the
-// returned file is closed. If another open file holds it, in this process or
-// another, lock returns an error wrapping ErrLocked with the holder's pid.
-func lock(path, pipeline string) (*os.File, error) {
+// lockOnce takes an exclusive, non-blocking flock on path (created if
+// needed) for pipeline and writes this process's pid into it. The lock
+// lasts until the returned file is closed. If another open file holds it, in
+// this process or another, lockOnce returns an error wrapping ErrLocked with
+// the holder's pid.
+func lockOnce(path, pipeline string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)

@@ -79,10 +79,10 @@ func (s *ReadOnly) load(ctx context.Context, pipeline string) (map[catchup.Parti
 		return nil, fmt.Errorf("load %s: %w", pipeline, err)
 	}
 	// A lock taken here means no run holds the pipeline: its leases are
-	// dead. It is let go at once, before reading, so that a run starting
-	// now is kept out for microseconds only.
+	// dead. It is let go at once, before reading, and a run starting now
+	// waits for it (lock).
 	live := true
-	if lk, err := lock(filepath.Join(s.dir, pipeline+".lock"), pipeline); err == nil {
+	if lk, err := lockOnce(filepath.Join(s.dir, pipeline+".lock"), pipeline); err == nil {
 		live = false
 		_ = lk.Truncate(0)
 		_ = lk.Close()

@@ -434,6 +434,25 @@ func (s *Store) compact(pl *pipeline) error {
 	return nil
 }
 
+// lockWait is how long lock tries again while the lock is held: long
+// enough for a ReadOnly store's probe, which holds it for the time of an
+// open, a flock, a truncate and a close, and far shorter than any run.
+const lockWait = 250 * time.Millisecond
+
+// lock is lockOnce, tried again every few milliseconds for up to lockWait
+// while another open file holds the lock, so that `catchup status` reading
+// the pipeline at the instant a run starts does not fail that run.
+func lock(path, pipeline string) (*os.File, error) {
+	deadline := time.Now().Add(lockWait)
+	for {
+		f, err := lockOnce(path, pipeline)
+		if err == nil || !errors.Is(err, ErrLocked) || time.Now().After(deadline) {
+			return f, err
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // checkName accepts the pipeline names that make safe file names in one
 // directory: not empty, at most 200 bytes, no path separator or NUL, and no
 // leading dot (which the temporary files use).
