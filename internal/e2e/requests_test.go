@@ -138,8 +138,12 @@ func TestRequestsGrowWithBrokersAndTopics(t *testing.T) {
 					// once per broker.
 					"ListOffsets": map[string]int{"source": 3 * brokers, "target": brokers}[side],
 					// The per-partition regression is 200.
-					"Metadata":    brokers + topicCount + refreshes,
-					"ApiVersions": 5 * brokers, // a connection each, two Transports
+					"Metadata": brokers + topicCount + refreshes,
+					// A connection each: one per broker and Transport (two
+					// at most), and the ones lent to raw exchanges in
+					// flight at once, at most parallelism (8, the default)
+					// per broker. The per-partition regression is 200.
+					"ApiVersions": brokers * (2 + 8),
 					// Source: one fetch per active partition (one new
 					// record each), which also reads the anchor (the
 					// record before the checkpoint); target: one anchor
