@@ -75,6 +75,9 @@ func DecodeEvent(payload []byte) (Event, error) {
 	if err := errors.Join(errs...); err != nil {
 		return Event{}, fmt.Errorf("invalid event: %w", err)
 	}
+	if len(ev.Partitions) == 0 {
+		ev.Partitions = nil // "partitions": [] means the whole pipeline, as no list does: one spelling
+	}
 	return ev, nil
 }
 
