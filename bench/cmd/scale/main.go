@@ -439,22 +439,32 @@ func shardOf(topics []string, per int) []catchup.Partition {
 	return out
 }
 
-// workOnce runs one replicate invocation, as the replicate function does,
-// with the configuration at path and the event in the file at eventPath.
-func workOnce(ctx context.Context, path, eventPath string) error {
+// openDynamo loads the configuration at path and opens its DynamoDB store,
+// as both Lambda functions do.
+func openDynamo(ctx context.Context, path string) (*config.File, *dynamostore.Store, error) {
 	f, err := config.Load(path)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	loc, err := f.StoreLocation()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	client, err := pipeline.DynamoDB(ctx)
 	if err != nil {
+		return nil, nil, err
+	}
+	return f, dynamostore.New(client, loc.Path), nil
+}
+
+// workOnce runs one replicate invocation, as the replicate function does,
+// with the configuration at path and the event in the file at eventPath.
+func workOnce(ctx context.Context, path, eventPath string) error {
+	f, store, err := openDynamo(ctx, path)
+	if err != nil {
 		return err
 	}
-	h, err := worker.New(worker.Options{File: f, Store: dynamostore.New(client, loc.Path), Owner: "bench-worker"})
+	h, err := worker.New(worker.Options{File: f, Store: store, Owner: "bench-worker"})
 	if err != nil {
 		return err
 	}
@@ -478,20 +488,12 @@ func workOnce(ctx context.Context, path, eventPath string) error {
 // dispatchOnce runs the dispatcher over the configuration at path once, as
 // the dispatch function does, with an invoker that only counts.
 func dispatchOnce(ctx context.Context, path string) error {
-	f, err := config.Load(path)
-	if err != nil {
-		return err
-	}
-	loc, err := f.StoreLocation()
-	if err != nil {
-		return err
-	}
-	client, err := pipeline.DynamoDB(ctx)
+	f, store, err := openDynamo(ctx, path)
 	if err != nil {
 		return err
 	}
 	var invoked countInvoker
-	d, err := fanout.New(fanout.Options{File: f, Store: dynamostore.New(client, loc.Path), Invoker: &invoked})
+	d, err := fanout.New(fanout.Options{File: f, Store: store, Invoker: &invoked})
 	if err != nil {
 		return err
 	}
