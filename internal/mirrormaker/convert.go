@@ -1,4 +1,4 @@
-package config
+package mirrormaker
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,21 +15,23 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/magiconair/properties"
+
+	"github.com/kafka-catchup/catchup/internal/config"
 )
 
-// MMFile is one MirrorMaker property file (a --consumer.config or the
+// File is one MirrorMaker property file (a --consumer.config or the
 // --producer.config), read by the caller.
-type MMFile struct {
+type File struct {
 	// Name is the file's path. It labels notices and names the cluster in
 	// provenance headers (and the pipeline, when there is no group.id).
 	Name string
 	Data []byte
 }
 
-// MMFlags are MirrorMaker's command-line flags other than the property
+// Flags are MirrorMaker's command-line flags other than the property
 // files, as given on the command line: an empty string means not given.
-// FromMirrorMaker checks the values and explains each one in a notice.
-type MMFlags struct {
+// Convert checks the values and explains each one in a notice.
+type Flags struct {
 	// Whitelist (--whitelist or --include) and Blacklist select topics: Java
 	// regular expressions, or MirrorMaker's comma-separated lists.
 	Whitelist, Blacklist string
@@ -82,7 +83,7 @@ func (k NoticeKind) Blocking() bool {
 	return k == NoticeUnknown || k == NoticeRefused || k == NoticeInvalid
 }
 
-// Notice is what FromMirrorMaker says about one property, flag or
+// Notice is what Convert says about one property, flag or
 // conversion result.
 type Notice struct {
 	// File is the property file; empty for a command-line flag.
@@ -116,12 +117,12 @@ func (n Notice) String() string {
 	return b.String()
 }
 
-// MirrorMakerError is returned by FromMirrorMaker when a notice is blocking.
-type MirrorMakerError struct {
+// Error is returned by Convert when a notice is blocking.
+type Error struct {
 	Problems []Notice // the blocking notices, also in Migration.Notices
 }
 
-func (e *MirrorMakerError) Error() string {
+func (e *Error) Error() string {
 	lines := make([]string, len(e.Problems))
 	for i, n := range e.Problems {
 		lines[i] = n.String()
@@ -132,11 +133,11 @@ func (e *MirrorMakerError) Error() string {
 // Migration is a MirrorMaker configuration converted to catchup's.
 type Migration struct {
 	// File is YAML parsed back by Parse: defaults set and validated, ready
-	// to run. Nil when FromMirrorMaker returned an error.
-	File *File
+	// to run. Nil when Convert returned an error.
+	File *config.File
 	// YAML is the equivalent configuration file. It never holds a password:
 	// SASL blocks name an environment variable (password_env) instead.
-	// When FromMirrorMaker returned an error it is a draft, headed "NOT
+	// When Convert returned an error it is a draft, headed "NOT
 	// RUNNABLE YET", with the problems as comments; nil if no pipeline
 	// could be built.
 	YAML []byte
@@ -146,10 +147,10 @@ type Migration struct {
 	// Passwords holds the passwords found in sasl.jaas.config by the
 	// environment variable that File names for each; every way of printing
 	// them gives "[REDACTED]".
-	Passwords map[string]Secret
+	Passwords map[string]config.Secret
 }
 
-// FromMirrorMaker converts a MirrorMaker command line — its consumer
+// Convert converts a MirrorMaker command line — its consumer
 // configs, its producer config and its other flags — into a catchup
 // configuration: one pipeline per consumer config, named after its group.id
 // (the checkpoint namespace), all copying into the producer config's
@@ -159,12 +160,12 @@ type Migration struct {
 // Keys that are unknown, values that are invalid, and settings that catchup
 // will not honour (acks=0 and other ways of losing records, unless
 // flags.AllowDataLoss; Java message handlers; Kerberos) make the conversion
-// fail: the error is a *MirrorMakerError, and the returned Migration still
+// fail: the error is a *Error, and the returned Migration still
 // holds every notice and, when a pipeline could be built, a draft YAML with
 // each problem as a comment beside the setting it concerns (or in the
 // header), but no File.
-func FromMirrorMaker(consumers []MMFile, producer MMFile, flags MMFlags) (*Migration, error) {
-	c := &mmConv{flags: flags, keys: mmKeys(), passwords: map[string]Secret{}, envs: map[string]string{}}
+func Convert(consumers []File, producer File, flags Flags) (*Migration, error) {
+	c := &mmConv{flags: flags, keys: mmKeys(), passwords: map[string]config.Secret{}, envs: map[string]string{}}
 	for _, k := range slices.Sorted(maps.Keys(c.keys)) {
 		for side, ans := range c.keys[k] {
 			if ans.kind != "" {
@@ -176,7 +177,7 @@ func FromMirrorMaker(consumers []MMFile, producer MMFile, flags MMFlags) (*Migra
 		c.flags.WhitelistFlag = "--whitelist"
 	}
 	if c.flags.Store == "" {
-		c.flags.Store = defaultStore
+		c.flags.Store = config.DefaultStore
 	}
 	if len(consumers) == 0 {
 		c.add(Notice{Key: "--consumer.config", Kind: NoticeInvalid, Msg: "required: give one property file per source cluster"})
@@ -210,13 +211,13 @@ func FromMirrorMaker(consumers []MMFile, producer MMFile, flags MMFlags) (*Migra
 			"on two sources, or set target_topic: \"{source}.{topic}\" in the YAML to keep them apart", len(consumers))})
 	}
 
-	f := &File{Store: c.flags.Store}
+	f := &config.File{Store: c.flags.Store}
 	explicit := map[string]bool{}
 	origins := make([]map[string]mmOrigin, len(pipes))
 	covered := make([]map[string]bool, len(pipes))
 	for i, mp := range pipes {
-		mp.merge(target, func(p *Pipeline) { p.Target, p.Producer = target.p.Target, target.p.Producer })
-		mp.merge(flagPipe, func(p *Pipeline) {
+		mp.merge(target, func(p *config.Pipeline) { p.Target, p.Producer = target.p.Target, target.p.Producer })
+		mp.merge(flagPipe, func(p *config.Pipeline) {
 			p.Topics, p.Parallelism, p.CommitInterval = flagPipe.p.Topics, flagPipe.p.Parallelism, flagPipe.p.CommitInterval
 		})
 		if c.flags.CreateTopics {
@@ -232,7 +233,7 @@ func FromMirrorMaker(consumers []MMFile, producer MMFile, flags MMFlags) (*Migra
 	m := &Migration{Passwords: c.passwords}
 	if len(f.Pipelines) > 0 {
 		m.YAML = c.yaml(f, explicit, consumers, producer, nil, nil)
-		parsed, err := Parse(m.YAML, "catchup.yaml")
+		parsed, err := config.Parse(m.YAML, "catchup.yaml")
 		for _, e := range joinedErrors(err) {
 			c.addParseProblem(e, origins, covered)
 		}
@@ -256,18 +257,18 @@ func FromMirrorMaker(consumers []MMFile, producer MMFile, flags MMFlags) (*Migra
 			}
 			m.YAML = c.yaml(f, explicit, consumers, producer, comments, head)
 		}
-		return m, &MirrorMakerError{Problems: blocking}
+		return m, &Error{Problems: blocking}
 	}
 	return m, nil
 }
 
 // mmConv holds the state of one conversion.
 type mmConv struct {
-	flags     MMFlags
+	flags     Flags
 	keys      map[string]mmKey
 	known     [2][]string // per mmSide, sorted: suggestions come from the file's own kind
 	notices   []Notice
-	passwords map[string]Secret
+	passwords map[string]config.Secret
 	envs      map[string]string // password variable → cluster
 }
 
@@ -288,7 +289,7 @@ type mmOrigin struct {
 // mmPipe is one pipeline being converted, with where each setting came
 // from; paths are relative to the pipeline ("source.brokers").
 type mmPipe struct {
-	p        Pipeline
+	p        config.Pipeline
 	origins  map[string]mmOrigin
 	explicit map[string]bool // settings written even when zero (retries: 0)
 	covered  map[string]bool // settings whose problem a notice already explains
@@ -300,7 +301,7 @@ func newMMPipe() *mmPipe {
 
 // merge copies the settings of from into mp with copy, and from's
 // bookkeeping with them.
-func (mp *mmPipe) merge(from *mmPipe, copyFields func(p *Pipeline)) {
+func (mp *mmPipe) merge(from *mmPipe, copyFields func(p *config.Pipeline)) {
 	copyFields(&mp.p)
 	maps.Copy(mp.origins, from.origins)
 	maps.Copy(mp.explicit, from.explicit)
@@ -311,7 +312,7 @@ func (mp *mmPipe) merge(from *mmPipe, copyFields func(p *Pipeline)) {
 // files, "sourceCluster1Consumer.config" giving "sourceCluster1", each name
 // distinct: the names go into provenance headers, where two sources must
 // differ.
-func (c *mmConv) clusterNames(consumers []MMFile, producer MMFile) []string {
+func (c *mmConv) clusterNames(consumers []File, producer File) []string {
 	names := make([]string, 0, len(consumers)+1)
 	for _, f := range consumers {
 		names = append(names, mmStem(f.Name, "consumer", "source"))
@@ -362,7 +363,7 @@ func mmStem(path, role, def string) string {
 func sanitizeName(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if isName(string(r)) {
+		if config.IsName(string(r)) {
 			b.WriteRune(r)
 		} else {
 			b.WriteByte('-')
@@ -380,13 +381,13 @@ type mmFile struct {
 	props    *properties.Properties
 	lines    map[string]int
 	mp       *mmPipe
-	cl       *Cluster
+	cl       *config.Cluster
 	at       string // "source" or "target"
 	protocol string // security.protocol, upper case
 }
 
 // convertFile converts f into mp; it returns nil if f cannot be read.
-func (c *mmConv) convertFile(f MMFile, side mmSide, clusterName string, mp *mmPipe) *mmFile {
+func (c *mmConv) convertFile(f File, side mmSide, clusterName string, mp *mmPipe) *mmFile {
 	loader := &properties.Loader{Encoding: properties.UTF8, DisableExpansion: true}
 	if !utf8.Valid(f.Data) {
 		// Java's Properties.load(InputStream), which Kafka's tools use, reads
@@ -486,11 +487,11 @@ func (fc *mmFile) security() {
 		return
 	}
 	if fc.tls() {
-		fc.cl.TLS = &TLS{}
+		fc.cl.TLS = &config.TLS{}
 		fc.set(fc.at+".tls", "security.protocol")
 	}
 	if fc.sasl() {
-		fc.cl.SASL = &SASL{}
+		fc.cl.SASL = &config.SASL{}
 		fc.set(fc.at+".sasl", "security.protocol")
 	}
 }
@@ -636,11 +637,11 @@ func (fc *mmFile) consumerKey(k string) {
 		if !ok {
 			return
 		}
-		p.FetchBytes = int32(min(max(n, minFetchBytes), maxFetchBytes))
+		p.FetchBytes = int32(min(max(n, config.MinFetchBytes), config.MaxFetchBytes))
 		fc.set("fetch_bytes", k)
 		msg := "→ fetch_bytes, the most bytes one fetch asks for per partition"
 		if int64(p.FetchBytes) != n {
-			msg += fmt.Sprintf(" (%d: catchup's bounds are %d to %d)", p.FetchBytes, minFetchBytes, maxFetchBytes)
+			msg += fmt.Sprintf(" (%d: catchup's bounds are %d to %d)", p.FetchBytes, config.MinFetchBytes, config.MaxFetchBytes)
 		}
 		if k == "fetch.message.max.bytes" {
 			msg += "; fetch.message.max.bytes is the old consumer's name for max.partition.fetch.bytes"
@@ -701,11 +702,11 @@ func (fc *mmFile) producerKey(k string) {
 		}
 	case "max.request.size":
 		if n, ok := fc.int(k, v, 1); ok {
-			w.BatchBytes = int(min(n, maxBatchBytes))
+			w.BatchBytes = int(min(n, config.MaxBatchBytes))
 			fc.set("producer.batch_bytes", k)
 			msg := "→ producer.batch_bytes: the most bytes per produce request"
-			if n > maxBatchBytes {
-				msg += fmt.Sprintf(" (%d: catchup's most, under the broker's default message.max.bytes)", maxBatchBytes)
+			if n > config.MaxBatchBytes {
+				msg += fmt.Sprintf(" (%d: catchup's most, under the broker's default message.max.bytes)", config.MaxBatchBytes)
 			}
 			fc.note(k, NoticeMapped, "%s", msg)
 		}
@@ -907,7 +908,7 @@ func (fc *mmFile) jaas(k, v string) {
 		fc.note(k, NoticeAction, "holds no password: export %s with the password of %s before running catchup", env, fc.cl.Name)
 		return
 	}
-	fc.c.passwords[env] = NewSecret(*password)
+	fc.c.passwords[env] = config.NewSecret(*password)
 	fc.note(k, NoticeAction, "the password is not copied into the YAML, which names the environment variable %s instead "+
 		"(%s.sasl.password_env): export it with the password before `catchup run` "+
 		"(catchup mirrormaker itself uses the one in this file when the variable is not set)", env, fc.at)
@@ -1240,7 +1241,7 @@ func (c *mmConv) convertFlags() *mmPipe {
 	valid := func(key string, pats []string) bool {
 		ok := true
 		for _, pat := range pats {
-			if _, err := compilePattern(pat); err != nil {
+			if err := config.CheckPattern(pat); err != nil {
 				note(key, NoticeInvalid, "%v", err)
 				mp.covered["topics"], ok = true, false
 			}
@@ -1287,7 +1288,7 @@ func (c *mmConv) convertFlags() *mmPipe {
 		p.Parallelism = max(p.Parallelism, n)
 		origin("parallelism", f.key)
 		note(f.key, NoticeMapped, "→ parallelism (the larger of --num.streams and --num.producers): catchup copies up to %d "+
-			"partitions of each pipeline at once where MirrorMaker ran %d %s (catchup's default is %d)", n, n, f.what, defaultParallelism)
+			"partitions of each pipeline at once where MirrorMaker ran %d %s (catchup's default is %d)", n, n, f.what, config.DefaultParallelism)
 	}
 
 	switch v := strings.ToLower(fl.AbortOnSendFailure); v {
@@ -1376,7 +1377,7 @@ func topicsHow(pats []string) string {
 // addParseProblem turns a problem that Parse found in the converted YAML
 // into a notice on the property or flag it came from, unless a notice
 // already explains it.
-func (c *mmConv) addParseProblem(e *Error, origins []map[string]mmOrigin, covered []map[string]bool) {
+func (c *mmConv) addParseProblem(e *config.Error, origins []map[string]mmOrigin, covered []map[string]bool) {
 	i := -1
 	if _, err := fmt.Sscanf(e.Pipeline, "pipelines[%d]", &i); err != nil || i < 0 || i >= len(origins) {
 		n := Notice{Kind: NoticeInvalid, Msg: e.Msg}
@@ -1388,12 +1389,12 @@ func (c *mmConv) addParseProblem(e *Error, origins []map[string]mmOrigin, covere
 		c.add(n)
 		return
 	}
-	for path := e.Field; path != ""; path = parentPath(path) {
+	for path := e.Field; path != ""; path = config.ParentPath(path) {
 		if covered[i][path] {
 			return
 		}
 	}
-	for path := e.Field; path != ""; path = parentPath(path) {
+	for path := e.Field; path != ""; path = config.ParentPath(path) {
 		if o, ok := origins[i][path]; ok {
 			c.add(Notice{File: o.file, Line: o.line, Key: o.key, Kind: NoticeInvalid, Msg: e.Field + ": " + e.Msg})
 			return
@@ -1403,7 +1404,7 @@ func (c *mmConv) addParseProblem(e *Error, origins []map[string]mmOrigin, covere
 }
 
 // joinedErrors returns the *Errors joined in err.
-func joinedErrors(err error) []*Error {
+func joinedErrors(err error) []*config.Error {
 	if err == nil {
 		return nil
 	}
@@ -1411,13 +1412,13 @@ func joinedErrors(err error) []*Error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		errs = j.Unwrap()
 	}
-	out := make([]*Error, 0, len(errs))
+	out := make([]*config.Error, 0, len(errs))
 	for _, e := range errs {
-		var ce *Error
+		var ce *config.Error
 		if errors.As(e, &ce) {
 			out = append(out, ce)
 		} else {
-			out = append(out, &Error{Msg: e.Error()})
+			out = append(out, &config.Error{Msg: e.Error()})
 		}
 	}
 	return out
@@ -1425,17 +1426,12 @@ func joinedErrors(err error) []*Error {
 
 // yaml writes f as a YAML configuration holding only the settings that the
 // conversion set, with a header naming the files it came from.
-func (c *mmConv) yaml(f *File, explicit map[string]bool, consumers []MMFile, producer MMFile, comments yaml.CommentMap, head []string) []byte {
+func (c *mmConv) yaml(f *config.File, explicit map[string]bool, consumers []File, producer File, comments yaml.CommentMap, head []string) []byte {
 	names := make([]string, len(consumers))
 	for i, cf := range consumers {
 		names[i] = cf.Name
 	}
-	doc, _ := sparseYAML(reflect.ValueOf(f).Elem(), "", explicit)
-	opts := []yaml.EncodeOption{yaml.IndentSequence(true)}
-	if len(comments) > 0 {
-		opts = append(opts, yaml.WithComment(comments))
-	}
-	body, err := yaml.MarshalWithOptions(doc, opts...)
+	body, err := config.MarshalSparse(f, explicit, comments)
 	if err != nil {
 		// Not expected: the document holds only strings, numbers, booleans and lists.
 		c.add(Notice{Kind: NoticeInvalid, Msg: fmt.Sprintf("write the YAML: %v", err)})
@@ -1451,61 +1447,12 @@ func (c *mmConv) yaml(f *File, explicit map[string]bool, consumers []MMFile, pro
 	return append([]byte(top), body...)
 }
 
-// sparseYAML returns v as a YAML value holding only the fields that are
-// set: non-zero, or at a path named in explicit. A present pointer to an
-// empty struct is an empty mapping ("tls: {}").
-func sparseYAML(v reflect.Value, path string, explicit map[string]bool) (any, bool) {
-	t := v.Type()
-	switch {
-	case isDuration(t):
-		if v.Int() == 0 && !explicit[path] {
-			return nil, false
-		}
-		return time.Duration(v.Int()).String(), true
-	case t.Kind() == reflect.Pointer:
-		if v.IsNil() {
-			return nil, false
-		}
-		if t.Elem().Kind() != reflect.Struct {
-			return v.Elem().Interface(), true
-		}
-		if x, ok := sparseYAML(v.Elem(), path, explicit); ok {
-			return x, true
-		}
-		return yaml.MapSlice{}, true
-	case t.Kind() == reflect.Struct:
-		names, index := yamlFields(t)
-		var m yaml.MapSlice
-		for _, n := range names {
-			if x, ok := sparseYAML(v.Field(index[n]), joinPath(path, n), explicit); ok {
-				m = append(m, yaml.MapItem{Key: n, Value: x})
-			}
-		}
-		return m, len(m) > 0
-	case t.Kind() == reflect.Slice:
-		if v.Len() == 0 {
-			return nil, false
-		}
-		out := make([]any, v.Len())
-		for i := range v.Len() {
-			out[i], _ = sparseYAML(v.Index(i), fmt.Sprintf("%s[%d]", path, i), explicit)
-		}
-		return out, true
-	case t.Kind() == reflect.Map:
-		return v.Interface(), v.Len() > 0
-	}
-	if v.IsZero() && !explicit[path] {
-		return nil, false
-	}
-	return v.Interface(), true
-}
-
 // nearestMMKeys returns the keys of one side (consumer or producer) that a
 // misspelled key most likely meant: the nearest whole key, or else the keys
 // with a dotted part near one of k's distinctive parts ("derializer.class"
 // finds key.deserializer and value.deserializer on the consumer side).
 func nearestMMKeys(k string, candidates []string) []string {
-	if best, ok := nearest(k, candidates); ok {
+	if best, ok := config.Nearest(k, candidates); ok {
 		return []string{best}
 	}
 	generic := map[string]bool{"class": true, "config": true, "bytes": true, "enable": true, "max": true, "min": true, "ms": true, "type": true}
@@ -1517,7 +1464,7 @@ func nearestMMKeys(k string, candidates []string) []string {
 				continue
 			}
 			for _, cp := range strings.Split(c, ".") {
-				if editDistance(kp, cp) <= max(1, len(kp)/3) {
+				if config.EditDistance(kp, cp) <= max(1, len(kp)/3) {
 					out = append(out, c)
 					break parts
 				}

@@ -1,4 +1,4 @@
-package config
+package mirrormaker
 
 import (
 	"errors"
@@ -11,23 +11,25 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/magiconair/properties"
+
+	"github.com/kafka-catchup/catchup/internal/config"
 )
 
 // The CLI's tests (cmd/catchup/mirrormaker_test.go) check whole conversions
-// of the files in testdata/mirrormaker through --print-config, message by
+// of the files in testdata through --print-config, message by
 // message; these check the parts.
 
-// convert runs FromMirrorMaker on one consumer and one producer config
+// convert runs Convert on one consumer and one producer config
 // given as text, selecting every topic.
-func convert(t *testing.T, consumer, producer string, fl MMFlags) (*Migration, error) {
+func convert(t *testing.T, consumer, producer string, fl Flags) (*Migration, error) {
 	t.Helper()
 	if fl.Whitelist == "" {
 		fl.Whitelist = ".*"
 	}
-	m, err := FromMirrorMaker([]MMFile{{Name: "c.properties", Data: []byte(consumer)}},
-		MMFile{Name: "p.properties", Data: []byte(producer)}, fl)
+	m, err := Convert([]File{{Name: "c.properties", Data: []byte(consumer)}},
+		File{Name: "p.properties", Data: []byte(producer)}, fl)
 	if m == nil {
-		t.Fatalf("FromMirrorMaker returned a nil Migration (err %v)", err)
+		t.Fatalf("Convert returned a nil Migration (err %v)", err)
 	}
 	return m, err
 }
@@ -47,34 +49,6 @@ const (
 	plainConsumer = "bootstrap.servers=src:9092\ngroup.id=g\n"
 	plainProducer = "bootstrap.servers=dst:9092\n"
 )
-
-func TestLoadMulti(t *testing.T) {
-	f, err := Load("testdata/multi.yaml")
-	if err != nil {
-		t.Fatalf("Load: %v", err)
-	}
-	type shape struct{ Name, Source, Target, TargetTopic, Start string }
-	var got []shape
-	for _, p := range f.Pipelines {
-		got = append(got, shape{p.Name, p.Source.Name, p.Target.Name, p.TargetTopic, p.Start})
-	}
-	want := []shape{
-		{"east-to-dr", "east", "dr", "{source}.{topic}", "earliest"},
-		{"west-to-dr", "west", "dr", "{source}.{topic}", "earliest"},
-		{"east-to-analytics", "east", "analytics", "{topic}", "latest"},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("pipelines (-want +got):\n%s", diff)
-	}
-	// Two sources into one target: their topics land apart.
-	if a, b := f.Pipelines[0].MapTopic("orders"), f.Pipelines[1].MapTopic("orders"); a != "east.orders" || b != "west.orders" {
-		t.Errorf("MapTopic(orders) = %q and %q, want east.orders and west.orders", a, b)
-	}
-	// One source into two targets: same source brokers, distinct checkpoint namespaces.
-	if !slices.Equal(f.Pipelines[0].Source.Brokers, f.Pipelines[2].Source.Brokers) || f.Pipelines[0].Name == f.Pipelines[2].Name {
-		t.Errorf("east-to-dr and east-to-analytics should share the source and differ in name")
-	}
-}
 
 func TestParseJAAS(t *testing.T) {
 	tests := []struct {
@@ -175,7 +149,7 @@ func TestEveryKeyAnswered(t *testing.T) {
 			} else {
 				producer += line
 			}
-			m, _ := convert(t, consumer, producer, MMFlags{})
+			m, _ := convert(t, consumer, producer, Flags{})
 			got := noticesOf(m, key)
 			if len(got) == 0 {
 				t.Errorf("%s in a %s config (%s): no notice", key, mmSide(side), ans.kind)
@@ -188,7 +162,7 @@ func TestEveryKeyAnswered(t *testing.T) {
 		}
 	}
 	for _, key := range []string{"zookeeper.sync.time.ms", "metrics.num.samples", "sasl.login.refresh.window.factor"} {
-		m, _ := convert(t, plainConsumer+key+"=1\n", plainProducer, MMFlags{})
+		m, _ := convert(t, plainConsumer+key+"=1\n", plainProducer, Flags{})
 		if got := noticesOf(m, key); len(got) != 1 || strings.HasPrefix(got[0], string(NoticeUnknown)) {
 			t.Errorf("%s: notices %q, want one known answer", key, got)
 		}
@@ -197,10 +171,10 @@ func TestEveryKeyAnswered(t *testing.T) {
 
 func TestUnknownKeys(t *testing.T) {
 	m, err := convert(t, plainConsumer+"bootstrap.server=x:1\nfoo.bar.baz=1\nderializer.class=x\n",
-		plainProducer+"compresion.type=lz4\nserilizer.class=x\n", MMFlags{})
-	var mmErr *MirrorMakerError
+		plainProducer+"compresion.type=lz4\nserilizer.class=x\n", Flags{})
+	var mmErr *Error
 	if !errors.As(err, &mmErr) || len(mmErr.Problems) != 5 || m.File != nil {
-		t.Fatalf("err = %v, File %v; want a *MirrorMakerError with 5 problems and no File", err, m.File)
+		t.Fatalf("err = %v, File %v; want a *Error with 5 problems and no File", err, m.File)
 	}
 	// The draft YAML is still there, every problem in it as a comment.
 	for _, p := range mmErr.Problems {
@@ -232,9 +206,9 @@ func TestPasswordStaysOut(t *testing.T) {
 	producer := plainProducer + "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n" +
 		"sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"v\" password=\"other-secret\";\n" +
 		"ssl.keystore.password=ks-secret\nssl.key.password=key-secret\n"
-	m, err := convert(t, consumer, producer, MMFlags{Whitelist: "t"})
+	m, err := convert(t, consumer, producer, Flags{Whitelist: "t"})
 	if err != nil {
-		t.Fatalf("FromMirrorMaker: %v", err)
+		t.Fatalf("Convert: %v", err)
 	}
 	if got := m.Passwords["CATCHUP_C_PASSWORD"].Reveal(); got != pw {
 		t.Errorf("Passwords[CATCHUP_C_PASSWORD] = %q, want %q", got, pw)
@@ -286,7 +260,7 @@ func TestSASL(t *testing.T) {
 			"not applicable: security.protocol is PLAINTEXT, so the Java client did not use SASL either"}},
 	}
 	for _, tt := range tests {
-		m, err := convert(t, plainConsumer+tt.consumer, plainProducer, MMFlags{})
+		m, err := convert(t, plainConsumer+tt.consumer, plainProducer, Flags{})
 		if (err != nil) != tt.wantErr {
 			t.Errorf("%s: err = %v, want error %v", tt.name, err, tt.wantErr)
 		}
@@ -320,29 +294,30 @@ func TestTLSStores(t *testing.T) {
 
 	tests := []struct {
 		name, props string
-		want        TLS
+		want        config.TLS
 	}{
-		{"PEM trust store", "ssl.truststore.type=PEM\nssl.truststore.location=" + pemCA, TLS{CAFile: pemCA}},
-		{"JKS not converted yet", "ssl.truststore.location=/nowhere/t.jks\nssl.keystore.location=/nowhere/k.jks", TLS{}},
+		{"PEM trust store", "ssl.truststore.type=PEM\nssl.truststore.location=" + pemCA, config.TLS{CAFile: pemCA}},
+		{"JKS not converted yet", "ssl.truststore.location=/nowhere/t.jks\nssl.keystore.location=/nowhere/k.jks", config.TLS{}},
 		{"converted earlier", "ssl.truststore.location=" + converted + "\nssl.keystore.type=PKCS12\nssl.keystore.location=" + convertedKS,
-			TLS{CAFile: filepath.Join(dir, "converted.truststore.pem"), CertFile: filepath.Join(dir, "converted.keystore.cert.pem"),
+			config.TLS{CAFile: filepath.Join(dir, "converted.truststore.pem"), CertFile: filepath.Join(dir, "converted.keystore.cert.pem"),
 				KeyFile: filepath.Join(dir, "converted.keystore.key.pem")}},
-		{"PEM key store", "ssl.keystore.type=PEM\nssl.keystore.location=" + pemKeystore, TLS{CertFile: pemKeystore, KeyFile: pemKeystore}},
-		{"encrypted PEM key", "ssl.keystore.type=PEM\nssl.keystore.location=" + pemKeystore + "\nssl.key.password=k", TLS{}},
+		{"PEM key store", "ssl.keystore.type=PEM\nssl.keystore.location=" + pemKeystore, config.TLS{CertFile: pemKeystore, KeyFile: pemKeystore}},
+		{"encrypted PEM key", "ssl.keystore.type=PEM\nssl.keystore.location=" + pemKeystore + "\nssl.key.password=k", config.TLS{}},
 	}
 	for _, tt := range tests {
-		m, err := convert(t, plainConsumer+"security.protocol=SSL\n"+tt.props+"\n", plainProducer, MMFlags{})
+		m, err := convert(t, plainConsumer+"security.protocol=SSL\n"+tt.props+"\n", plainProducer, Flags{})
 		if err != nil {
 			t.Errorf("%s: %v", tt.name, err)
 			continue
 		}
-		tt.want.Enabled = ptr(true)
+		enabled := true
+		tt.want.Enabled = &enabled
 		if diff := cmp.Diff(&tt.want, m.File.Pipelines[0].Source.TLS); diff != "" {
 			t.Errorf("%s: tls (-want +got):\n%s", tt.name, diff)
 		}
 	}
 
-	m, _ := convert(t, plainConsumer+"security.protocol=SSL\nssl.keystore.location=/k/client.keystore.jks\n", plainProducer, MMFlags{})
+	m, _ := convert(t, plainConsumer+"security.protocol=SSL\nssl.keystore.location=/k/client.keystore.jks\n", plainProducer, Flags{})
 	want := []string{"action: catchup reads PEM files, not JKS key stores: convert it with " +
 		"`keytool -importkeystore -srckeystore /k/client.keystore.jks -destkeystore /k/client.keystore.p12 -deststoretype PKCS12`, then " +
 		"`openssl pkcs12 -in /k/client.keystore.p12 -clcerts -nokeys -out /k/client.keystore.cert.pem` and " +
@@ -353,7 +328,7 @@ func TestTLSStores(t *testing.T) {
 		t.Errorf("JKS key store:\n got %q\nwant %q", got, want)
 	}
 
-	m, _ = convert(t, plainConsumer+"ssl.truststore.location=/t.jks\n", plainProducer, MMFlags{})
+	m, _ = convert(t, plainConsumer+"ssl.truststore.location=/t.jks\n", plainProducer, Flags{})
 	if got := noticesOf(m, "ssl.truststore.location"); len(got) != 1 || !strings.HasPrefix(got[0], "not applicable: security.protocol is PLAINTEXT") {
 		t.Errorf("ssl key without SSL: %q", got)
 	}
@@ -366,27 +341,27 @@ func TestDataLoss(t *testing.T) {
 	const async = "producer.type=async\nqueue.enqueue.timeout.ms=0\n"
 	tests := []struct {
 		name, producer string
-		fl             MMFlags
+		fl             Flags
 		wantErr        bool
 		wantAcks       string
 		key            string
 		want           string
 	}{
-		{"acks 0 refused", "acks=0\n", MMFlags{}, true, "", "acks", "refused: acks=0 can lose records silently: the producer never learns " +
+		{"acks 0 refused", "acks=0\n", Flags{}, true, "", "acks", "refused: acks=0 can lose records silently: the producer never learns " +
 			"whether a write arrived, yet the checkpoint would move past it; use acks=all (catchup's default), or pass --allow-data-loss to accept the loss"},
-		{"acks 0 allowed", "acks=0\n", MMFlags{AllowDataLoss: true}, false, "none", "acks", "warning: → producer.acks: none and " +
+		{"acks 0 allowed", "acks=0\n", Flags{AllowDataLoss: true}, false, "none", "acks", "warning: → producer.acks: none and " +
 			"producer.allow_data_loss: true (--allow-data-loss): records lost on the way to the target are never noticed, and the checkpoint moves past them"},
-		{"request.required.acks 1", "request.required.acks=1\n", MMFlags{}, false, "leader", "request.required.acks", "mapped: → producer.acks: leader"},
-		{"acks wins", "acks=all\nrequest.required.acks=0\n", MMFlags{}, false, "all", "request.required.acks",
+		{"request.required.acks 1", "request.required.acks=1\n", Flags{}, false, "leader", "request.required.acks", "mapped: → producer.acks: leader"},
+		{"acks wins", "acks=all\nrequest.required.acks=0\n", Flags{}, false, "all", "request.required.acks",
 			"not applicable: the old producer's name for acks, which is also set and wins, as in the Java producer"},
-		{"drop when full refused", async, MMFlags{}, true, "all", "queue.enqueue.timeout.ms", "refused: 0 tells the old async producer to drop " +
+		{"drop when full refused", async, Flags{}, true, "all", "queue.enqueue.timeout.ms", "refused: 0 tells the old async producer to drop " +
 			"records when its queue is full, so MirrorMaker could lose records silently with this file (check the target with catchup verify); " +
 			"catchup never drops records, it waits for the target: remove the key to accept that, or pass --allow-data-loss"},
-		{"drop when full allowed", async, MMFlags{AllowDataLoss: true}, false, "all", "queue.enqueue.timeout.ms", "warning: 0 tells the old " +
+		{"drop when full allowed", async, Flags{AllowDataLoss: true}, false, "all", "queue.enqueue.timeout.ms", "warning: 0 tells the old " +
 			"async producer to drop records when its queue is full (accepted with --allow-data-loss); catchup never drops records, it waits for the target"},
-		{"sync producer queue", "queue.enqueue.timeout.ms=0\n", MMFlags{}, false, "all", "queue.enqueue.timeout.ms",
+		{"sync producer queue", "queue.enqueue.timeout.ms=0\n", Flags{}, false, "all", "queue.enqueue.timeout.ms",
 			"not applicable: used only with producer.type=async"},
-		{"abort.on.send.failure false", "", MMFlags{AbortOnSendFailure: "false"}, true, "all", "--abort.on.send.failure",
+		{"abort.on.send.failure false", "", Flags{AbortOnSendFailure: "false"}, true, "all", "--abort.on.send.failure",
 			"refused: false made MirrorMaker skip records it failed to send and commit past them, losing them; catchup never skips: " +
 				"it stops the partition and keeps its checkpoint before them. Drop the flag to accept that, or pass --allow-data-loss"},
 	}
@@ -408,13 +383,13 @@ func TestDataLoss(t *testing.T) {
 }
 
 func TestProducerValues(t *testing.T) {
-	m, err := convert(t, plainConsumer, plainProducer+"compression.codec=4\nretries=0\nmax.request.size=5000000\nrequest.timeout.ms=15000\n", MMFlags{})
+	m, err := convert(t, plainConsumer, plainProducer+"compression.codec=4\nretries=0\nmax.request.size=5000000\nrequest.timeout.ms=15000\n", Flags{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := m.File.Pipelines[0].Producer
-	if w.Compression != "zstd" || w.Retries != 0 || w.BatchBytes != maxBatchBytes || w.Timeout.Seconds() != 15 {
-		t.Errorf("producer = %+v, want zstd, 0 retries (kept through the YAML), %d batch bytes, 15s", w, maxBatchBytes)
+	if w.Compression != "zstd" || w.Retries != 0 || w.BatchBytes != config.MaxBatchBytes || w.Timeout.Seconds() != 15 {
+		t.Errorf("producer = %+v, want zstd, 0 retries (kept through the YAML), %d batch bytes, 15s", w, config.MaxBatchBytes)
 	}
 	if !strings.Contains(string(m.YAML), "retries: 0") {
 		t.Errorf("YAML lacks retries: 0:\n%s", m.YAML)
@@ -424,40 +399,40 @@ func TestProducerValues(t *testing.T) {
 func TestFlags(t *testing.T) {
 	tests := []struct {
 		name    string
-		fl      MMFlags
+		fl      Flags
 		wantErr bool
-		check   func(p *Pipeline) bool
+		check   func(p *config.Pipeline) bool
 		key     string
 		want    string
 	}{
-		{"comma list", MMFlags{Whitelist: `"orders, payments"`}, false,
-			func(p *Pipeline) bool {
+		{"comma list", Flags{Whitelist: `"orders, payments"`}, false,
+			func(p *config.Pipeline) bool {
 				return p.Topics.Match("orders") && p.Topics.Match("payments") && !p.Topics.Match("orders2")
 			},
 			"--whitelist", `mapped: → topics.include: orders, payments (MirrorMaker read each comma as "or"; each pattern matches whole topic names, as there)`},
-		{"blacklist only", MMFlags{Whitelist: " ", Blacklist: "test.*"}, false,
-			func(p *Pipeline) bool { return p.Topics.Match("orders") && !p.Topics.Match("test1") },
+		{"blacklist only", Flags{Whitelist: " ", Blacklist: "test.*"}, false,
+			func(p *config.Pipeline) bool { return p.Topics.Match("orders") && !p.Topics.Match("test1") },
 			"--whitelist", "mapped: not given: → topics.include: .* (every topic), less --blacklist"},
-		{"no whitelist", MMFlags{Whitelist: " "}, true, nil, "--whitelist", "invalid: required, as by MirrorMaker: a Java regular " +
+		{"no whitelist", Flags{Whitelist: " "}, true, nil, "--whitelist", "invalid: required, as by MirrorMaker: a Java regular " +
 			"expression or a comma-separated list of topics; --whitelist '.*' selects every topic (internal topics are never copied)"},
-		{"java regex", MMFlags{Whitelist: "orders.*+"}, true, nil, "--whitelist", `invalid: "orders.*+" uses the possessive quantifier "*+", ` +
+		{"java regex", Flags{Whitelist: "orders.*+"}, true, nil, "--whitelist", `invalid: "orders.*+" uses the possessive quantifier "*+", ` +
 			"Java regex syntax that Go's RE2 engine does not support; drop the extra '+': RE2 never backtracks, so the plain quantifier is already linear-time"},
-		{"include flag", MMFlags{Whitelist: "a", WhitelistFlag: "--include"}, false, nil, "--include",
+		{"include flag", Flags{Whitelist: "a", WhitelistFlag: "--include"}, false, nil, "--include",
 			"mapped: → topics.include: a (matched against whole topic names, as by MirrorMaker)"},
-		{"streams and producers", MMFlags{NumStreams: "3", NumProducers: "5"}, false,
-			func(p *Pipeline) bool { return p.Parallelism == 5 }, "--num.producers", "mapped: → parallelism (the larger of --num.streams " +
+		{"streams and producers", Flags{NumStreams: "3", NumProducers: "5"}, false,
+			func(p *config.Pipeline) bool { return p.Parallelism == 5 }, "--num.producers", "mapped: → parallelism (the larger of --num.streams " +
 				"and --num.producers): catchup copies up to 5 partitions of each pipeline at once where MirrorMaker ran 5 producers (catchup's default is 8)"},
-		{"bad streams", MMFlags{NumStreams: "0"}, true, nil, "--num.streams", `invalid: "0" is not a positive integer`},
-		{"commit interval", MMFlags{OffsetCommitIntervalMS: "60000"}, false,
-			func(p *Pipeline) bool { return p.CommitInterval.Minutes() == 1 }, "--offset.commit.interval.ms",
+		{"bad streams", Flags{NumStreams: "0"}, true, nil, "--num.streams", `invalid: "0" is not a positive integer`},
+		{"commit interval", Flags{OffsetCommitIntervalMS: "60000"}, false,
+			func(p *config.Pipeline) bool { return p.CommitInterval.Minutes() == 1 }, "--offset.commit.interval.ms",
 			"mapped: → commit_interval: the most time between two checkpoint commits of a partition"},
-		{"commit interval past the lease", MMFlags{OffsetCommitIntervalMS: "3600000"}, true, nil, "--offset.commit.interval.ms",
+		{"commit interval past the lease", Flags{OffsetCommitIntervalMS: "3600000"}, true, nil, "--offset.commit.interval.ms",
 			"invalid: commit_interval: 1h0m0s is not shorter than lease_duration 20m0s; the lease would expire between commits"},
-		{"message handler", MMFlags{MessageHandler: "com.example.Rename"}, true, nil, "--message.handler",
+		{"message handler", Flags{MessageHandler: "com.example.Rename"}, true, nil, "--message.handler",
 			"refused: catchup copies records unchanged (adding only its provenance header) and cannot run the Java message handler " +
 				"com.example.Rename: one that renamed topics can be replaced by target_topic in the YAML (\"{source}.{topic}\", " +
 				"\"{topic}.mirror\"); one that filtered or changed records has no equivalent"},
-		{"store", MMFlags{Store: "s3://bucket"}, true, nil, "--store", `invalid: "s3://bucket" is not file://PATH or dynamodb://TABLE`},
+		{"store", Flags{Store: "s3://bucket"}, true, nil, "--store", `invalid: "s3://bucket" is not file://PATH or dynamodb://TABLE`},
 	}
 	for _, tt := range tests {
 		m, err := convert(t, plainConsumer, plainProducer, tt.fl)
@@ -474,12 +449,12 @@ func TestFlags(t *testing.T) {
 }
 
 func TestPipelineNames(t *testing.T) {
-	files := []MMFile{
+	files := []File{
 		{Name: "a/east.consumer.config", Data: []byte("bootstrap.servers=e:9092\ngroup.id=mirror\n")},
 		{Name: "b/east.consumer.config", Data: []byte("bootstrap.servers=w:9092\ngroup.id=mirror\n")},
 		{Name: "west.properties", Data: []byte("bootstrap.servers=w2:9092\ngroup.id=my group/1\n")},
 	}
-	m, err := FromMirrorMaker(files, MMFile{Name: "east.producer.config", Data: []byte(plainProducer)}, MMFlags{Whitelist: ".*"})
+	m, err := Convert(files, File{Name: "east.producer.config", Data: []byte(plainProducer)}, Flags{Whitelist: ".*"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,7 +469,7 @@ func TestPipelineNames(t *testing.T) {
 }
 
 func TestNotAPropertiesFile(t *testing.T) {
-	m, err := FromMirrorMaker([]MMFile{{Name: "bad.config", Data: []byte("a=\\u00")}}, MMFile{Name: "p", Data: []byte(plainProducer)}, MMFlags{Whitelist: "x"})
+	m, err := Convert([]File{{Name: "bad.config", Data: []byte("a=\\u00")}}, File{Name: "p", Data: []byte(plainProducer)}, Flags{Whitelist: "x"})
 	if err == nil || len(m.Notices) == 0 || m.Notices[0].File != "bad.config" || m.Notices[0].Kind != NoticeInvalid {
 		t.Errorf("err = %v, notices %v; want an invalid notice on bad.config", err, m.Notices)
 	}
