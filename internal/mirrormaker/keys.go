@@ -19,7 +19,8 @@ func (s mmSide) String() string {
 }
 
 // mmAnswer is what a key means on one side: mapped (converted by code in
-// mirrormaker.go) or a fixed answer, obsolete or not applicable, with why.
+// properties.go, clients.go or security.go) or a fixed answer, obsolete
+// or not applicable, with why.
 type mmAnswer struct {
 	kind NoticeKind // "" when the key is not one of this side
 	why  string
