@@ -7,8 +7,9 @@
 // convert.go holds Convert and the pipelines it builds, properties.go the
 // reading of one property file, clients.go the consumer and producer keys,
 // security.go TLS and SASL (jaas.go parses sasl.jaas.config), flags.go the
-// command-line flags and topic selection, keys.go the answer for every key
-// catchup knows, report.go the notices and the problems placed in the YAML.
+// command-line flags, topics.go the topic selection (--whitelist,
+// --blacklist), keys.go the answer for every key catchup knows, report.go
+// the notices and the problems placed in the YAML.
 package mirrormaker
 
 import (

@@ -2,7 +2,6 @@ package mirrormaker
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,47 +15,9 @@ func (c *mmConv) convertFlags() *mmPipe {
 	mp := newMMPipe()
 	p := &mp.p
 	fl := c.flags
-	note := func(key string, kind NoticeKind, format string, args ...any) {
-		c.add(Notice{Key: key, Kind: kind, Msg: fmt.Sprintf(format, args...)})
-	}
-	origin := func(path, key string) { mp.origins[path] = mmOrigin{key: key} }
+	note, origin := c.flagNote, mp.fromFlag
 
-	include, exclude := mmTopics(fl.Whitelist), mmTopics(fl.Blacklist)
-	// Check the patterns here, once, rather than once per pipeline in Parse.
-	valid := func(key string, pats []string) bool {
-		ok := true
-		for _, pat := range pats {
-			if err := config.CheckPattern(pat); err != nil {
-				note(key, NoticeInvalid, "%v", err)
-				mp.covered["topics"], ok = true, false
-			}
-		}
-		return ok
-	}
-	includeOK, excludeOK := valid(fl.WhitelistFlag, include), valid("--blacklist", exclude)
-	switch {
-	case len(include) > 0:
-		p.Topics.Include = include
-		origin("topics.include", fl.WhitelistFlag)
-		if includeOK {
-			note(fl.WhitelistFlag, NoticeMapped, "→ topics.include: %s%s", strings.Join(include, ", "), topicsHow(include))
-		}
-	case len(exclude) > 0:
-		p.Topics.Include = []string{".*"}
-		origin("topics.include", "--blacklist")
-		note(fl.WhitelistFlag, NoticeMapped, "not given: → topics.include: .* (every topic), less --blacklist")
-	default:
-		note(fl.WhitelistFlag, NoticeInvalid, "required, as by MirrorMaker: a Java regular expression or a comma-separated "+
-			"list of topics; --whitelist '.*' selects every topic (internal topics are never copied)")
-		mp.covered["topics"] = true
-	}
-	if len(exclude) > 0 {
-		p.Topics.Exclude = exclude
-		origin("topics.exclude", "--blacklist")
-		if excludeOK {
-			note("--blacklist", NoticeMapped, "→ topics.exclude: %s%s; exclude wins over include", strings.Join(exclude, ", "), topicsHow(exclude))
-		}
-	}
+	c.topics(mp)
 
 	for _, f := range []struct{ key, value, what string }{
 		{"--num.streams", fl.NumStreams, "consumer threads"},
@@ -124,37 +85,10 @@ func (c *mmConv) convertFlags() *mmPipe {
 	return mp
 }
 
-// mmTopics converts a MirrorMaker topic list as MirrorMaker read it (its
-// TopicFilter): surrounding quotes and all spaces removed, and each comma
-// meaning "or", here one pattern per comma-separated part. Commas inside
-// [...] or {m,n} belong to the pattern.
-func mmTopics(raw string) []string {
-	s := strings.Trim(strings.TrimSpace(raw), `"'`)
-	s = strings.ReplaceAll(s, " ", "")
-	var out []string
-	depth, start := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '[', '{':
-			depth++
-		case ']', '}':
-			depth = max(0, depth-1)
-		case ',':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	out = append(out, s[start:])
-	return slices.DeleteFunc(out, func(p string) bool { return p == "" })
+// flagNote adds a notice about a command-line flag.
+func (c *mmConv) flagNote(flag string, kind NoticeKind, format string, args ...any) {
+	c.add(Notice{Key: flag, Kind: kind, Msg: fmt.Sprintf(format, args...)})
 }
 
-func topicsHow(pats []string) string {
-	if len(pats) > 1 {
-		return " (MirrorMaker read each comma as \"or\"; each pattern matches whole topic names, as there)"
-	}
-	return " (matched against whole topic names, as by MirrorMaker)"
-}
+// fromFlag records that the pipeline setting at path came from flag.
+func (mp *mmPipe) fromFlag(path, flag string) { mp.origins[path] = mmOrigin{key: flag} }
