@@ -11,7 +11,7 @@ import (
 )
 
 // consumerKey converts a key of a consumer config.
-func (fc *mmFile) consumerKey(k string) {
+func (fc *propFile) consumerKey(k string) {
 	v, _ := fc.get(k)
 	if fc.common(k, v) {
 		return
@@ -72,7 +72,7 @@ func (fc *mmFile) consumerKey(k string) {
 }
 
 // producerKey converts a key of the producer config.
-func (fc *mmFile) producerKey(k string) {
+func (fc *propFile) producerKey(k string) {
 	v, _ := fc.get(k)
 	if fc.common(k, v) {
 		return
@@ -152,7 +152,7 @@ func (fc *mmFile) producerKey(k string) {
 	}
 }
 
-func (fc *mmFile) acks(k, v string) {
+func (fc *propFile) acks(k, v string) {
 	w := &fc.mp.p.Producer
 	switch v {
 	case "all", "-1":
@@ -182,7 +182,7 @@ func (fc *mmFile) acks(k, v string) {
 
 // enqueueTimeout answers queue.enqueue.timeout.ms of the old async
 // producer: -1 blocks when the queue is full, 0 or more drops records.
-func (fc *mmFile) enqueueTimeout(k, v string) {
+func (fc *propFile) enqueueTimeout(k, v string) {
 	if typ, _ := fc.get("producer.type"); typ != "async" {
 		fc.note(k, NoticeNotApplicable, "used only with producer.type=async")
 		return

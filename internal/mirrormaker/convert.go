@@ -104,7 +104,7 @@ type Migration struct {
 // each problem as a comment beside the setting it concerns (or in the
 // header), but no File.
 func Convert(consumers []File, producer File, flags Flags) (*Migration, error) {
-	c := &mmConv{flags: flags, keys: mmKeys(), passwords: map[string]config.Secret{}, envs: map[string]string{}}
+	c := &converter{flags: flags, keys: knownKeys(), passwords: map[string]config.Secret{}, envs: map[string]string{}}
 	for _, k := range slices.Sorted(maps.Keys(c.keys)) {
 		for side, ans := range c.keys[k] {
 			if ans.kind != "" {
@@ -126,17 +126,17 @@ func Convert(consumers []File, producer File, flags Flags) (*Migration, error) {
 	}
 
 	names := c.clusterNames(consumers, producer)
-	var pipes []*mmPipe
+	var pipes []*pipe
 	used := map[string]bool{}
 	for i, f := range consumers {
-		mp := newMMPipe()
-		if fc := c.convertFile(f, mmConsumer, names[i], mp); fc != nil {
+		mp := newPipe()
+		if fc := c.convertFile(f, consumerFile, names[i], mp); fc != nil {
 			c.namePipeline(fc, used)
 			pipes = append(pipes, mp)
 		}
 	}
-	target := newMMPipe()
-	if producer.Name == "" && producer.Data == nil || c.convertFile(producer, mmProducer, names[len(names)-1], target) == nil {
+	target := newPipe()
+	if producer.Name == "" && producer.Data == nil || c.convertFile(producer, producerFile, names[len(names)-1], target) == nil {
 		target.covered["target"] = true // a notice said why there is no target
 	}
 	flagPipe := c.convertFlags()
@@ -152,7 +152,7 @@ func Convert(consumers []File, producer File, flags Flags) (*Migration, error) {
 
 	f := &config.File{Store: c.flags.Store}
 	explicit := map[string]bool{}
-	origins := make([]map[string]mmOrigin, len(pipes))
+	origins := make([]map[string]keyOrigin, len(pipes))
 	covered := make([]map[string]bool, len(pipes))
 	for i, mp := range pipes {
 		mp.merge(target, func(p *config.Pipeline) { p.Target, p.Producer = target.p.Target, target.p.Producer })
@@ -201,11 +201,11 @@ func Convert(consumers []File, producer File, flags Flags) (*Migration, error) {
 	return m, nil
 }
 
-// mmConv holds the state of one conversion.
-type mmConv struct {
+// converter holds the state of one conversion.
+type converter struct {
 	flags     Flags
-	keys      map[string]mmKey
-	known     [2][]string // per mmSide, sorted: suggestions come from the file's own kind
+	keys      map[string]keyAnswers
+	known     [2][]string // per fileKind, sorted: suggestions come from the file's own kind
 	notices   []Notice
 	passwords map[string]config.Secret
 	envs      map[string]string // password variable → cluster
@@ -213,34 +213,34 @@ type mmConv struct {
 
 // add records n unless the same notice was already given (a problem in the
 // target shows once, not once per pipeline).
-func (c *mmConv) add(n Notice) {
+func (c *converter) add(n Notice) {
 	if !slices.Contains(c.notices, n) {
 		c.notices = append(c.notices, n)
 	}
 }
 
-// mmOrigin is the property a setting of the YAML came from.
-type mmOrigin struct {
+// keyOrigin is the property a setting of the YAML came from.
+type keyOrigin struct {
 	file, key string
 	line      int
 }
 
-// mmPipe is one pipeline being converted, with where each setting came
+// pipe is one pipeline being converted, with where each setting came
 // from; paths are relative to the pipeline ("source.brokers").
-type mmPipe struct {
+type pipe struct {
 	p        config.Pipeline
-	origins  map[string]mmOrigin
+	origins  map[string]keyOrigin
 	explicit map[string]bool // settings written even when zero (retries: 0)
 	covered  map[string]bool // settings whose problem a notice already explains
 }
 
-func newMMPipe() *mmPipe {
-	return &mmPipe{origins: map[string]mmOrigin{}, explicit: map[string]bool{}, covered: map[string]bool{}}
+func newPipe() *pipe {
+	return &pipe{origins: map[string]keyOrigin{}, explicit: map[string]bool{}, covered: map[string]bool{}}
 }
 
 // merge copies the settings of from into mp with copy, and from's
 // bookkeeping with them.
-func (mp *mmPipe) merge(from *mmPipe, copyFields func(p *config.Pipeline)) {
+func (mp *pipe) merge(from *pipe, copyFields func(p *config.Pipeline)) {
 	copyFields(&mp.p)
 	maps.Copy(mp.origins, from.origins)
 	maps.Copy(mp.explicit, from.explicit)
@@ -251,12 +251,12 @@ func (mp *mmPipe) merge(from *mmPipe, copyFields func(p *config.Pipeline)) {
 // files, "sourceCluster1Consumer.config" giving "sourceCluster1", each name
 // distinct: the names go into provenance headers, where two sources must
 // differ.
-func (c *mmConv) clusterNames(consumers []File, producer File) []string {
+func (c *converter) clusterNames(consumers []File, producer File) []string {
 	names := make([]string, 0, len(consumers)+1)
 	for _, f := range consumers {
-		names = append(names, mmStem(f.Name, "consumer", "source"))
+		names = append(names, clusterStem(f.Name, "consumer", "source"))
 	}
-	names = append(names, mmStem(producer.Name, "producer", "target"))
+	names = append(names, clusterStem(producer.Name, "producer", "target"))
 	return uniqueNames(names, "-")
 }
 
@@ -275,10 +275,10 @@ func uniqueNames(names []string, sep string) []string {
 	return out
 }
 
-// mmStem derives a cluster name from a file path: the base name without
+// clusterStem derives a cluster name from a file path: the base name without
 // its extension or a trailing role word ("consumer"), reduced to the
 // characters a name may hold; def if nothing is left.
-func mmStem(path, role, def string) string {
+func clusterStem(path, role, def string) string {
 	base := filepath.Base(path)
 	for _, ext := range []string{".config", ".properties", ".conf", ".cfg", ".props"} {
 		if len(base) > len(ext) && strings.EqualFold(base[len(base)-len(ext):], ext) {
@@ -313,7 +313,7 @@ func sanitizeName(s string) string {
 
 // namePipeline names the pipeline of a consumer config after its group.id,
 // the checkpoint namespace, and says where its partitions start.
-func (c *mmConv) namePipeline(fc *mmFile, used map[string]bool) {
+func (c *converter) namePipeline(fc *propFile, used map[string]bool) {
 	p := &fc.mp.p
 	group, ok := fc.get("group.id")
 	name := sanitizeName(group)
@@ -361,7 +361,7 @@ func (c *mmConv) namePipeline(fc *mmFile, used map[string]bool) {
 
 // yaml writes f as a YAML configuration holding only the settings that the
 // conversion set, with a header naming the files it came from.
-func (c *mmConv) yaml(f *config.File, explicit map[string]bool, consumers []File, producer File, comments yaml.CommentMap, head []string) []byte {
+func (c *converter) yaml(f *config.File, explicit map[string]bool, consumers []File, producer File, comments yaml.CommentMap, head []string) []byte {
 	names := make([]string, len(consumers))
 	for i, cf := range consumers {
 		names[i] = cf.Name

@@ -41,7 +41,7 @@ const (
 	plainProducer = "bootstrap.servers=dst:9092\n"
 )
 
-func TestMMStem(t *testing.T) {
+func TestClusterStem(t *testing.T) {
 	tests := []struct{ path, role, def, want string }{
 		{"conf/sourceCluster1Consumer.config", "consumer", "source", "sourceCluster1"},
 		{"targetClusterProducer.config", "producer", "target", "targetCluster"},
@@ -50,8 +50,8 @@ func TestMMStem(t *testing.T) {
 		{"my cluster.conf", "consumer", "source", "my-cluster"},
 	}
 	for _, tt := range tests {
-		if got := mmStem(tt.path, tt.role, tt.def); got != tt.want {
-			t.Errorf("mmStem(%q, %q) = %q, want %q", tt.path, tt.role, got, tt.want)
+		if got := clusterStem(tt.path, tt.role, tt.def); got != tt.want {
+			t.Errorf("clusterStem(%q, %q) = %q, want %q", tt.path, tt.role, got, tt.want)
 		}
 	}
 }

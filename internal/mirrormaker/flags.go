@@ -11,8 +11,8 @@ import (
 
 // convertFlags converts the command-line flags into the pipeline settings
 // they give every pipeline.
-func (c *mmConv) convertFlags() *mmPipe {
-	mp := newMMPipe()
+func (c *converter) convertFlags() *pipe {
+	mp := newPipe()
 	p := &mp.p
 	fl := c.flags
 	note, origin := c.flagNote, mp.fromFlag
@@ -86,9 +86,9 @@ func (c *mmConv) convertFlags() *mmPipe {
 }
 
 // flagNote adds a notice about a command-line flag.
-func (c *mmConv) flagNote(flag string, kind NoticeKind, format string, args ...any) {
+func (c *converter) flagNote(flag string, kind NoticeKind, format string, args ...any) {
 	c.add(Notice{Key: flag, Kind: kind, Msg: fmt.Sprintf(format, args...)})
 }
 
 // fromFlag records that the pipeline setting at path came from flag.
-func (mp *mmPipe) fromFlag(path, flag string) { mp.origins[path] = mmOrigin{key: flag} }
+func (mp *pipe) fromFlag(path, flag string) { mp.origins[path] = keyOrigin{key: flag} }

@@ -2,32 +2,32 @@ package mirrormaker
 
 import "strings"
 
-// mmSide says which MirrorMaker file a property file is: a consumer config
+// fileKind says which MirrorMaker file a property file is: a consumer config
 // (a source cluster) or the producer config (the target cluster).
-type mmSide int
+type fileKind int
 
 const (
-	mmConsumer mmSide = iota
-	mmProducer
+	consumerFile fileKind = iota
+	producerFile
 )
 
-func (s mmSide) String() string {
-	if s == mmProducer {
+func (s fileKind) String() string {
+	if s == producerFile {
 		return "producer"
 	}
 	return "consumer"
 }
 
-// mmAnswer is what a key means on one side: mapped (converted by code in
+// answer is what a key means on one side: mapped (converted by code in
 // properties.go, clients.go or security.go) or a fixed answer, obsolete
 // or not applicable, with why.
-type mmAnswer struct {
+type answer struct {
 	kind NoticeKind // "" when the key is not one of this side
 	why  string
 }
 
-// mmKey is what a key means in a consumer and in a producer config.
-type mmKey [2]mmAnswer
+// keyAnswers is what a key means in a consumer and in a producer config.
+type keyAnswers [2]answer
 
 // Reasons shared by several keys.
 const (
@@ -43,20 +43,20 @@ const (
 	whyMemory = "catchup's memory is bounded by fetch_bytes: at most three fetches per partition, parallelism partitions at once"
 )
 
-// mmKeys lists every key catchup knows an answer for. Keys answered by
-// prefix (zookeeper.*, metrics.*) are in mmPrefixAnswer.
-func mmKeys() map[string]mmKey {
-	t := map[string]mmKey{}
-	add := func(s mmSide, kind NoticeKind, why string, keys ...string) {
+// knownKeys lists every key catchup knows an answer for. Keys answered by
+// prefix (zookeeper.*, metrics.*) are in prefixAnswer.
+func knownKeys() map[string]keyAnswers {
+	t := map[string]keyAnswers{}
+	add := func(s fileKind, kind NoticeKind, why string, keys ...string) {
 		for _, k := range keys {
 			e := t[k]
-			e[s] = mmAnswer{kind: kind, why: why}
+			e[s] = answer{kind: kind, why: why}
 			t[k] = e
 		}
 	}
 	both := func(kind NoticeKind, why string, keys ...string) {
-		add(mmConsumer, kind, why, keys...)
-		add(mmProducer, kind, why, keys...)
+		add(consumerFile, kind, why, keys...)
+		add(producerFile, kind, why, keys...)
 	}
 
 	// Keys converted by code, on both sides.
@@ -65,66 +65,66 @@ func mmKeys() map[string]mmKey {
 		"ssl.truststore.location", "ssl.truststore.type", "ssl.truststore.password", "ssl.truststore.certificates",
 		"ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.password", "ssl.key.password",
 		"ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.endpoint.identification.algorithm")
-	add(mmConsumer, NoticeMapped, "", "group.id", "auto.offset.reset", "isolation.level",
+	add(consumerFile, NoticeMapped, "", "group.id", "auto.offset.reset", "isolation.level",
 		"fetch.message.max.bytes", "max.partition.fetch.bytes")
-	add(mmProducer, NoticeMapped, "", "acks", "request.required.acks", "compression.type", "compression.codec",
+	add(producerFile, NoticeMapped, "", "acks", "request.required.acks", "compression.type", "compression.codec",
 		"retries", "message.send.max.retries", "retry.backoff.ms", "batch.num.messages", "max.request.size",
 		"request.timeout.ms", "producer.type", "queue.enqueue.timeout.ms")
 
 	// The old consumer.
-	add(mmConsumer, NoticeObsolete, whyOldConsumer+"a run ends when its windows are copied", "consumer.timeout.ms")
-	add(mmConsumer, NoticeObsolete, whyOldConsumer+whyCommitted, "auto.commit.enable")
-	add(mmConsumer, NoticeObsolete, whyOldConsumer+whyNoGroup, "rebalance.max.retries", "rebalance.backoff.ms",
+	add(consumerFile, NoticeObsolete, whyOldConsumer+"a run ends when its windows are copied", "consumer.timeout.ms")
+	add(consumerFile, NoticeObsolete, whyOldConsumer+whyCommitted, "auto.commit.enable")
+	add(consumerFile, NoticeObsolete, whyOldConsumer+whyNoGroup, "rebalance.max.retries", "rebalance.backoff.ms",
 		"consumer.id", "refresh.leader.backoff.ms")
-	add(mmConsumer, NoticeObsolete, whyOldConsumer+whyCommitted, "offsets.storage", "dual.commit.enabled",
+	add(consumerFile, NoticeObsolete, whyOldConsumer+whyCommitted, "offsets.storage", "dual.commit.enabled",
 		"offsets.channel.backoff.ms", "offsets.channel.socket.timeout.ms", "offsets.commit.max.retries")
-	add(mmConsumer, NoticeObsolete, whyOldConsumer+whyJavaTuning, "socket.receive.buffer.bytes", "socket.timeout.ms",
+	add(consumerFile, NoticeObsolete, whyOldConsumer+whyJavaTuning, "socket.receive.buffer.bytes", "socket.timeout.ms",
 		"num.consumer.fetchers")
-	add(mmConsumer, NoticeObsolete, whyOldConsumer+whyNoWait, "fetch.wait.max.ms")
-	add(mmConsumer, NoticeObsolete, whyOldConsumer+whyMemory, "queued.max.message.chunks")
+	add(consumerFile, NoticeObsolete, whyOldConsumer+whyNoWait, "fetch.wait.max.ms")
+	add(consumerFile, NoticeObsolete, whyOldConsumer+whyMemory, "queued.max.message.chunks")
 
 	// The Java consumer.
-	add(mmConsumer, NoticeNotApplicable, whyBytes, "key.deserializer", "value.deserializer")
-	add(mmConsumer, NoticeNotApplicable, whyCommitted, "enable.auto.commit", "auto.commit.interval.ms")
-	add(mmConsumer, NoticeNotApplicable, whyNoGroup, "partition.assignment.strategy", "session.timeout.ms",
+	add(consumerFile, NoticeNotApplicable, whyBytes, "key.deserializer", "value.deserializer")
+	add(consumerFile, NoticeNotApplicable, whyCommitted, "enable.auto.commit", "auto.commit.interval.ms")
+	add(consumerFile, NoticeNotApplicable, whyNoGroup, "partition.assignment.strategy", "session.timeout.ms",
 		"heartbeat.interval.ms", "max.poll.interval.ms", "group.instance.id", "group.protocol", "group.remote.assignor")
-	add(mmConsumer, NoticeNotApplicable, "catchup fetches by bytes per partition (fetch_bytes), not by records",
+	add(consumerFile, NoticeNotApplicable, "catchup fetches by bytes per partition (fetch_bytes), not by records",
 		"max.poll.records")
-	add(mmConsumer, NoticeNotApplicable, "one fetch is bounded per partition by fetch_bytes", "fetch.max.bytes")
-	add(mmConsumer, NoticeNotApplicable, whyNoWait, "fetch.min.bytes", "fetch.max.wait.ms")
-	add(mmConsumer, NoticeNotApplicable, "the broker and kafka-go check record batches", "check.crcs")
-	add(mmConsumer, NoticeNotApplicable, "catchup fetches from partition leaders", "client.rack")
-	add(mmConsumer, NoticeNotApplicable, "catchup never creates source topics", "allow.auto.create.topics")
-	add(mmConsumer, NoticeNotApplicable, "internal topics (names starting with \"__\") are never copied",
+	add(consumerFile, NoticeNotApplicable, "one fetch is bounded per partition by fetch_bytes", "fetch.max.bytes")
+	add(consumerFile, NoticeNotApplicable, whyNoWait, "fetch.min.bytes", "fetch.max.wait.ms")
+	add(consumerFile, NoticeNotApplicable, "the broker and kafka-go check record batches", "check.crcs")
+	add(consumerFile, NoticeNotApplicable, "catchup fetches from partition leaders", "client.rack")
+	add(consumerFile, NoticeNotApplicable, "catchup never creates source topics", "allow.auto.create.topics")
+	add(consumerFile, NoticeNotApplicable, "internal topics (names starting with \"__\") are never copied",
 		"exclude.internal.topics")
-	add(mmConsumer, NoticeNotApplicable, whyJavaTuning, "default.api.timeout.ms", "request.timeout.ms",
+	add(consumerFile, NoticeNotApplicable, whyJavaTuning, "default.api.timeout.ms", "request.timeout.ms",
 		"retry.backoff.ms")
 
 	// The producers, old and new.
-	add(mmProducer, NoticeNotApplicable, whyBytes, "key.serializer", "value.serializer", "serializer.class",
+	add(producerFile, NoticeNotApplicable, whyBytes, "key.serializer", "value.serializer", "serializer.class",
 		"key.serializer.class")
-	add(mmProducer, NoticeNotApplicable, "catchup writes every record to the partition number it has on the source, "+
+	add(producerFile, NoticeNotApplicable, "catchup writes every record to the partition number it has on the source, "+
 		"which keeps offsets translatable and resume exact", "partitioner.class")
-	add(mmProducer, NoticeNotApplicable, "catchup sends at window speed: a produce request goes out as soon as a "+
+	add(producerFile, NoticeNotApplicable, "catchup sends at window speed: a produce request goes out as soon as a "+
 		"fetched batch is ready, and the next fetch overlaps it", "linger.ms", "queue.buffering.max.ms")
-	add(mmProducer, NoticeNotApplicable, "catchup groups up to producer.batch_records records and "+
+	add(producerFile, NoticeNotApplicable, "catchup groups up to producer.batch_records records and "+
 		"producer.batch_bytes bytes per produce request", "batch.size")
-	add(mmProducer, NoticeNotApplicable, whyMemory, "buffer.memory", "queue.buffering.max.messages")
-	add(mmProducer, NoticeNotApplicable, "catchup waits for every acknowledgement before it moves a checkpoint",
+	add(producerFile, NoticeNotApplicable, whyMemory, "buffer.memory", "queue.buffering.max.messages")
+	add(producerFile, NoticeNotApplicable, "catchup waits for every acknowledgement before it moves a checkpoint",
 		"max.block.ms")
-	add(mmProducer, NoticeNotApplicable, "catchup has one produce request in flight per partition, so records keep "+
+	add(producerFile, NoticeNotApplicable, "catchup has one produce request in flight per partition, so records keep "+
 		"their order", "max.in.flight.requests.per.connection")
-	add(mmProducer, NoticeNotApplicable, "catchup writes as an idempotent producer whenever acks is all "+
+	add(producerFile, NoticeNotApplicable, "catchup writes as an idempotent producer whenever acks is all "+
 		"(producer.idempotent: false in the YAML turns that off); the provenance header makes a resume "+
 		"after a crash exact (see the README)", "enable.idempotence")
-	add(mmProducer, NoticeNotApplicable, "catchup does not write in transactions; the provenance header makes a "+
+	add(producerFile, NoticeNotApplicable, "catchup does not write in transactions; the provenance header makes a "+
 		"resume exact instead (see the README)", "transactional.id", "transaction.timeout.ms")
-	add(mmProducer, NoticeNotApplicable, "a produce is retried producer.retries times within the run's deadline",
+	add(producerFile, NoticeNotApplicable, "a produce is retried producer.retries times within the run's deadline",
 		"delivery.timeout.ms", "retry.backoff.max.ms")
-	add(mmProducer, NoticeNotApplicable, "catchup compresses with the codec's default level",
+	add(producerFile, NoticeNotApplicable, "catchup compresses with the codec's default level",
 		"compression.gzip.level", "compression.lz4.level", "compression.zstd.level")
-	add(mmProducer, NoticeNotApplicable, "producer.compression applies to every topic", "compressed.topics")
-	add(mmProducer, NoticeObsolete, "a setting of the old Scala producer (removed in Kafka 2.0); "+whyJavaTuning,
+	add(producerFile, NoticeNotApplicable, "producer.compression applies to every topic", "compressed.topics")
+	add(producerFile, NoticeObsolete, "a setting of the old Scala producer (removed in Kafka 2.0); "+whyJavaTuning,
 		"topic.metadata.refresh.interval.ms")
 
 	// Both sides.
@@ -144,15 +144,15 @@ func mmKeys() map[string]mmKey {
 	return t
 }
 
-// mmPrefixAnswer answers keys known by their prefix.
-func mmPrefixAnswer(key string) (mmAnswer, bool) {
+// prefixAnswer answers keys known by their prefix.
+func prefixAnswer(key string) (answer, bool) {
 	switch {
 	case strings.HasPrefix(key, "zookeeper."):
-		return mmAnswer{NoticeObsolete, whyOldConsumer + "catchup reads from the brokers named by bootstrap.servers, never from ZooKeeper"}, true
+		return answer{NoticeObsolete, whyOldConsumer + "catchup reads from the brokers named by bootstrap.servers, never from ZooKeeper"}, true
 	case strings.HasPrefix(key, "metrics."):
-		return mmAnswer{NoticeNotApplicable, "metrics of the Java client; catchup writes its metrics as CloudWatch embedded metrics"}, true
+		return answer{NoticeNotApplicable, "metrics of the Java client; catchup writes its metrics as CloudWatch embedded metrics"}, true
 	case strings.HasPrefix(key, "sasl.login."), strings.HasPrefix(key, "sasl.oauthbearer."):
-		return mmAnswer{NoticeNotApplicable, "tuning of the Java client's SASL login; catchup authenticates once per connection"}, true
+		return answer{NoticeNotApplicable, "tuning of the Java client's SASL login; catchup authenticates once per connection"}, true
 	}
-	return mmAnswer{}, false
+	return answer{}, false
 }

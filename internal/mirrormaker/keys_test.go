@@ -8,14 +8,14 @@ import (
 // TestEveryKeyAnswered feeds every key catchup knows, on both sides, and
 // checks that each gets a notice of its own that is not "unknown".
 func TestEveryKeyAnswered(t *testing.T) {
-	for key, sides := range mmKeys() {
+	for key, sides := range knownKeys() {
 		for side, ans := range sides {
 			consumer, producer := plainConsumer, plainProducer
 			line := key + "=x\n"
 			if key == "bootstrap.servers" || key == "group.id" {
 				line = ""
 			}
-			if mmSide(side) == mmConsumer {
+			if fileKind(side) == consumerFile {
 				consumer += line
 			} else {
 				producer += line
@@ -23,11 +23,11 @@ func TestEveryKeyAnswered(t *testing.T) {
 			m, _ := convert(t, consumer, producer, Flags{})
 			got := noticesOf(m, key)
 			if len(got) == 0 {
-				t.Errorf("%s in a %s config (%s): no notice", key, mmSide(side), ans.kind)
+				t.Errorf("%s in a %s config (%s): no notice", key, fileKind(side), ans.kind)
 			}
 			for _, n := range got {
 				if strings.HasPrefix(n, string(NoticeUnknown)) {
-					t.Errorf("%s in a %s config: %s", key, mmSide(side), n)
+					t.Errorf("%s in a %s config: %s", key, fileKind(side), n)
 				}
 			}
 		}

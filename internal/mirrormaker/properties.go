@@ -12,22 +12,22 @@ import (
 	"github.com/kafka-catchup/catchup/internal/config"
 )
 
-// mmFile converts one property file into the cluster at and the pipeline
+// propFile converts one property file into the cluster at and the pipeline
 // settings of its side.
-type mmFile struct {
-	c        *mmConv
+type propFile struct {
+	c        *converter
 	name     string
-	side     mmSide
+	side     fileKind
 	props    *properties.Properties
 	lines    map[string]int
-	mp       *mmPipe
+	mp       *pipe
 	cl       *config.Cluster
 	at       string // "source" or "target"
 	protocol string // security.protocol, upper case
 }
 
 // convertFile converts f into mp; it returns nil if f cannot be read.
-func (c *mmConv) convertFile(f File, side mmSide, clusterName string, mp *mmPipe) *mmFile {
+func (c *converter) convertFile(f File, side fileKind, clusterName string, mp *pipe) *propFile {
 	loader := &properties.Loader{Encoding: properties.UTF8, DisableExpansion: true}
 	if !utf8.Valid(f.Data) {
 		// Java's Properties.load(InputStream), which Kafka's tools use, reads
@@ -42,9 +42,9 @@ func (c *mmConv) convertFile(f File, side mmSide, clusterName string, mp *mmPipe
 		c.add(Notice{File: f.Name, Kind: NoticeInvalid, Msg: "not a Java .properties file: " + err.Error()})
 		return nil
 	}
-	fc := &mmFile{c: c, name: f.Name, side: side, props: props, lines: keyLines(loader, f.Data), mp: mp}
+	fc := &propFile{c: c, name: f.Name, side: side, props: props, lines: keyLines(loader, f.Data), mp: mp}
 	fc.cl, fc.at = &mp.p.Source, "source"
-	if side == mmProducer {
+	if side == producerFile {
 		fc.cl, fc.at = &mp.p.Target, "target"
 	}
 	fc.cl.Name = clusterName
@@ -85,57 +85,57 @@ func keyLines(l *properties.Loader, data []byte) map[string]int {
 }
 
 // get returns the value of key, trimmed as Kafka trims its settings.
-func (fc *mmFile) get(key string) (string, bool) {
+func (fc *propFile) get(key string) (string, bool) {
 	v, ok := fc.props.Get(key)
 	return strings.TrimSpace(v), ok
 }
 
-func (fc *mmFile) has(key string) bool { _, ok := fc.props.Get(key); return ok }
+func (fc *propFile) has(key string) bool { _, ok := fc.props.Get(key); return ok }
 
 // note adds a notice about key.
-func (fc *mmFile) note(key string, kind NoticeKind, format string, args ...any) {
+func (fc *propFile) note(key string, kind NoticeKind, format string, args ...any) {
 	fc.c.add(Notice{File: fc.name, Line: fc.lines[key], Key: key, Kind: kind, Msg: fmt.Sprintf(format, args...)})
 }
 
 // set records that the pipeline setting at path came from key, so that a
 // problem Parse finds with it is reported on key.
-func (fc *mmFile) set(path, key string) {
-	fc.mp.origins[path] = mmOrigin{file: fc.name, key: key, line: fc.lines[key]}
+func (fc *propFile) set(path, key string) {
+	fc.mp.origins[path] = keyOrigin{file: fc.name, key: key, line: fc.lines[key]}
 }
 
 // cover records that a notice already explains the problem Parse would
 // find with the setting at path.
-func (fc *mmFile) cover(path string) { fc.mp.covered[path] = true }
+func (fc *propFile) cover(path string) { fc.mp.covered[path] = true }
 
 // key explains, and where it means something converts, one key.
-func (fc *mmFile) key(k string) {
+func (fc *propFile) key(k string) {
 	info, ok := fc.c.keys[k]
-	var ans mmAnswer
+	var ans answer
 	switch {
 	case ok:
 		ans = info[fc.side]
 	default:
-		if ans, ok = mmPrefixAnswer(k); !ok {
+		if ans, ok = prefixAnswer(k); !ok {
 			fc.unknown(k)
 			return
 		}
 	}
-	other := mmConsumer
-	if fc.side == mmConsumer {
-		other = mmProducer
+	other := consumerFile
+	if fc.side == consumerFile {
+		other = producerFile
 	}
 	switch {
 	case ans.kind == "":
 		fc.note(k, NoticeNotApplicable, "a %s setting: MirrorMaker's %s ignored it too (move it to the %s file if it was meant for the %s cluster)",
-			other, fc.side, map[mmSide]string{mmConsumer: "--consumer.config", mmProducer: "--producer.config"}[other],
-			map[mmSide]string{mmConsumer: "source", mmProducer: "target"}[other])
+			other, fc.side, map[fileKind]string{consumerFile: "--consumer.config", producerFile: "--producer.config"}[other],
+			map[fileKind]string{consumerFile: "source", producerFile: "target"}[other])
 	case ans.kind != NoticeMapped:
 		fc.note(k, ans.kind, "%s", ans.why)
 	case strings.HasPrefix(k, "ssl."):
 		fc.ssl(k)
 	case strings.HasPrefix(k, "sasl."):
 		fc.saslKey(k)
-	case fc.side == mmConsumer:
+	case fc.side == consumerFile:
 		fc.consumerKey(k)
 	default:
 		fc.producerKey(k)
@@ -143,8 +143,8 @@ func (fc *mmFile) key(k string) {
 }
 
 // unknown explains a key that no Kafka client knows, suggesting the nearest.
-func (fc *mmFile) unknown(k string) {
-	if best := nearestMMKeys(k, fc.c.known[fc.side]); len(best) > 0 {
+func (fc *propFile) unknown(k string) {
+	if best := nearestKeys(k, fc.c.known[fc.side]); len(best) > 0 {
 		fc.note(k, NoticeUnknown, "not a Kafka %s setting (did you mean %s?)", fc.side, quoteOr(best))
 		return
 	}
@@ -153,7 +153,7 @@ func (fc *mmFile) unknown(k string) {
 
 // common converts the keys that mean the same on both sides; ok is false
 // if k is not one of them.
-func (fc *mmFile) common(k, v string) bool {
+func (fc *propFile) common(k, v string) bool {
 	switch k {
 	case "bootstrap.servers":
 		fc.brokers(k, v, "")
@@ -175,7 +175,7 @@ func (fc *mmFile) common(k, v string) bool {
 	return true
 }
 
-func (fc *mmFile) brokers(k, v, why string) {
+func (fc *propFile) brokers(k, v, why string) {
 	for b := range strings.SplitSeq(v, ",") {
 		if b = strings.TrimSpace(b); b != "" {
 			fc.cl.Brokers = append(fc.cl.Brokers, b)
@@ -186,7 +186,7 @@ func (fc *mmFile) brokers(k, v, why string) {
 }
 
 // int parses v as an integer of at least lo, or explains why it is not.
-func (fc *mmFile) int(k, v string, lo int64) (int64, bool) {
+func (fc *propFile) int(k, v string, lo int64) (int64, bool) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < lo {
 		fc.note(k, NoticeInvalid, "%q is not an integer of at least %d", v, lo)
@@ -196,7 +196,7 @@ func (fc *mmFile) int(k, v string, lo int64) (int64, bool) {
 }
 
 // finish reports what is missing once every key of the file is read.
-func (fc *mmFile) finish() {
+func (fc *propFile) finish() {
 	if len(fc.cl.Brokers) == 0 {
 		msg := "no bootstrap.servers: list the " + fc.at + " brokers as host:port,host:port"
 		if zk, ok := fc.get("zookeeper.connect"); ok {
@@ -222,11 +222,11 @@ func (fc *mmFile) finish() {
 	}
 }
 
-// nearestMMKeys returns the keys of one side (consumer or producer) that a
+// nearestKeys returns the keys of one side (consumer or producer) that a
 // misspelled key most likely meant: the nearest whole key, or else the keys
 // with a dotted part near one of k's distinctive parts ("derializer.class"
 // finds key.deserializer and value.deserializer on the consumer side).
-func nearestMMKeys(k string, candidates []string) []string {
+func nearestKeys(k string, candidates []string) []string {
 	if best, ok := config.Nearest(k, candidates); ok {
 		return []string{best}
 	}

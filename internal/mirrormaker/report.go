@@ -83,7 +83,7 @@ func (e *Error) Error() string {
 // addParseProblem turns a problem that Parse found in the converted YAML
 // into a notice on the property or flag it came from, unless a notice
 // already explains it.
-func (c *mmConv) addParseProblem(e *config.Error, origins []map[string]mmOrigin, covered []map[string]bool) {
+func (c *converter) addParseProblem(e *config.Error, origins []map[string]keyOrigin, covered []map[string]bool) {
 	i := -1
 	if _, err := fmt.Sscanf(e.Pipeline, "pipelines[%d]", &i); err != nil || i < 0 || i >= len(origins) {
 		n := Notice{Kind: NoticeInvalid, Msg: e.Msg}
@@ -134,7 +134,7 @@ func joinedErrors(err error) []*config.Error {
 // came from, as a line comment at its path in the document
 // ("$.pipelines[0].source.brokers"); rest holds the notices that no setting
 // of the YAML came from (an unknown key, a missing flag).
-func problemComments(problems []Notice, origins []map[string]mmOrigin) (comments yaml.CommentMap, rest []Notice) {
+func problemComments(problems []Notice, origins []map[string]keyOrigin) (comments yaml.CommentMap, rest []Notice) {
 	comments = yaml.CommentMap{}
 	for _, n := range problems {
 		var paths []string

@@ -11,13 +11,13 @@ import (
 )
 
 // tls and sasl report what security.protocol turns on.
-func (fc *mmFile) tls() bool { return strings.HasSuffix(fc.protocol, "SSL") }
+func (fc *propFile) tls() bool { return strings.HasSuffix(fc.protocol, "SSL") }
 
-func (fc *mmFile) sasl() bool { return strings.HasPrefix(fc.protocol, "SASL_") }
+func (fc *propFile) sasl() bool { return strings.HasPrefix(fc.protocol, "SASL_") }
 
 // security reads security.protocol first: it decides whether the ssl.* and
 // sasl.* keys mean anything.
-func (fc *mmFile) security() {
+func (fc *propFile) security() {
 	v, ok := fc.get("security.protocol")
 	fc.protocol = strings.ToUpper(v)
 	if !ok {
@@ -40,7 +40,7 @@ func (fc *mmFile) security() {
 	}
 }
 
-func (fc *mmFile) securityNote(k string) {
+func (fc *propFile) securityNote(k string) {
 	switch fc.protocol {
 	case "PLAINTEXT":
 		if v, _ := fc.get(k); strings.EqualFold(v, "PLAINTEXT") {
@@ -57,7 +57,7 @@ func (fc *mmFile) securityNote(k string) {
 
 // saslKey converts sasl.mechanism, sasl.jaas.config and
 // sasl.client.callback.handler.class.
-func (fc *mmFile) saslKey(k string) {
+func (fc *propFile) saslKey(k string) {
 	if !fc.sasl() {
 		fc.note(k, NoticeNotApplicable, "security.protocol is %s, so the Java client did not use SASL either", fc.protocol)
 		return
@@ -100,7 +100,7 @@ const (
 
 // jaas takes the username from sasl.jaas.config and keeps the password out
 // of the YAML: the SASL block names an environment variable instead.
-func (fc *mmFile) jaas(k, v string) {
+func (fc *propFile) jaas(k, v string) {
 	mods, err := parseJAAS(v)
 	if err != nil {
 		fc.note(k, NoticeInvalid, "%v", err)
@@ -173,7 +173,7 @@ func (fc *mmFile) jaas(k, v string) {
 // passwordEnv names the environment variable of cluster's password,
 // CATCHUP_<CLUSTER>_PASSWORD, distinct for each cluster even when two names
 // differ only in characters that a variable name cannot hold.
-func (c *mmConv) passwordEnv(cluster string) string {
+func (c *converter) passwordEnv(cluster string) string {
 	base := "CATCHUP_" + envName(cluster)
 	env := base + "_PASSWORD"
 	for k := 2; c.envs[env] != "" && c.envs[env] != cluster; k++ {
@@ -198,7 +198,7 @@ func envName(s string) string {
 
 // ssl converts the ssl.* keys. catchup reads PEM files only, so a JKS or
 // PKCS12 store needs converting, and the store passwords are never needed.
-func (fc *mmFile) ssl(k string) {
+func (fc *propFile) ssl(k string) {
 	if !fc.tls() {
 		fc.note(k, NoticeNotApplicable, "security.protocol is %s, so the Java client did not use TLS either", fc.protocol)
 		return
@@ -274,7 +274,7 @@ func (fc *mmFile) ssl(k string) {
 }
 
 // keystore converts ssl.keystore.location, the client certificate.
-func (fc *mmFile) keystore(k, v, typ string) {
+func (fc *propFile) keystore(k, v, typ string) {
 	t, tlsAt := fc.cl.TLS, fc.at+".tls"
 	cert, key := swapExt(v, ".cert.pem"), swapExt(v, ".key.pem")
 	var steps string

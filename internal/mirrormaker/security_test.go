@@ -153,7 +153,7 @@ func TestTLSStores(t *testing.T) {
 }
 
 func TestPasswordEnvDistinct(t *testing.T) {
-	c := &mmConv{envs: map[string]string{}}
+	c := &converter{envs: map[string]string{}}
 	got := []string{c.passwordEnv("east-1"), c.passwordEnv("east.1"), c.passwordEnv("east-1")}
 	want := []string{"CATCHUP_EAST_1_PASSWORD", "CATCHUP_EAST_1_2_PASSWORD", "CATCHUP_EAST_1_PASSWORD"}
 	if !slices.Equal(got, want) {

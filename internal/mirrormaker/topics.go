@@ -9,9 +9,9 @@ import (
 
 // topics converts --whitelist (or --include) and --blacklist into
 // topics.include and topics.exclude.
-func (c *mmConv) topics(mp *mmPipe) {
+func (c *converter) topics(mp *pipe) {
 	p, fl, note, origin := &mp.p, c.flags, c.flagNote, mp.fromFlag
-	include, exclude := mmTopics(fl.Whitelist), mmTopics(fl.Blacklist)
+	include, exclude := splitTopics(fl.Whitelist), splitTopics(fl.Blacklist)
 	// Check the patterns here, once, rather than once per pipeline in Parse.
 	valid := func(key string, pats []string) bool {
 		ok := true
@@ -49,11 +49,11 @@ func (c *mmConv) topics(mp *mmPipe) {
 	}
 }
 
-// mmTopics converts a MirrorMaker topic list as MirrorMaker read it (its
+// splitTopics converts a MirrorMaker topic list as MirrorMaker read it (its
 // TopicFilter): surrounding quotes and all spaces removed, and each comma
 // meaning "or", here one pattern per comma-separated part. Commas inside
 // [...] or {m,n} belong to the pattern.
-func mmTopics(raw string) []string {
+func splitTopics(raw string) []string {
 	s := strings.Trim(strings.TrimSpace(raw), `"'`)
 	s = strings.ReplaceAll(s, " ", "")
 	var out []string

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func TestMMTopics(t *testing.T) {
+func TestSplitTopics(t *testing.T) {
 	tests := []struct {
 		in   string
 		want []string
@@ -17,8 +17,8 @@ func TestMMTopics(t *testing.T) {
 		{" , ", nil},
 	}
 	for _, tt := range tests {
-		if got := mmTopics(tt.in); !slices.Equal(got, tt.want) {
-			t.Errorf("mmTopics(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := splitTopics(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("splitTopics(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
