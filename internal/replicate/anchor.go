@@ -159,8 +159,8 @@ func (pc *partitionCopy) passAnchor(ctx context.Context, src *catchup.Record, fi
 			return err
 		}
 	}
-	pc.anchorPending = false
+	pc.enter(stateCopying)
 	// The start and the target end, so that a crash after the first produce
 	// can be reconciled.
-	return pc.commit(true, nil)
+	return pc.commitProgress()
 }

@@ -84,7 +84,7 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 	fctx, cancel := context.WithCancel(ctx)
 	ch := make(chan batch) // the next batch is fetched while one is produced
 	done := make(chan struct{})
-	anchored := pc.anchorPending
+	anchored := pc.state == stateAnchoring
 	go func() {
 		defer close(done)
 		pc.fetchLoop(fctx, pc.next, to, anchored, ch)
@@ -101,7 +101,7 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 	}
 	for b := range ch {
 		pc.res.Retries += b.retries
-		if pc.anchorPending {
+		if pc.state == stateAnchoring {
 			if err := pc.passAnchor(ctx, b.anchor, first); err != nil {
 				return false, err
 			}
@@ -112,7 +112,7 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 				pc.res.Gap = gap
 				pc.pendGap = &checkpoint.Gap{From: gap.From, To: gap.To, At: e.o.Now()}
 				pc.next = gap.To
-				return true, pc.commit(true, nil)
+				return true, pc.commitProgress()
 			}
 			return false, b.err
 		}
@@ -122,7 +122,7 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 				if b.release != nil {
 					b.release()
 				}
-				return false, pc.commit(true, nil)
+				return false, pc.commitProgress()
 			} else if err != nil {
 				return false, err
 			}
@@ -131,7 +131,7 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 			b.release() // nothing refers to the records once they are produced
 		}
 		pc.next = b.next
-		if err := pc.commit(false, nil); err != nil {
+		if err := pc.commitIfDue(); err != nil {
 			return false, err
 		}
 		if e.o.MaxBytes > 0 && pc.res.Bytes >= e.o.MaxBytes {
@@ -238,7 +238,9 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 		case ctx.Err() != nil:
 			// The outcome of the request in flight is unknown; it is not
 			// committed, and the next run reconciles.
-			pc.inDoubt = pc.inDoubt || (e.o.Provenance && errors.Is(err, catchup.ErrUnknownOutcome))
+			if e.o.Provenance && errors.Is(err, catchup.ErrUnknownOutcome) {
+				pc.enter(stateInDoubt)
+			}
 			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, ctx.Err())
 		case errors.Is(err, catchup.ErrUnknownOutcome) && e.o.Provenance && pc.targetEnd >= 0:
 			// Never retried blindly: find out what was appended first,
@@ -249,7 +251,7 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 				return err
 			})
 			if rerr != nil {
-				pc.inDoubt = true
+				pc.enter(stateInDoubt)
 				return errors.Join(err, rerr)
 			}
 			recs = recs[n:]

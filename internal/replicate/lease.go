@@ -2,6 +2,7 @@ package replicate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -44,20 +45,42 @@ func (pc *partitionCopy) keepLease() error {
 	return nil
 }
 
-// commit writes the checkpoint if force is set or CommitInterval has passed
-// since the last commit, and there is something new to write.
-func (pc *partitionCopy) commit(force bool, cause error) error {
-	return pc.commitWith(force, cause, false)
+// commitProgress writes the checkpoint now if there is something new to
+// write: the start and the target end before the first produce, a gap
+// skipped, a window that reached its bytes.
+func (pc *partitionCopy) commitProgress() error {
+	return pc.storeCommit(pc.e.o.Now(), nil, false)
 }
 
-// commitWith is commit that, with release, also frees the lease in the same
-// write (checkpoint.Commit.Release): a run's last commit.
-func (pc *partitionCopy) commitWith(force bool, cause error, release bool) error {
-	e := pc.e
-	now := e.o.Now()
-	if !force && now.Sub(pc.lastCommit) < e.o.CommitInterval {
+// commitIfDue is commitProgress once CommitInterval has passed since the
+// last commit, and nothing otherwise: the commits made while copying.
+func (pc *partitionCopy) commitIfDue() error {
+	now := pc.e.o.Now()
+	if now.Sub(pc.lastCommit) < pc.e.o.CommitInterval {
 		return nil
 	}
+	return pc.storeCommit(now, nil, false)
+}
+
+// commitAndRelease is a run's last commit: it records what was copied and
+// cause, the error that ended the run (nil: none), and frees the lease in
+// the same write (checkpoint.Commit.Release). The copy is then released.
+func (pc *partitionCopy) commitAndRelease(cause error) error {
+	return pc.storeCommit(pc.e.o.Now(), cause, true)
+}
+
+// keepInDoubt is the last commit of a run in doubt: it records what was
+// acknowledged and cause, and keeps the lease, so that the next run takes it
+// over and settles before it reconciles (see settle).
+func (pc *partitionCopy) keepInDoubt(cause error) error {
+	return pc.storeCommit(pc.e.o.Now(), cause, false)
+}
+
+// storeCommit writes the checkpoint, as of now, if there is something new
+// to write: what was copied since the last commit and cause (its message
+// is stored as the checkpoint's last error); with release it frees the
+// lease in the same write.
+func (pc *partitionCopy) storeCommit(now time.Time, cause error, release bool) error {
 	if pc.next == pc.committedNext && pc.targetEnd == pc.committedTargetEnd && pc.pendGap == nil &&
 		pc.pendRecords == 0 && cause == nil {
 		return nil
@@ -74,12 +97,27 @@ func (pc *partitionCopy) commitWith(force bool, cause error, release bool) error
 	}
 	sctx, cancel := pc.storeCall()
 	defer cancel()
-	if err := e.o.Store.Commit(sctx, pc.lease, c); err != nil {
+	if err := pc.e.o.Store.Commit(sctx, pc.lease, c); err != nil {
 		return fmt.Errorf("commit %s at %d: %w", pc.p, pc.next, err)
 	}
-	pc.released, pc.start = release, nil
+	if release {
+		pc.enter(stateReleased)
+	}
+	pc.start = nil
 	pc.committedNext, pc.committedTargetEnd = pc.next, pc.targetEnd
 	pc.pendRecords, pc.pendBytes, pc.pendGap = 0, 0, nil
 	pc.lastCommit = now
 	return nil
+}
+
+// release frees the lease of a run whose last commit did not (it had
+// nothing to write, or it failed): a lease another run took meanwhile is
+// not an error.
+func (pc *partitionCopy) release(ctx context.Context) {
+	rctx, cancel := pc.storeCall()
+	defer cancel()
+	if err := pc.e.o.Store.Release(rctx, pc.lease); err != nil && !errors.Is(err, checkpoint.ErrFenced) {
+		pc.e.o.Log.WarnContext(ctx, "lease not released", "pipeline", pc.e.o.Pipeline, "topic", pc.p.Topic,
+			"partition", pc.p.Partition, "error", err)
+	}
 }

@@ -25,23 +25,9 @@ type partitionCopy struct {
 	// deadline: store calls and the produce request in flight run under it,
 	// so that what was sent is acknowledged and committed (a produce cut
 	// off mid-flight could land after the next run's reconciliation).
-	// not the caller's deadline.
 	lasting context.Context
-	// takeover: the lease was found unreleased, so its holder may have
-	// left a produce request in flight (see settle).
-	takeover bool
-	// inDoubt: a produce request may have been appended, or may still be,
-	// and this run has not found out (a takeover not yet reconciled, a
-	// produce whose outcome is unknown when the run stops or its
-	// reconciliation fails). The lease is then not released at the end, so
-	// that the next run settles first.
-	inDoubt  bool
-	planned  bool // the window was planned (resolveDoubt moves nothing on a run that failed its plan)
-	released bool // the last commit released the lease
-	// anchorPending: the anchor check (see checkAnchor) is still to be
-	// made, on the first batch of the copy, whose fetch starts at next-1;
-	// nothing is committed or produced before it passes.
-	anchorPending bool
+	// state is where the copy stands (state.go; doc.go draws the machine).
+	state copyState
 
 	next      int64 // offset after the last acknowledged record (or covered marker)
 	stop      int64 // a bounded job's stop offset; math.MaxInt64 for a pipeline
@@ -95,6 +81,12 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		committedNext: cp.Next, committedTargetEnd: cp.TargetEnd,
 		lastCommit: e.o.Now(), surveyedEnd: -1,
 	}
+	if loaded.Owner != "" && e.o.Provenance {
+		// A lease still recorded when the survey read the store was never
+		// released: its holder died (or is this owner, restarted) and may
+		// have left a produce request in flight.
+		pc.state = stateTakenOver
+	}
 	if loaded.Owner == "" && cp.Epoch == loaded.Epoch+1 {
 		pc.surveyedEnd = surveyedEnd
 	}
@@ -104,31 +96,21 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		pc.committedNext = -1
 	}
 	defer func() {
-		if pc.released {
-			return // by the last commit
-		}
-		if pc.inDoubt {
+		switch {
+		case pc.state == stateReleased:
+			// by the last commit
+		case pc.state.inDoubt():
 			// Kept, so that the next run waits for the target to hold
 			// still before it reconciles (see settle).
 			e.o.Log.WarnContext(ctx, "lease kept: a produce request may still land in the target", "pipeline", e.o.Pipeline,
 				"topic", m.Topic, "partition", m.Partition.Partition, "next", pc.next)
-			return
-		}
-		rctx, cancel := pc.storeCall()
-		defer cancel()
-		if err := e.o.Store.Release(rctx, pc.lease); err != nil && !errors.Is(err, checkpoint.ErrFenced) {
-			e.o.Log.WarnContext(ctx, "lease not released", "pipeline", e.o.Pipeline, "topic", m.Topic,
-				"partition", m.Partition.Partition, "error", err)
+		default:
+			pc.release(ctx)
 		}
 	}()
 
-	// A lease still recorded when the survey read the store was never
-	// released: its holder died (or is this owner, restarted) and may have
-	// left a produce request in flight.
-	pc.takeover = loaded.Owner != ""
-	pc.inDoubt = pc.takeover && e.o.Provenance
 	err = pc.run(copyCtx, m, cp, pol)
-	if pc.inDoubt && !errors.Is(err, errInDoubt) {
+	if pc.state.inDoubt() && !errors.Is(err, errInDoubt) {
 		// (Not after the replication wait ran out already: the next run
 		// waits again.)
 		if derr := pc.resolveDoubt(lasting); errors.Is(derr, errInDoubt) {
@@ -160,7 +142,11 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 	if res.Status != StatusFenced {
 		// The last commit releases the lease in the same write, unless
 		// the run is in doubt: then the lease stays.
-		if cerr := pc.commitWith(true, res.Err, !pc.inDoubt); cerr != nil {
+		last := pc.commitAndRelease
+		if pc.state.inDoubt() {
+			last = pc.keepInDoubt
+		}
+		if cerr := last(res.Err); cerr != nil {
 			if errors.Is(cerr, checkpoint.ErrFenced) {
 				res.Status = StatusFenced
 			} else if res.Status != StatusFailed {
@@ -188,7 +174,11 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 	if pl.Err != nil {
 		return pl.Err
 	}
-	pc.planned = true
+	if pc.state == stateTakenOver {
+		pc.enter(stateInDoubt) // until settled and reconciled
+	} else {
+		pc.enter(statePlanned)
+	}
 	pc.next, pc.stop = pl.From, math.MaxInt64
 	if cp.Start == nil && cp.Records == 0 {
 		// Nothing was copied before: copying begins here (a checkpoint
@@ -203,7 +193,7 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 		pc.pendGap = &checkpoint.Gap{From: pl.Gap.From, To: pl.Gap.To, At: e.o.Now()}
 	}
 	if e.o.Provenance {
-		if pc.takeover {
+		if pc.state == stateInDoubt { // a takeover
 			if err := pc.retry(ctx, func() error { return pc.settle(ctx) }); err != nil {
 				return err
 			}
@@ -211,17 +201,18 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 		if err := pc.retry(ctx, func() error { return pc.reconcileFrom(ctx, cp.TargetEnd) }); err != nil {
 			return err
 		}
-		pc.inDoubt = false
-		// The anchor check rides on the first fetch of the copy (copyFrom),
-		// and so does the commit below. A window left empty makes neither:
-		// nothing is produced, and the last commit stores what reconciliation
-		// found.
-		pc.anchorPending = cp.Exists && cp.TargetEnd > 0 && pc.next > 0
 	}
-	if !pc.anchorPending {
+	if e.o.Provenance && cp.Exists && cp.TargetEnd > 0 && pc.next > 0 {
+		// The anchor check rides on the first fetch of the copy (copyFrom),
+		// and so does the commit below (passAnchor). A window left empty
+		// makes neither: nothing is produced, and the last commit stores
+		// what reconciliation found.
+		pc.enter(stateAnchoring)
+	} else {
+		pc.enter(stateCopying)
 		// Commit the start and the target end before producing anything, so
 		// that a crash after the first produce can be reconciled.
-		if err := pc.commit(true, nil); err != nil {
+		if err := pc.commitProgress(); err != nil {
 			return err
 		}
 	}

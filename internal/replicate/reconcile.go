@@ -17,7 +17,7 @@ import (
 // no longer in doubt and its last commit covers what landed. It returns the
 // error that left it in doubt.
 func (pc *partitionCopy) resolveDoubt(ctx context.Context) error {
-	if !pc.planned || pc.targetEnd < 0 || pc.next < 0 {
+	if !pc.state.planned() || pc.targetEnd < 0 || pc.next < 0 {
 		return nil // nothing known to reconcile from: the next run settles
 	}
 	if dl, ok := ctx.Deadline(); ok {
@@ -34,7 +34,7 @@ func (pc *partitionCopy) resolveDoubt(ctx context.Context) error {
 		return pc.reconcileFrom(ctx, floor)
 	})
 	if err == nil {
-		pc.inDoubt = false
+		pc.enter(stateCopying)
 	}
 	return err
 }
