@@ -148,7 +148,7 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 func (pc *partitionCopy) fetchLoop(ctx context.Context, from, to int64, anchor bool, ch chan<- batch) {
 	defer close(ch)
 	e := pc.e
-	retries := 0
+	r := e.retrier()
 	send := func(b batch) bool {
 		select {
 		case ch <- b:
@@ -179,14 +179,13 @@ func (pc *partitionCopy) fetchLoop(ctx context.Context, from, to int64, anchor b
 			if ctx.Err() != nil {
 				return
 			}
-			if errors.Is(err, catchup.ErrRetriable) && retries < e.o.Retries {
-				retries++
-				if !sleep(ctx, backoff(e.o.RetryBackoff, retries)) {
+			if errors.Is(err, catchup.ErrRetriable) && r.again() {
+				if !r.wait(ctx) {
 					return
 				}
 				continue
 			}
-			send(batch{err: err, retries: retries})
+			send(batch{err: err, retries: r.n})
 			return
 		}
 		recs := f.Records
@@ -198,10 +197,10 @@ func (pc *partitionCopy) fetchLoop(ctx context.Context, from, to int64, anchor b
 			recs = recs[:sort.Search(n, func(i int) bool { return recs[i].Offset >= to })]
 		}
 		next := min(f.Next, to)
-		if !send(batch{recs: recs, next: next, retries: retries, anchor: a, release: f.Release}) {
+		if !send(batch{recs: recs, next: next, retries: r.n, anchor: a, release: f.Release}) {
 			return
 		}
-		retries = 0
+		r.reset()
 		off = next
 	}
 }
@@ -211,7 +210,7 @@ func (pc *partitionCopy) fetchLoop(ctx context.Context, from, to int64, anchor b
 func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) error {
 	e := pc.e
 	tp := pc.targetPartition()
-	attempt := 0 // failed attempts in a row
+	r := e.retrier() // failed attempts in a row
 	for len(recs) > 0 {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, err)
@@ -230,7 +229,7 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 		if acked > 0 {
 			pc.acked(recs[:acked], end)
 			recs = recs[acked:]
-			attempt = 0
+			r.reset()
 		}
 		switch {
 		case err == nil:
@@ -264,13 +263,13 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 		if len(recs) == 0 {
 			break
 		}
-		if attempt++; attempt > e.o.Retries {
+		if !r.again() {
 			return fmt.Errorf("produce %s at offset %d: giving up after %d retries: %w", tp, recs[0].Offset, e.o.Retries, err)
 		}
 		pc.res.Retries++
 		e.o.Log.WarnContext(ctx, "produce retried", "pipeline", e.o.Pipeline, "topic", tp.Topic,
-			"partition", tp.Partition, "offset", recs[0].Offset, "attempt", attempt, "error", err)
-		if !sleep(ctx, backoff(e.o.RetryBackoff, attempt)) {
+			"partition", tp.Partition, "offset", recs[0].Offset, "attempt", r.n, "error", err)
+		if !r.wait(ctx) {
 			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, ctx.Err())
 		}
 	}

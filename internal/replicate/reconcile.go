@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/kafka-catchup/catchup/internal/backoff"
 	"github.com/kafka-catchup/catchup/internal/catchup"
 )
 
@@ -22,6 +23,8 @@ func (pc *partitionCopy) resolveDoubt(ctx context.Context) error {
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		// At most half the time left: the last commit needs the rest.
+		// (The wall clock, not Options.Now: a context's deadline fires on
+		// it.)
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Until(dl)/2)
 		defer cancel()
@@ -139,7 +142,7 @@ func (pc *partitionCopy) settle(ctx context.Context) error {
 			e.o.Log.InfoContext(ctx, "waiting for the target to replicate before reconciling", "pipeline", e.o.Pipeline,
 				"topic", tp.Topic, "partition", tp.Partition, "high_watermark", last.HighWatermark, "log_end", last.End, "epoch", last.Epoch)
 		}
-		if !sleep(ctx, poll) {
+		if !backoff.Sleep(ctx, poll) {
 			return fmt.Errorf("settle %s: %w", tp, ctx.Err())
 		}
 		elapsed += poll

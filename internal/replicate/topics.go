@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/kafka-catchup/catchup/internal/backoff"
 )
 
 // TopicDescriber is a Source that can describe its topics; Options.CreateTopics
@@ -195,7 +197,7 @@ func (e *Engine) awaitTopics(ctx context.Context, need map[string]int) (map[stri
 		if err == nil && covers(have, need) {
 			return have, nil
 		}
-		if !sleep(ctx, backoff(e.o.RetryBackoff, attempt)) {
+		if !backoff.Sleep(ctx, backoff.Delay(attempt, e.o.RetryBackoff, maxRetryBackoff)) {
 			if err == nil {
 				err = fmt.Errorf("topics %v not all listed by the target with their partitions after %v", topics, topicWait)
 			}
