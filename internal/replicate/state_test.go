@@ -1,0 +1,132 @@
+package replicate
+
+import (
+	stdcmp "cmp"
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
+)
+
+// callLog records the lease and checkpoint writes a run sends to its store,
+// in order: "acquire", "renew", "commit", "commit+release", "release".
+type callLog struct {
+	checkpoint.Store
+	mu    sync.Mutex
+	calls []string
+}
+
+func (s *callLog) add(call string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, call)
+}
+
+func (s *callLog) Acquire(ctx context.Context, pipeline string, p catchup.Partition, owner string, ttl time.Duration) (checkpoint.Lease, checkpoint.Checkpoint, error) {
+	s.add("acquire")
+	return s.Store.Acquire(ctx, pipeline, p, owner, ttl)
+}
+
+func (s *callLog) Renew(ctx context.Context, l checkpoint.Lease, ttl time.Duration) (checkpoint.Lease, error) {
+	s.add("renew")
+	return s.Store.Renew(ctx, l, ttl)
+}
+
+func (s *callLog) Commit(ctx context.Context, l checkpoint.Lease, c checkpoint.Commit) error {
+	if c.Release {
+		s.add("commit+release")
+	} else {
+		s.add("commit")
+	}
+	return s.Store.Commit(ctx, l, c)
+}
+
+func (s *callLog) Release(ctx context.Context, l checkpoint.Lease) error {
+	s.add("release")
+	return s.Store.Release(ctx, l)
+}
+
+// TestStoreWritesOfEachPath pins, for each path through the copy's states
+// (doc.go), the store writes of one run of one partition under a clock that
+// does not move (no renew, no interval commit): where the lease is
+// released (by the last commit, or by a release of its own when that
+// commit has nothing to write) and where it is kept (in doubt), and that
+// the commit the anchor check holds back is made once, on the first batch.
+func TestStoreWritesOfEachPath(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		size   int                        // records in the source partition; 10 when 0
+		setup  func(t *testing.T, r *rig) // before the run
+		policy func(o *Options)
+		status Status
+		want   []string
+	}{{
+		// leased → planned → copying (commit before producing) → released.
+		name:   "new partition copied",
+		status: StatusDone,
+		want:   []string{"acquire", "commit", "commit+release"},
+	}, {
+		// leased → planned → anchoring → copying → released: the first
+		// batch passes the anchor check, with nothing new to commit, and
+		// the second batch commits nothing either until the last commit.
+		name: "resumed: the anchor check rides on the first fetch",
+		size: 5,
+		setup: func(t *testing.T, r *rig) {
+			r.run(t, t.Context(), r.options("first"))
+			r.appendRecords(pA, 4)
+		},
+		status: StatusDone,
+		want:   []string{"acquire", "commit+release"},
+	}, {
+		// leased, the plan fails: no checkpoint for a partition that never
+		// committed, and the lease is released on its own.
+		name: "new partition, plan fails",
+		setup: func(t *testing.T, r *rig) {
+			r.src.logs[pA].start, r.src.logs[pA].recs = 4, r.src.logs[pA].recs[4:]
+		},
+		policy: func(o *Options) { o.Policy.StartOffsets = map[catchup.Partition]int64{pA: 2} },
+		status: StatusFailed,
+		want:   []string{"acquire", "release"},
+	}, {
+		// taken_over → in_doubt → anchoring → copying → released.
+		name:   "taken over, settled",
+		setup:  func(t *testing.T, r *rig) { r.deadRunAt4(t) },
+		status: StatusDone,
+		want:   []string{"acquire", "commit+release"},
+	}, {
+		// taken_over, the plan fails: still in doubt, so the last commit
+		// records the error and keeps the lease for the next run to settle.
+		name: "taken over, plan fails",
+		setup: func(t *testing.T, r *rig) {
+			r.deadRunAt4(t)
+			r.src.logs[pA].start, r.src.logs[pA].recs = 7, r.src.logs[pA].recs[7:] // retention passed the checkpoint
+		},
+		status: StatusFailed,
+		want:   []string{"acquire", "commit"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(map[catchup.Partition]int{pA: stdcmp.Or(tc.size, 10)})
+			if tc.setup != nil {
+				tc.setup(t, r)
+			}
+			log := &callLog{Store: r.store}
+			o := r.options("run")
+			o.Store = log
+			if tc.policy != nil {
+				tc.policy(&o)
+			}
+			res := r.run(t, t.Context(), o).Partitions[0]
+			if res.Status != tc.status {
+				t.Errorf("status %s err %v, want %s", res.Status, res.Err, tc.status)
+			}
+			if diff := cmp.Diff(tc.want, log.calls); diff != "" {
+				t.Errorf("store writes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
