@@ -175,9 +175,7 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 		return pl.Err
 	}
 	if pc.state == stateTakenOver {
-		pc.enter(stateInDoubt) // until settled and reconciled
-	} else {
-		pc.enter(statePlanned)
+		pc.enter(stateInDoubt) // planned, and in doubt until settled and reconciled
 	}
 	pc.next, pc.stop = pl.From, math.MaxInt64
 	if cp.Start == nil && cp.Records == 0 {

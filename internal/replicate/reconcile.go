@@ -18,8 +18,8 @@ import (
 // no longer in doubt and its last commit covers what landed. It returns the
 // error that left it in doubt.
 func (pc *partitionCopy) resolveDoubt(ctx context.Context) error {
-	if !pc.state.planned() || pc.targetEnd < 0 || pc.next < 0 {
-		return nil // nothing known to reconcile from: the next run settles
+	if pc.state != stateInDoubt || pc.targetEnd < 0 || pc.next < 0 {
+		return nil // nothing planned (taken over, then the plan failed) or known to reconcile from: the next run settles
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		// At most half the time left: the last commit needs the rest.

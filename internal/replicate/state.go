@@ -9,16 +9,15 @@ import "fmt"
 type copyState uint8
 
 const (
-	// stateLeased: the lease is held and the window not planned yet.
+	// stateLeased: the lease is held, nothing is in doubt, and copying has
+	// not begun: the window is planned and, with provenance, reconciled
+	// with the target next.
 	stateLeased copyState = iota
 	// stateTakenOver: the lease was found unreleased (its holder died, or is
 	// this owner restarted) and, with provenance, the run is in doubt: a
 	// produce request of the holder may still land. The window is not
 	// planned yet.
 	stateTakenOver
-	// statePlanned: the window is planned and nothing is in doubt; with
-	// provenance, reconciliation with the target comes next.
-	statePlanned
 	// stateInDoubt: the window is planned, and the target may hold copies
 	// this run has not reconciled (a takeover not yet reconciled, a produce
 	// of unknown outcome when the run stops or its reconciliation fails).
@@ -42,8 +41,6 @@ func (s copyState) String() string {
 		return "leased"
 	case stateTakenOver:
 		return "taken_over"
-	case statePlanned:
-		return "planned"
 	case stateInDoubt:
 		return "in_doubt"
 	case stateAnchoring:
@@ -61,20 +58,15 @@ func (s copyState) String() string {
 // run settles first.
 func (s copyState) inDoubt() bool { return s == stateTakenOver || s == stateInDoubt }
 
-// planned reports whether the window was planned (a run that failed its
-// plan has nothing to reconcile from).
-func (s copyState) planned() bool { return s != stateLeased && s != stateTakenOver }
 
 // may reports whether a copy in state s may go to state to: the transitions
 // doc.go draws, and no other.
 func (s copyState) may(to copyState) bool {
 	switch s {
 	case stateLeased:
-		return to == statePlanned || to == stateReleased // the plan failed: the last commit releases
+		return to == stateAnchoring || to == stateCopying || to == stateReleased // released: the plan or the reconciliation failed
 	case stateTakenOver:
-		return to == stateInDoubt // the plan failed: still in doubt, the lease is kept
-	case statePlanned:
-		return to == stateAnchoring || to == stateCopying || to == stateReleased
+		return to == stateInDoubt // planned; if the plan fails, still in doubt, and the lease is kept
 	case stateInDoubt:
 		return to == stateAnchoring || to == stateCopying // settled and reconciled, at the start or the end of the run
 	case stateAnchoring:
