@@ -58,7 +58,6 @@ func (s copyState) String() string {
 // run settles first.
 func (s copyState) inDoubt() bool { return s == stateTakenOver || s == stateInDoubt }
 
-
 // may reports whether a copy in state s may go to state to: the transitions
 // doc.go draws, and no other.
 func (s copyState) may(to copyState) bool {

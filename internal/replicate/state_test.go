@@ -3,6 +3,8 @@ package replicate
 import (
 	stdcmp "cmp"
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 // in order: "acquire", "renew", "commit", "commit+release", "release".
 type callLog struct {
 	checkpoint.Store
+	fence bool // every commit fails with checkpoint.ErrFenced, unwritten
 	mu    sync.Mutex
 	calls []string
 }
@@ -43,6 +46,9 @@ func (s *callLog) Commit(ctx context.Context, l checkpoint.Lease, c checkpoint.C
 	} else {
 		s.add("commit")
 	}
+	if s.fence {
+		return fmt.Errorf("lease taken by another run: %w", checkpoint.ErrFenced)
+	}
 	return s.Store.Commit(ctx, l, c)
 }
 
@@ -63,7 +69,9 @@ func TestStoreWritesOfEachPath(t *testing.T) {
 		size   int                        // records in the source partition; 10 when 0
 		setup  func(t *testing.T, r *rig) // before the run
 		policy func(o *Options)
+		fence  bool // the store fences every commit
 		status Status
+		err    error // wrapped by the result's error, if set
 		want   []string
 	}{{
 		// leased → planned → copying (commit before producing) → released.
@@ -99,6 +107,30 @@ func TestStoreWritesOfEachPath(t *testing.T) {
 		status: StatusDone,
 		want:   []string{"acquire", "commit+release"},
 	}, {
+		// taken_over → in_doubt → anchoring, and the anchor check fails:
+		// a takeover checks the anchor like any resumed run.
+		name: "taken over, source topic recreated",
+		setup: func(t *testing.T, r *rig) {
+			r.deadRunAt4(t)
+			fresh := newFakeCluster(map[catchup.Partition]int{pA: 15}).logs[pA]
+			for i := range fresh.recs {
+				fresh.recs[i].Value = []byte("new topic")
+			}
+			r.src.logs[pA] = fresh
+		},
+		status: StatusFailed,
+		err:    catchup.ErrTopicRecreated,
+		want:   []string{"acquire", "commit+release"},
+	}, {
+		// leased → copying, and the commit before producing is fenced:
+		// no last commit; the release is tried (and refused by a store
+		// that fenced the lease).
+		name:   "fenced",
+		fence:  true,
+		status: StatusFenced,
+		err:    checkpoint.ErrFenced,
+		want:   []string{"acquire", "commit", "release"},
+	}, {
 		// taken_over, the plan fails: still in doubt, so the last commit
 		// records the error and keeps the lease for the next run to settle.
 		name: "taken over, plan fails",
@@ -114,7 +146,7 @@ func TestStoreWritesOfEachPath(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(t, r)
 			}
-			log := &callLog{Store: r.store}
+			log := &callLog{Store: r.store, fence: tc.fence}
 			o := r.options("run")
 			o.Store = log
 			if tc.policy != nil {
@@ -123,6 +155,9 @@ func TestStoreWritesOfEachPath(t *testing.T) {
 			res := r.run(t, t.Context(), o).Partitions[0]
 			if res.Status != tc.status {
 				t.Errorf("status %s err %v, want %s", res.Status, res.Err, tc.status)
+			}
+			if tc.err != nil && !errors.Is(res.Err, tc.err) {
+				t.Errorf("err %v, want one wrapping %v", res.Err, tc.err)
 			}
 			if diff := cmp.Diff(tc.want, log.calls); diff != "" {
 				t.Errorf("store writes (-want +got):\n%s", diff)
