@@ -1,22 +1,3 @@
-// Package replicate is the copy engine: it plans the windows of a pipeline,
-// leases their partitions, copies each window from the Source to the Target
-// and commits checkpoints to the Store. It declares the Source and Target it
-// needs (kafka.go) and imports no Kafka or AWS SDK.
-//
-// Where each guarantee of package catchup is kept:
-//
-//   - No loss: a checkpoint is committed only with the offset after the last
-//     record whose produce was acknowledged (partition.commit); gaps come
-//     from plan.Window and Source.Fetch as *catchup.GapError.
-//   - No duplicates: before copying, and after a produce whose outcome is
-//     unknown, reconcile reads the target backwards to the target end stored
-//     at the last commit and resumes after the last source offset found;
-//     settle first waits until the target's high watermark has reached its
-//     leader's log end, or ends the partition StatusInDoubt.
-//   - Fencing: every commit is conditional on the lease epoch, and no produce
-//     is sent on a lease that has expired by the local clock.
-//   - Deadline: copying stops Margin before the context deadline; the final
-//     commit runs on a context that outlives the cancellation.
 package replicate
 
 import (

@@ -111,12 +111,16 @@ func (pc *partitionCopy) storeCommit(now time.Time, cause error, release bool) e
 }
 
 // release frees the lease of a run whose last commit did not (it had
-// nothing to write, or it failed): a lease another run took meanwhile is
-// not an error.
+// nothing to write, or it failed, or the copy was fenced): a lease another
+// run took meanwhile is not an error.
 func (pc *partitionCopy) release(ctx context.Context) {
 	rctx, cancel := pc.storeCall()
 	defer cancel()
-	if err := pc.e.o.Store.Release(rctx, pc.lease); err != nil && !errors.Is(err, checkpoint.ErrFenced) {
+	err := pc.e.o.Store.Release(rctx, pc.lease)
+	switch {
+	case err == nil:
+		pc.enter(stateReleased)
+	case !errors.Is(err, checkpoint.ErrFenced):
 		pc.e.o.Log.WarnContext(ctx, "lease not released", "pipeline", pc.e.o.Pipeline, "topic", pc.p.Topic,
 			"partition", pc.p.Partition, "error", err)
 	}

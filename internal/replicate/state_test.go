@@ -5,6 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -164,4 +171,81 @@ func TestStoreWritesOfEachPath(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDocDrawsTheStateMachine keeps doc.go true: the diagram draws exactly
+// the transitions copyState.may allows, every drawn edge is listed with at
+// least one test, and every test the list names exists.
+func TestDocDrawsTheStateMachine(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]copyState{}
+	for s := stateLeased; s <= stateReleased; s++ {
+		states[s.String()] = s
+	}
+	edge := regexp.MustCompile(`^//\t    (\S+) --> ([^\s:]+)`)
+	item := regexp.MustCompile(`^//   - (\S+) → (\S+): (.+)$`)
+	drawn, listed := map[string]bool{}, map[string][]string{}
+	for line := range strings.Lines(string(doc)) {
+		line = strings.TrimRight(line, "\n")
+		if m := edge.FindStringSubmatch(line); m != nil {
+			drawn[m[1]+" → "+m[2]] = true
+			for _, name := range m[1:3] {
+				if _, ok := states[name]; !ok && name != "[*]" {
+					t.Errorf("doc.go draws state %q, which copyState does not have", name)
+				}
+			}
+		}
+		if m := item.FindStringSubmatch(line); m != nil {
+			listed[m[1]+" → "+m[2]] = regexp.MustCompile(`Test\w+`).FindAllString(m[3], -1)
+		}
+	}
+	for from, fs := range states {
+		for to, ts := range states {
+			if fs.may(ts) != drawn[from+" → "+to] {
+				t.Errorf("%s → %s: copyState.may says %v, doc.go draws it: %v", from, to, fs.may(ts), drawn[from+" → "+to])
+			}
+		}
+	}
+	tests := testFuncs(t)
+	for e := range drawn {
+		if len(listed[e]) == 0 {
+			t.Errorf("doc.go draws %s but names no test for it", e)
+		}
+	}
+	for e, names := range listed {
+		for _, n := range names {
+			if !tests[n] {
+				t.Errorf("doc.go names %s for %s; no such test in package replicate", n, e)
+			}
+		}
+	}
+	if len(drawn) == 0 || len(listed) == 0 {
+		t.Fatalf("doc.go: %d edges drawn, %d listed; the diagram or the list was not found", len(drawn), len(listed))
+	}
+}
+
+// testFuncs returns the names of the Test functions of this package.
+func testFuncs(t *testing.T) map[string]bool {
+	t.Helper()
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range af.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Test") {
+				out[fd.Name.Name] = true
+			}
+		}
+	}
+	return out
 }
