@@ -25,7 +25,7 @@ type batch struct {
 
 // targetPartition is the partition of the target that pc.p is copied into.
 func (pc *partitionCopy) targetPartition() catchup.Partition {
-	return catchup.Partition{Topic: pc.e.o.TargetTopic(pc.p.Topic), Partition: pc.p.Partition}
+	return pc.e.targetPartition(pc.p)
 }
 
 // dropLooped removes the records that were copied from the target cluster

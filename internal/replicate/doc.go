@@ -20,13 +20,16 @@
 //
 // # Files
 //
-// engine.go runs a pipeline (survey, plan, a worker per partition);
-// partition.go copies one partition (copyPartition, run) and state.go holds
-// where that copy stands; lease.go renews the lease and makes the commits,
-// named by intent (commitProgress, commitIfDue, commitAndRelease,
-// keepInDoubt); reconcile.go settles and reconciles with the target;
-// anchor.go checks that the source topic was not recreated; copyloop.go
-// fetches and produces; retry.go is the one retry rule.
+// engine.go runs a pipeline (options, survey, start and stop offsets, a
+// worker per partition, the results of partitions it does not copy);
+// topics.go checks, creates and grows the target topics; partition.go
+// copies one partition (copyPartition, run) and state.go holds where that
+// copy stands; lease.go renews the lease and makes the commits, named by
+// intent (commitProgress, commitIfDue, commitAndRelease, keepInDoubt);
+// reconcile.go settles and reconciles with the target, from the end
+// offsets targetEnds reads for the whole run; anchor.go checks that the
+// source topic was not recreated; copyloop.go fetches and produces;
+// retry.go is the one retry rule.
 //
 // # The copy of one partition
 //

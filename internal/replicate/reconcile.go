@@ -9,6 +9,8 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/backoff"
 	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
+	"github.com/kafka-catchup/catchup/internal/plan"
 )
 
 // resolveDoubt tries, at the end of a run left in doubt, to find out under
@@ -270,4 +272,41 @@ func (pc *partitionCopy) reconcileProduce(ctx context.Context, recs []catchup.Re
 	}
 	pc.targetEnd = end
 	return n, nil
+}
+
+// targetEnds reads, with Provenance, the target end offsets of every
+// partition the run will copy, in one Target.EndOffsets call (one ListOffsets
+// request per target broker) instead of one call per partition: the end
+// reconciliation starts from (see partitionCopy.surveyedEnd for when a
+// partition may use it). On an error it returns nil and each partition reads
+// its own, as it would without this. Partitions of topics in bad (missing
+// or short on the target) are not asked for.
+func (e *Engine) targetEnds(ctx context.Context, marks []catchup.Offsets, pol plan.Policy, cps map[catchup.Partition]checkpoint.Checkpoint,
+	bad map[string]error) map[catchup.Partition]int64 {
+	if !e.o.Provenance {
+		return nil
+	}
+	var tps []catchup.Partition
+	for _, m := range marks {
+		cp := cps[m.Partition]
+		if _, ok := idle(m, pol, cp); ok || cp.Owner != "" || bad[m.Topic] != nil {
+			continue // not copied (idle, or its target topic is missing or short), or a takeover: settle reads the end again
+		}
+		tps = append(tps, e.targetPartition(m.Partition))
+	}
+	if len(tps) == 0 {
+		return nil
+	}
+	ends, err := e.o.Target.EndOffsets(ctx, tps)
+	if err != nil {
+		e.o.Log.DebugContext(ctx, "target end offsets not read at plan time; each partition reads its own", "pipeline", e.o.Pipeline,
+			"partitions", len(tps), "error", err)
+		return nil
+	}
+	return ends
+}
+
+// targetPartition is the target partition p is copied to.
+func (e *Engine) targetPartition(p catchup.Partition) catchup.Partition {
+	return catchup.Partition{Topic: e.o.TargetTopic(p.Topic), Partition: p.Partition}
 }
