@@ -27,7 +27,7 @@ func (e *Engine) Survey(ctx context.Context) (*Survey, error) {
 	if err != nil {
 		return nil, err
 	}
-	pol, err := e.policy(ctx, marks, cps)
+	pol, err := e.policy(ctx, marks, cps, false)
 	if err != nil {
 		return nil, err
 	}
