@@ -248,3 +248,36 @@ func TestPipelineFromBeforeBegins(t *testing.T) {
 		}
 	}
 }
+
+// TestSurveyShowsGrownPartitionsBacklog: plan, status and the dispatcher
+// show a partition the topic gained under start: latest with its whole
+// log as backlog, not as an empty window, and a survey writes no begin.
+func TestSurveyShowsGrownPartitionsBacklog(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 10})
+	o := r.options("run")
+	o.Policy.Start = plan.Latest
+	r.run(t, t.Context(), o)
+	grown := newFakeCluster(map[catchup.Partition]int{pB: 4, pC: 3})
+	r.src.logs[pB], r.dst.logs[pB] = grown.logs[pB], &fakeLog{stalledAt: -1}
+	r.src.logs[pC], r.dst.logs[pC] = grown.logs[pC], &fakeLog{stalledAt: -1}
+	e, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := e.Survey(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[catchup.Partition][2]int64{}
+	for _, w := range sv.Windows {
+		got[w.Partition] = [2]int64{w.From, w.To}
+	}
+	// pB: gained by topic a, its log. pC: topic b, new to the pipeline: its latest.
+	want := map[catchup.Partition][2]int64{pA: {10, 10}, pB: {0, 4}, pC: {3, 3}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("survey windows (-want +got):\n%s", d)
+	}
+	if bs, err := r.store.LoadBegins(t.Context(), "p1", []string{"b"}); err != nil || len(bs) != 0 {
+		t.Errorf("begins of b after a survey: %v, %v; want none (a survey writes nothing)", bs, err)
+	}
+}
