@@ -15,15 +15,15 @@ import (
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
 )
 
-// beginSubtests are the subtests of PutBegin and LoadBegins.
-func beginSubtests() []struct {
+// subtest is one subtest of the suite (the type of subtests' elements).
+type subtest = struct {
 	name string
 	run  func(t *testing.T, e *env)
-} {
-	return []struct {
-		name string
-		run  func(t *testing.T, e *env)
-	}{
+}
+
+// beginSubtests are the subtests of PutBegin and LoadBegins.
+func beginSubtests() []subtest {
+	return []subtest{
 		{"BeginPutIfAbsent", testBeginPutIfAbsent},
 		{"BeginNotACheckpoint", testBeginNotACheckpoint},
 		{"BeginOffsets", testBeginOffsets},
