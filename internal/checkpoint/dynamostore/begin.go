@@ -14,26 +14,28 @@ import (
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
 )
 
-// Begin items: one per pipeline and topic (checkpoint.Begin), in the
-// pipeline's item collection beside its checkpoints:
+// Begin items: one per pipeline and topic (checkpoint.Begin), in an item
+// collection of their own per pipeline:
 //
-//	pipeline       S  partition key: the pipeline name
+//	pipeline       S  partition key: "!begins#" + the pipeline name
 //	partition      S  sort key: "!begin#" + topic, "!begin#orders"
 //	begin_at       N  Begin.At, unix milliseconds
 //	begin_offsets  B  Begin.Offsets: one signed varint per partition, in order;
 //	                  absent when there are none
 //
-// '!' cannot occur in a Kafka topic name and sorts below every character
-// one may hold, so a begin's sort key never equals a checkpoint's
-// ("topic#0000000012") and the begins of a pipeline are one key range
-// before its checkpoints: LoadBegins reads them with one Query, and Load
-// skips them.
+// Apart from the pipeline's checkpoints, so that Load (and a catchup from
+// before begins, which would take one for a malformed checkpoint and fail:
+// during a deploy old and new Lambda versions share the table) never reads
+// them, and LoadBegins reads them all with one Query. The sort key cannot
+// equal a checkpoint's ('!' is in no Kafka topic name), so Load still
+// skips one it meets (a pipeline named "!begins#p" would).
 const (
-	beginPrefix        = "!begin#"
-	attrBeginAt        = "begin_at"
-	attrBeginOffsets   = "begin_offsets"
-	maxBeginItemBytes  = 390 << 10 // DynamoDB's item limit is 400 KB
-	beginKeyConditions = "#pipeline = :pipeline AND begins_with(#partition, :prefix)"
+	beginsPrefix      = "!begins#"
+	beginPrefix       = "!begin#"
+	attrBeginAt       = "begin_at"
+	attrBeginOffsets  = "begin_offsets"
+	maxBeginItemBytes = 390 << 10 // DynamoDB's item limit is 400 KB
+	beginsCondition   = "#pipeline = :pipeline"
 )
 
 // isBegin reports whether item is a begin, not a checkpoint.
@@ -51,7 +53,7 @@ func beginItem(pipeline, topic string, b checkpoint.Begin) (map[string]types.Att
 	if len(offs) > maxBeginItemBytes {
 		return nil, fmt.Errorf("the offsets of %d partitions take %d bytes, more than a DynamoDB item holds", len(b.Offsets), len(offs))
 	}
-	item := key(pipeline, beginPrefix+topic)
+	item := key(beginsPrefix+pipeline, beginPrefix+topic)
 	item[attrBeginAt] = millis(b.At)
 	if len(offs) > 0 { // dynalite refuses an empty binary value: absent reads as none
 		item[attrBeginOffsets] = &types.AttributeValueMemberB{Value: offs}
@@ -120,7 +122,7 @@ func (s *Store) PutBegin(ctx context.Context, pipeline, topic string, b checkpoi
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}, s.options)
 	if ccf := (*types.ConditionalCheckFailedException)(nil); errors.As(err, &ccf) {
-		old, err := s.oldItem(ctx, ccf, pipeline, beginPrefix+topic)
+		old, err := s.oldItem(ctx, ccf, beginsPrefix+pipeline, beginPrefix+topic)
 		if err != nil {
 			return fail(err)
 		}
@@ -144,8 +146,8 @@ func (s *Store) PutBegin(ctx context.Context, pipeline, topic string, b checkpoi
 }
 
 // LoadBegins implements checkpoint.Store: one consistent Query of the
-// pipeline's begin key range (a page per 1 MB: one for any pipeline of a
-// few hundred topics), whatever the number of topics asked for.
+// pipeline's begin items (a page per 1 MB: one for any pipeline of a few
+// hundred topics), whatever the number of topics asked for.
 func (s *Store) LoadBegins(ctx context.Context, pipeline string, topics []string) (map[string]checkpoint.Begin, error) {
 	out := map[string]checkpoint.Begin{}
 	if len(topics) == 0 {
@@ -156,14 +158,12 @@ func (s *Store) LoadBegins(ctx context.Context, pipeline string, topics []string
 		want[t] = true
 	}
 	p := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
-		TableName:                s.tableName(),
-		KeyConditionExpression:   aws.String(beginKeyConditions),
-		ExpressionAttributeNames: names(beginKeyConditions),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pipeline": str(pipeline), ":prefix": str(beginPrefix),
-		},
-		ConsistentRead:         aws.Bool(true),
-		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+		TableName:                 s.tableName(),
+		KeyConditionExpression:    aws.String(beginsCondition),
+		ExpressionAttributeNames:  names(beginsCondition),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pipeline": str(beginsPrefix + pipeline)},
+		ConsistentRead:            aws.Bool(true),
+		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
 	})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx, s.options)

@@ -5,6 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
@@ -20,7 +24,8 @@ func TestBeginRequests(t *testing.T) {
 	ctx := t.Context()
 	clk := newClock()
 	client := dynamotest.Client(t, dynamotest.Endpoint(t))
-	s := dynamostore.New(client, dynamotest.Table(t, client), dynamostore.WithNow(clk.Now))
+	table := dynamotest.Table(t, client)
+	s := dynamostore.New(client, table, dynamostore.WithNow(clk.Now))
 	const topics, partitions = 50, 20
 	var names []string
 	for i := range topics {
@@ -64,5 +69,20 @@ func TestBeginRequests(t *testing.T) {
 	}
 	if len(cps) != 1 {
 		t.Errorf("Load of a pipeline with %d begins and 1 checkpoint: %d checkpoints, want 1", topics, len(cps))
+	}
+	// The Query of a catchup from before begins (Load's) meets none: old
+	// and new versions share a table during a deploy.
+	out, err := client.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(table),
+		KeyConditionExpression:    aws.String("#p = :p"),
+		ExpressionAttributeNames:  map[string]string{"#p": "pipeline"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "pipe"}},
+		ConsistentRead:            aws.Bool(true),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Count != 1 {
+		t.Errorf("the pipeline's item collection holds %d items, want its 1 checkpoint alone", out.Count)
 	}
 }
