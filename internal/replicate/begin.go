@@ -42,15 +42,14 @@ func (e *Engine) latestStarts(ctx context.Context, marks []catchup.Offsets, cps 
 	if len(fresh) == 0 {
 		return nil, nil
 	}
-	sel := fresh // the partitions whose topics are to be begun
-	var all []catchup.Partition
+	var all []catchup.Partition // in a run given a shard: every selected partition
 	if e.o.Partitions != nil {
 		var err error
 		if all, err = e.o.Source.Partitions(ctx, e.o.Match); err != nil {
 			return nil, fmt.Errorf("list source partitions: %w", err)
 		}
 	}
-	topics := topicsOf(partitionsOf(sel), all)
+	topics := topicsOf(partitionsOf(fresh), all)
 	begins, err := e.o.Store.LoadBegins(ctx, e.o.Pipeline, topics)
 	if err != nil {
 		return nil, fmt.Errorf("load begins of pipeline %s: %w", e.o.Pipeline, err)
