@@ -65,6 +65,9 @@ func (e *Engine) latestStarts(ctx context.Context, marks []catchup.Offsets, cps 
 		if err != nil {
 			return nil, err
 		}
+		if begins == nil {
+			begins = make(map[string]checkpoint.Begin, len(made))
+		}
 		for t, b := range made {
 			begins[t] = b
 		}
