@@ -217,9 +217,19 @@ func (e *Engine) watermarks(ctx context.Context, parts []catchup.Partition) ([]c
 }
 
 // policy resolves the times of the options into offsets: StartTime for the
-// partitions that have no checkpoint yet, StopTime for all of them.
-func (e *Engine) policy(ctx context.Context, marks []catchup.Offsets, cps map[catchup.Partition]checkpoint.Checkpoint) (plan.Policy, error) {
+// partitions that have no checkpoint yet, StopTime for all of them; and,
+// under start: latest, the start of the partitions that have no checkpoint
+// from their topic's begin (latestStarts), which a run (write) stores for
+// a topic that has none, and a survey only previews.
+func (e *Engine) policy(ctx context.Context, marks []catchup.Offsets, cps map[catchup.Partition]checkpoint.Checkpoint, write bool) (plan.Policy, error) {
 	pol := e.o.Policy
+	if pol.Start == plan.Latest {
+		starts, err := e.latestStarts(ctx, marks, cps, pol, write)
+		if err != nil {
+			return pol, err
+		}
+		pol.StartOffsets = merge(pol.StartOffsets, starts)
+	}
 	if pol.Start == plan.Timestamp {
 		var fresh []catchup.Partition
 		for _, m := range marks {
@@ -298,7 +308,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	if len(marks) == 0 && len(gone) == 0 {
 		return nil, fmt.Errorf("%w: check topics.include and topics.exclude against the source's topics", ErrNoTopic)
 	}
-	pol, err := e.policy(ctx, marks, cps)
+	pol, err := e.policy(ctx, marks, cps, true)
 	if err != nil {
 		return nil, err
 	}
