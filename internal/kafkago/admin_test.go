@@ -64,7 +64,7 @@ func TestDescribeTopicsReportsPartitionsAndExplicitConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]replicate.TopicSpec{
+	want := map[string]catchup.TopicSpec{
 		"logs":  {Topic: "logs", Partitions: 3, Configs: map[string]string{"retention.ms": "3600000", "cleanup.policy": "compact,delete"}},
 		"plain": {Topic: "plain", Partitions: 2, Configs: map[string]string{}},
 	}
@@ -86,13 +86,13 @@ func TestCreateTopicsCreatesOnceWithConfigs(t *testing.T) {
 	ctx := testContext(t)
 	c := newCluster(t)
 	tg := newTarget(t, c, config.Producer{})
-	spec := replicate.TopicSpec{Topic: "copy", Partitions: 4, ReplicationFactor: -1,
+	spec := catchup.TopicSpec{Topic: "copy", Partitions: 4, ReplicationFactor: -1,
 		Configs: map[string]string{"retention.ms": "1000", "max.message.bytes": "2000000"}}
-	if err := tg.CreateTopics(ctx, []replicate.TopicSpec{spec}); err != nil {
+	if err := tg.CreateTopics(ctx, []catchup.TopicSpec{spec}); err != nil {
 		t.Fatalf("CreateTopics: %v", err)
 	}
 	// Again: the topic exists, which is fine.
-	if err := tg.CreateTopics(ctx, []replicate.TopicSpec{spec}); err != nil {
+	if err := tg.CreateTopics(ctx, []catchup.TopicSpec{spec}); err != nil {
 		t.Fatalf("CreateTopics of an existing topic: %v", err)
 	}
 	counts, err := tg.PartitionCounts(ctx, []string{"copy"})
@@ -109,7 +109,7 @@ func TestCreateTopicsCreatesOnceWithConfigs(t *testing.T) {
 	}
 
 	// A replication factor the cluster cannot meet is an error naming it.
-	err = tg.CreateTopics(ctx, []replicate.TopicSpec{{Topic: "wide", Partitions: 1, ReplicationFactor: 3}})
+	err = tg.CreateTopics(ctx, []catchup.TopicSpec{{Topic: "wide", Partitions: 1, ReplicationFactor: 3}})
 	if !errors.Is(err, kafka.InvalidReplicationFactor) || !strings.Contains(err.Error(), "create topic wide") {
 		t.Errorf("CreateTopics with replication factor 3 on one broker: %v; want INVALID_REPLICATION_FACTOR naming the topic", err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/kafkago/kafkagotest"
-	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 // neededKeys returns the API keys kafkago.Needs lists for role, sent
@@ -77,7 +76,7 @@ func TestNeedsCoverTheRequestsSent(t *testing.T) {
 			}
 			short := specs["orders"]
 			short.Partitions-- // the target created before the source grew
-			if err := dst.CreateTopics(ctx, []replicate.TopicSpec{short}); err != nil {
+			if err := dst.CreateTopics(ctx, []catchup.TopicSpec{short}); err != nil {
 				return err
 			}
 			if err := dst.AddPartitions(ctx, map[string]int{"orders": specs["orders"].Partitions}); err != nil {

@@ -11,8 +11,6 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
-	// replicate only for replicate.Fetched, the result type of Source.Fetch.
-	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 // defaultFetchBytes is the fetch size when the caller asks for none.
@@ -119,35 +117,35 @@ func (s *Source) OffsetsForTime(ctx context.Context, ps []catchup.Partition, t t
 // waits at most 250ms for data. The records share memory with the
 // response: one allocation holds them all. See replicate.Source for the
 // contract.
-func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (replicate.Fetched, error) {
+func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (catchup.Fetched, error) {
 	s.cl.cover(p.Topic)
 	if maxBytes <= 0 {
 		maxBytes = defaultFetchBytes
 	}
 	f, err := s.cl.fetchRaw(ctx, p, from, maxBytes, s.isolation, s.recycle)
 	if err != nil {
-		return replicate.Fetched{}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
+		return catchup.Fetched{}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
 	}
 	marks := catchup.Offsets{Partition: p, LogStart: f.logStart, HighWatermark: f.hwm, LastStable: f.lso}
 	switch code := kafka.Error(f.code); {
 	case code == kafka.OffsetOutOfRange:
 		s.recycle.release(f.body, nil)
-		return replicate.Fetched{Offsets: marks}, s.outOfRange(ctx, marks, from)
+		return catchup.Fetched{Offsets: marks}, s.outOfRange(ctx, marks, from)
 	case f.code != 0:
 		s.recycle.release(f.body, nil)
-		return replicate.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, codeError(f.code))
+		return catchup.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, codeError(f.code))
 	}
 	f.spare = s.recycle.recordSlice()
 	d, err := decode(f, from, s.isolation)
 	if err != nil {
-		return replicate.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
+		return catchup.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
 	}
 	if d.batches == 0 && from > f.hwm {
 		// Kafka answers a fetch between the high watermark and the log
 		// end with nothing, which happens for a moment after a leader
 		// change; beyond the log end it answers OFFSET_OUT_OF_RANGE.
 		s.recycle.release(f.body, d.records)
-		return replicate.Fetched{Offsets: marks}, mark(fmt.Errorf(
+		return catchup.Fetched{Offsets: marks}, mark(fmt.Errorf(
 			"fetch %s at %d: offset above the high watermark %d", p, from, f.hwm), catchup.ErrRetriable)
 	}
 	released := false
@@ -157,7 +155,7 @@ func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, max
 			s.recycle.release(f.body, d.records)
 		}
 	}
-	return replicate.Fetched{Records: d.records, Next: d.next, Offsets: marks, Release: release}, nil
+	return catchup.Fetched{Records: d.records, Next: d.next, Offsets: marks, Release: release}, nil
 }
 
 // outOfRange explains an OFFSET_OUT_OF_RANGE: a gap if from is below the

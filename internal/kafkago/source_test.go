@@ -14,7 +14,6 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
-	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 // fidelityRecords covers null versus empty keys, values and header values,
@@ -356,7 +355,7 @@ func TestFetchRelease(t *testing.T) {
 		produceSync(ctx, t, prod, values("t", 0, fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i))...)
 	}
 	s := newSource(t, c, "")
-	fetch := func(from int64) replicate.Fetched {
+	fetch := func(from int64) catchup.Fetched {
 		t.Helper()
 		f, err := s.Fetch(ctx, p, from, 1) // one batch per fetch
 		if err != nil {

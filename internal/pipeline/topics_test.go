@@ -169,7 +169,7 @@ func TestCreateTopicsCopiesPartitionCountAndConfigs(t *testing.T) {
 		}
 	}
 	wantOrders["max.message.bytes"] = "2097664" // + 512 bytes for the provenance header
-	want := map[string]replicate.TopicSpec{
+	want := map[string]catchup.TopicSpec{
 		"orders.dr": {Topic: "orders.dr", Partitions: 4, Configs: wantOrders},
 		"audit.dr":  {Topic: "audit.dr", Partitions: 2, Configs: map[string]string{"message.timestamp.type": "CreateTime"}},
 	}

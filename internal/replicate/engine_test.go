@@ -152,7 +152,7 @@ func TestRunCopiesEveryWindowExactly(t *testing.T) {
 }
 
 // TestReleasedFetchesAreNotUsedAgain: the engine releases a fetch's
-// memory (Fetched.Release) only after its records were produced.
+// memory (catchup.Fetched.Release) only after its records were produced.
 func TestReleasedFetchesAreNotUsedAgain(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 20, pB: 9})
 	r.src.poisonReleased = true

@@ -80,7 +80,7 @@ type batch struct {
 	// check, the source record at next-1 when the fetch began with it (it is
 	// not in recs); nil otherwise.
 	anchor  *catchup.Record
-	release func() // Fetched.Release of the fetch, or nil
+	release func() // catchup.Fetched.Release of the fetch, or nil
 }
 
 // copyPartition leases m's partition, copies its window and commits. loaded
@@ -336,7 +336,7 @@ func (pc *partitionCopy) settle(ctx context.Context) error {
 	// it), so that a test's frozen clock cannot stall the wait.
 	var (
 		elapsed time.Duration // slept so far
-		last    LogEnd
+		last    catchup.LogEnd
 		read    bool          // last holds a read
 		since   time.Duration // elapsed when last.End was first read at its value
 		waited  bool          // the high watermark was found below the log end
