@@ -12,15 +12,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
-	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
 	"github.com/kafka-catchup/catchup/internal/fanout"
 	"github.com/kafka-catchup/catchup/internal/lambdaenv"
 	"github.com/kafka-catchup/catchup/internal/metrics"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/version"
 )
 
@@ -74,7 +73,10 @@ func main() {
 	}
 
 	// Clients, kept for the life of the execution environment.
-	store := dynamostore.New(dynamodb.NewFromConfig(awsCfg), loc.Path)
+	store, err := pipeline.OpenStore(ctx, file)
+	if err != nil {
+		fail("open store", err)
+	}
 	invoker := fanout.LambdaInvoker{Client: awslambda.NewFromConfig(awsCfg), Function: function}
 	emitter := metrics.New(os.Stdout, lambdaenv.String(os.Getenv, lambdaenv.EnvNamespace, "catchup"), nil)
 

@@ -13,11 +13,9 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
-	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
 	"github.com/kafka-catchup/catchup/internal/lambdaenv"
 	"github.com/kafka-catchup/catchup/internal/metrics"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
@@ -57,7 +55,10 @@ func main() {
 	}
 
 	// Clients, kept for the life of the execution environment.
-	store := dynamostore.New(dynamodb.NewFromConfig(awsCfg), loc.Path)
+	store, err := pipeline.OpenStore(ctx, file)
+	if err != nil {
+		fail("open store", err)
+	}
 	emitter := metrics.New(os.Stdout, lambdaenv.String(os.Getenv, lambdaenv.EnvNamespace, "catchup"), nil)
 
 	// Handler.

@@ -78,15 +78,31 @@ func (f *File) setDefaults(present func(path string) bool) {
 		setDefault(&p.TakeoverSettle, defaultTakeoverSettle, at("takeover_settle"))
 		setDefault(&p.ReplicationWait, defaultReplicationWait, at("replication_wait"))
 
-		w := &p.Producer
-		setDefault(&w.Acks, defaultAcks, at("producer.acks"))
-		setDefault(&w.Compression, defaultCompression, at("producer.compression"))
-		setDefault(&w.BatchRecords, defaultBatchRecords, at("producer.batch_records"))
-		setDefault(&w.BatchBytes, defaultBatchBytes, at("producer.batch_bytes"))
-		setDefault(&w.Retries, defaultRetries, at("producer.retries"))
-		setDefault(&w.RetryBackoff, defaultRetryBackoff, at("producer.retry_backoff"))
-		setDefault(&w.Timeout, defaultTimeout, at("producer.timeout"))
+		p.Producer.setDefaults(func(field string) bool { return at("producer." + field) })
 	}
+}
+
+// SetDefaults fills every zero field of p with its default, as
+// File.SetDefaults does (a zero value means unset).
+func (w *Producer) SetDefaults() {
+	w.setDefaults(func(string) bool { return false })
+}
+
+// DefaultProducer returns the producer settings a file that sets none gets.
+func DefaultProducer() Producer {
+	var p Producer
+	p.SetDefaults()
+	return p
+}
+
+func (w *Producer) setDefaults(present func(field string) bool) {
+	setDefault(&w.Acks, defaultAcks, present("acks"))
+	setDefault(&w.Compression, defaultCompression, present("compression"))
+	setDefault(&w.BatchRecords, defaultBatchRecords, present("batch_records"))
+	setDefault(&w.BatchBytes, defaultBatchBytes, present("batch_bytes"))
+	setDefault(&w.Retries, defaultRetries, present("retries"))
+	setDefault(&w.RetryBackoff, defaultRetryBackoff, present("retry_backoff"))
+	setDefault(&w.Timeout, defaultTimeout, present("timeout"))
 }
 
 func (c *Cluster) setDefaults(name string, present func(field string) bool) {
@@ -117,6 +133,12 @@ func (c *Cluster) TLSEnabled() bool {
 // unless provenance: false.
 func (p *Pipeline) ProvenanceEnabled() bool {
 	return p.Provenance == nil || *p.Provenance
+}
+
+// IdempotentEnabled reports whether p produces as an idempotent producer
+// (with acks all); true unless idempotent: false.
+func (w *Producer) IdempotentEnabled() bool {
+	return w.Idempotent == nil || *w.Idempotent
 }
 
 // LoopPreventionEnabled reports whether p skips records that came from its

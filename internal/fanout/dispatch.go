@@ -17,7 +17,6 @@ import (
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/groupsync"
-	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/metrics"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/worker"
@@ -475,6 +474,11 @@ func (s *sizes) of(p catchup.Partition) float64 {
 	return s.sampled[p.Topic]
 }
 
+// fetcher is the part of a source cluster (replicate.Source) the sampler reads.
+type fetcher interface {
+	Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (catchup.Fetched, error)
+}
+
 // sampler reads a few records of topics without counters, within a budget
 // shared by every pipeline of one dispatch.
 type sampler struct {
@@ -485,7 +489,7 @@ type sampler struct {
 
 // sample returns the average size of the records of p from offset from, or
 // the pipeline's average, or defaultRecordBytes.
-func (sm *sampler) sample(ctx context.Context, src *kafkago.Source, p catchup.Partition, from int64, s *sizes) float64 {
+func (sm *sampler) sample(ctx context.Context, src fetcher, p catchup.Partition, from int64, s *sizes) float64 {
 	sm.mu.Lock()
 	ok := sm.left > 0
 	sm.left--

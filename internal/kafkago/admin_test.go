@@ -59,7 +59,7 @@ func TestDescribeTopicsReportsPartitionsAndExplicitConfigs(t *testing.T) {
 	if err := c.CreateTopic("plain", 2, nil); err != nil {
 		t.Fatal(err)
 	}
-	s := newSource(t, c, "")
+	s := newSource(t, c, "read_committed")
 	got, err := s.DescribeTopics(ctx, []string{"logs", "plain", "absent"})
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func TestCreateTopicsCreatesOnceWithConfigs(t *testing.T) {
 	if err != nil || counts["copy"] != 4 {
 		t.Fatalf("PartitionCounts = %v, %v; want 4 partitions", counts, err)
 	}
-	s := newSource(t, c, "")
+	s := newSource(t, c, "read_committed")
 	cfgs, err := s.Cluster().TopicConfigs(ctx, []string{"copy"})
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func TestAddPartitionsGrowsOnce(t *testing.T) {
 func TestGroupOffsetsAndMembers(t *testing.T) {
 	ctx := testContext(t)
 	c := newCluster(t, kfake.SeedTopics(2, "events"))
-	cl := newSource(t, c, "").Cluster()
+	cl := newSource(t, c, "read_committed").Cluster()
 
 	g, err := cl.DescribeGroup(ctx, "nobody")
 	if err != nil || g.Active() {

@@ -55,7 +55,7 @@ func TestNeedsCoverTheRequestsSent(t *testing.T) {
 	ctx := testContext(t)
 	srcC := newCluster(t, kfake.SeedTopics(2, "orders"))
 	dstC := newCluster(t)
-	src, dst := newSource(t, srcC, ""), newTarget(t, dstC, config.Producer{})
+	src, dst := newSource(t, srcC, "read_committed"), newTarget(t, dstC, config.Producer{})
 	p := catchup.Partition{Topic: "orders", Partition: 0}
 	pr := newProducer(t, srcC, kgo.DisableClientMetrics()) // no GetTelemetrySubscriptions of the test's own in the record
 	if err := pr.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte("v")}).FirstErr(); err != nil {

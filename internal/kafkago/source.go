@@ -10,11 +10,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
-	"github.com/kafka-catchup/catchup/internal/config"
 )
-
-// defaultFetchBytes is the fetch size when the caller asks for none.
-const defaultFetchBytes = 1 << 20
 
 // Source reads a source cluster with the raw fetch protocol. It implements
 // replicate.Source and is safe for concurrent use.
@@ -25,19 +21,18 @@ type Source struct {
 }
 
 // NewSource returns a Source for the cluster c that reads with isolation
-// "read_committed" (the default when empty) or "read_uncommitted". password
-// is as for Dial.
-func NewSource(c config.Cluster, isolation string, password PasswordFunc) (*Source, error) {
+// "read_committed" or "read_uncommitted".
+func NewSource(c Settings, isolation string) (*Source, error) {
 	var level int8
 	switch isolation {
-	case "", "read_committed":
+	case "read_committed":
 		level = readCommitted
 	case "read_uncommitted":
 		level = readUncommitted
 	default:
 		return nil, fmt.Errorf("isolation %q: want read_committed or read_uncommitted", isolation)
 	}
-	cl, err := Dial(c, password)
+	cl, err := Dial(c)
 	if err != nil {
 		return nil, err
 	}
@@ -112,16 +107,16 @@ func (s *Source) OffsetsForTime(ctx context.Context, ps []catchup.Partition, t t
 	return out, nil
 }
 
-// Fetch reads p from offset from, up to about maxBytes (1 MiB when zero or
-// negative; the broker returns a first batch larger than that whole). It
+// Fetch reads p from offset from, up to about maxBytes (at least 1; the
+// broker returns a first batch larger than that whole). It
 // waits at most 250ms for data. The records share memory with the
 // response: one allocation holds them all. See replicate.Source for the
 // contract.
 func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (catchup.Fetched, error) {
-	s.cl.cover(p.Topic)
-	if maxBytes <= 0 {
-		maxBytes = defaultFetchBytes
+	if maxBytes < 1 {
+		return catchup.Fetched{}, fmt.Errorf("fetch %s at %d: max bytes %d: want at least 1", p, from, maxBytes)
 	}
+	s.cl.cover(p.Topic)
 	f, err := s.cl.fetchRaw(ctx, p, from, maxBytes, s.isolation, s.recycle)
 	if err != nil {
 		return catchup.Fetched{}, fmt.Errorf("fetch %s at %d: %w", p, from, err)

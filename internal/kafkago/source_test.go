@@ -354,7 +354,7 @@ func TestFetchRelease(t *testing.T) {
 		// Separate batches, so that three fetches of one batch each.
 		produceSync(ctx, t, prod, values("t", 0, fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i))...)
 	}
-	s := newSource(t, c, "")
+	s := newSource(t, c, "read_committed")
 	fetch := func(from int64) catchup.Fetched {
 		t.Helper()
 		f, err := s.Fetch(ctx, p, from, 1) // one batch per fetch

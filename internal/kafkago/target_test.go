@@ -19,6 +19,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
 
 // copyRecords returns n records that exercise every field; their Offset is
@@ -227,7 +228,7 @@ func TestProduceUnreachable(t *testing.T) {
 	c := newCluster(t, kfake.SeedTopics(1, "t"))
 	cfg := clusterConfig("dst", c)
 	c.Close()
-	tg, err := kafkago.NewTarget(cfg, config.Producer{}, nil)
+	tg, err := kafkago.NewTarget(cfg, pipeline.ProducerSettings(config.DefaultProducer()))
 	if err != nil {
 		t.Fatal(err)
 	}

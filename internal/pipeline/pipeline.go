@@ -36,11 +36,10 @@ type Options struct {
 	// store is then read without taking the pipeline's lock, so that
 	// status and plan work while a run holds it (filestore.ReadOnly).
 	ReadOnly bool
-	// Source and Target, if set, are used instead of dialing the clusters
-	// (and are not closed by Close): a Lambda execution environment keeps
-	// its connections from one invocation to the next.
-	Source *kafkago.Source
-	Target *kafkago.Target
+	// Clusters, if set, are used instead of dialing the clusters (and are
+	// not closed by Close): a Lambda execution environment keeps its
+	// connections (Connect) from one invocation to the next.
+	Clusters *Clusters
 	// Partitions, if set, restricts the run to them.
 	Partitions []catchup.Partition
 	Log        *slog.Logger
@@ -89,23 +88,15 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 		}
 		pl.ownStore = true
 	}
-	switch {
-	case o.Source != nil && o.Target != nil:
-		pl.Source, pl.Target = o.Source, o.Target
-	case o.Source != nil || o.Target != nil:
-		pl.Close()
-		return nil, fmt.Errorf("pipeline %s: Options.Source and Options.Target go together", p.Name)
-	default:
+	cl := o.Clusters
+	if cl == nil {
+		if cl, err = Connect(p); err != nil {
+			pl.Close()
+			return nil, err
+		}
 		pl.ownClusters = true
-		if pl.Source, err = kafkago.NewSource(p.Source, p.Isolation, nil); err != nil {
-			pl.Close()
-			return nil, fmt.Errorf("pipeline %s: source: %w", p.Name, err)
-		}
-		if pl.Target, err = kafkago.NewTarget(p.Target, p.Producer, nil); err != nil {
-			pl.Close()
-			return nil, fmt.Errorf("pipeline %s: target: %w", p.Name, err)
-		}
 	}
+	pl.Source, pl.Target = cl.Source, cl.Target
 	if o.Owner == "" {
 		o.Owner = DefaultOwner()
 	}
@@ -193,6 +184,13 @@ func (p *Pipeline) Close() error {
 		return p.Store.Close()
 	}
 	return nil
+}
+
+// OpenStore opens the checkpoint store f names, for reading and writing;
+// the caller closes it. The Lambda functions open theirs once per execution
+// environment and pass it to every run (Options.Store).
+func OpenStore(ctx context.Context, f *cfg.File) (checkpoint.Store, error) {
+	return openStore(ctx, f, false)
 }
 
 // openStore opens the checkpoint store f names: a file store for file://,

@@ -29,7 +29,6 @@ import (
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/config"
-	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/metrics"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/replicate"
@@ -64,13 +63,7 @@ type Handler struct {
 	o Options
 
 	mu       sync.Mutex
-	clusters map[string]*clusters // by pipeline name
-}
-
-// clusters are the connections of one pipeline, kept across invocations.
-type clusters struct {
-	source *kafkago.Source
-	target *kafkago.Target
+	clusters map[string]*pipeline.Clusters // by pipeline name, kept across invocations
 }
 
 // New returns a Handler for o.
@@ -87,7 +80,7 @@ func New(o Options) (*Handler, error) {
 	if o.Service == "" {
 		o.Service = "catchup"
 	}
-	return &Handler{o: o, clusters: map[string]*clusters{}}, nil
+	return &Handler{o: o, clusters: map[string]*pipeline.Clusters{}}, nil
 }
 
 // Summary is the response of a replicate invocation.
@@ -169,7 +162,7 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (*Summary
 		return &Summary{Pipeline: ev.Pipeline, Error: err.Error()}, nil
 	}
 	o := pipeline.Options{
-		Owner: h.owner(ctx), Store: h.o.Store, Source: cl.source, Target: cl.target,
+		Owner: h.owner(ctx), Store: h.o.Store, Clusters: cl,
 		Partitions: ev.partitions(), Margin: h.o.Margin, Log: h.o.Log, // the engine adds the pipeline itself
 	}
 	if ev.Job != nil {
@@ -242,22 +235,16 @@ func (h *Handler) pipeline(name string) *config.Pipeline {
 
 // connect returns the connections of p, made on the first invocation that
 // needs them. Making them does no network I/O.
-func (h *Handler) connect(p *config.Pipeline) (*clusters, error) {
+func (h *Handler) connect(p *config.Pipeline) (*pipeline.Clusters, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c, ok := h.clusters[p.Name]; ok {
 		return c, nil
 	}
-	src, err := kafkago.NewSource(p.Source, p.Isolation, nil)
+	c, err := pipeline.Connect(p)
 	if err != nil {
-		return nil, fmt.Errorf("pipeline %s: source: %w", p.Name, err)
+		return nil, err
 	}
-	dst, err := kafkago.NewTarget(p.Target, p.Producer, nil)
-	if err != nil {
-		src.Close()
-		return nil, fmt.Errorf("pipeline %s: target: %w", p.Name, err)
-	}
-	c := &clusters{source: src, target: dst}
 	h.clusters[p.Name] = c
 	return c, nil
 }
