@@ -59,14 +59,14 @@ func main() {
 	}
 	// More shards than the replicate function's reserved concurrency would
 	// only queue behind each other (throttled asynchronous invocations).
-	maxShards := setting(lambdaenv.EnvMaxShards, 20)
+	maxShards := setting(lambdaenv.EnvMaxShards, fanout.DefaultMaxShards)
 	limits := fanout.Limits{
 		MaxShards:        int(min(maxShards, setting(lambdaenv.EnvReplicateConcurrency, maxShards))),
-		MaxPartitions:    int(setting(lambdaenv.EnvShardPartitions, 64)),
-		PartitionCeiling: int(setting(lambdaenv.EnvShardPartitionsMax, 1024)),
-		MaxBytes:         setting(lambdaenv.EnvShardBytes, 4<<30),
+		MaxPartitions:    int(setting(lambdaenv.EnvShardPartitions, fanout.DefaultShardPartitions)),
+		PartitionCeiling: int(setting(lambdaenv.EnvShardPartitionsMax, fanout.DefaultShardPartitionsMax)),
+		MaxBytes:         setting(lambdaenv.EnvShardBytes, fanout.DefaultShardBytes),
 	}
-	concurrency := int(setting(lambdaenv.EnvInvokeConcurrency, 8))
+	concurrency := int(setting(lambdaenv.EnvInvokeConcurrency, fanout.DefaultInvokeConcurrency))
 	topicMetrics, err := lambdaenv.Bool(os.Getenv, lambdaenv.EnvTopicMetrics, false)
 	if err != nil {
 		fail("read settings", err)

@@ -8,7 +8,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -41,7 +40,7 @@ func main() {
 	if err != nil {
 		fail("load catchup configuration", err)
 	}
-	margin, err := lambdaenv.Duration(os.Getenv, lambdaenv.EnvMargin, 10*time.Second)
+	margin, err := lambdaenv.Duration(os.Getenv, lambdaenv.EnvMargin, worker.DefaultMargin)
 	if err != nil {
 		fail("read settings", err)
 	}

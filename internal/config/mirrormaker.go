@@ -176,7 +176,7 @@ func FromMirrorMaker(consumers []MMFile, producer MMFile, flags MMFlags) (*Migra
 		c.flags.WhitelistFlag = "--whitelist"
 	}
 	if c.flags.Store == "" {
-		c.flags.Store = defaultStore
+		c.flags.Store = DefaultStore
 	}
 	if len(consumers) == 0 {
 		c.add(Notice{Key: "--consumer.config", Kind: NoticeInvalid, Msg: "required: give one property file per source cluster"})
@@ -1287,7 +1287,7 @@ func (c *mmConv) convertFlags() *mmPipe {
 		p.Parallelism = max(p.Parallelism, n)
 		origin("parallelism", f.key)
 		note(f.key, NoticeMapped, "→ parallelism (the larger of --num.streams and --num.producers): catchup copies up to %d "+
-			"partitions of each pipeline at once where MirrorMaker ran %d %s (catchup's default is %d)", n, n, f.what, defaultParallelism)
+			"partitions of each pipeline at once where MirrorMaker ran %d %s (catchup's default is %d)", n, n, f.what, DefaultParallelism)
 	}
 
 	switch v := strings.ToLower(fl.AbortOnSendFailure); v {

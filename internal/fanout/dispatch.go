@@ -33,9 +33,13 @@ type Options struct {
 	File    *config.File     // the configuration, secrets resolved; required
 	Store   checkpoint.Store // the checkpoint store; required
 	Invoker Invoker          // starts replicate invocations; required
-	Limits  Limits           // shard bounds; zero fields get 20 shards, 64 partitions up to 1,024 for a large backlog, 4 GiB
+	// Limits bound the shards (DefaultLimits: 20 shards, 64 partitions up
+	// to 1,024 for a large backlog, 4 GiB); MaxShards, MaxPartitions and
+	// MaxBytes at least 1, PartitionCeiling 0 or at most MaxPartitions:
+	// shards do not grow with the backlog.
+	Limits Limits
 	// Concurrency is how many pipelines are surveyed and how many Invoke
-	// calls are in flight at once; default 8.
+	// calls are in flight at once; at least 1 (DefaultInvokeConcurrency).
 	Concurrency int
 	// SampleBytes is how much one fetch reads to estimate the record size
 	// of a topic that has no copy counters yet (default 64 KiB); at most
@@ -70,19 +74,11 @@ func New(o Options) (*Dispatcher, error) {
 	if o.File == nil || o.Store == nil || o.Invoker == nil {
 		return nil, errors.New("fanout: Options.File, Store and Invoker are required")
 	}
-	if o.Limits.MaxShards == 0 {
-		o.Limits.MaxShards = 20
+	l := o.Limits
+	if l.MaxShards < 1 || l.MaxPartitions < 1 || l.MaxBytes < 1 || l.PartitionCeiling < 0 || o.Concurrency < 1 {
+		return nil, fmt.Errorf("fanout: Options.Limits %+v and Concurrency %d: want MaxShards, MaxPartitions, MaxBytes and Concurrency at least 1, PartitionCeiling 0 or more",
+			l, o.Concurrency)
 	}
-	if o.Limits.MaxPartitions == 0 {
-		o.Limits.MaxPartitions = 64
-	}
-	if o.Limits.PartitionCeiling == 0 {
-		o.Limits.PartitionCeiling = 1024
-	}
-	if o.Limits.MaxBytes == 0 {
-		o.Limits.MaxBytes = 4 << 30
-	}
-	o.Concurrency = cmp.Or(o.Concurrency, 8)
 	o.SampleBytes = cmp.Or(o.SampleBytes, 64<<10)
 	o.MaxSamples = cmp.Or(o.MaxSamples, 16)
 	if o.Log == nil {

@@ -46,7 +46,9 @@ type Options struct {
 	Now        func() time.Time
 	OnProgress func(records, bytes int64)
 	OnPlan     func([]plan.Planned) // see replicate.Options.OnPlan
-	// Margin overrides the engine's deadline margin when non-zero.
+	// Margin is how long before the context's deadline copying stops
+	// (replicate.Options.Margin); 0: none. The CLI's runs have no deadline;
+	// the replicate Lambda function passes CATCHUP_DEADLINE_MARGIN.
 	Margin time.Duration
 	// Job, if set, makes the run a bounded backfill with its own checkpoint
 	// namespace, "<pipeline>.job.<name>", so that it never moves the
@@ -138,7 +140,9 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 }
 
 // EngineSettings returns the engine options that pipeline p's
-// configuration sets: what it copies (topics, target topic names,
+// configuration sets, as they are (p's defaults filled in by config.Parse
+// or File.SetDefaults; a zero is passed on, and means to the engine what
+// it means in the file): what it copies (topics, target topic names,
 // provenance, loop prevention, window limits, topic creation) and how
 // (fetch size, parallelism, batch limits, retries, commit interval,
 // leases). Open adds the clusters, the store, the start policy and the
@@ -159,12 +163,12 @@ func EngineSettings(p *cfg.Pipeline) replicate.Options {
 		Parallelism:        p.Parallelism,
 		FetchBytes:         p.FetchBytes,
 		LeaseTTL:           p.LeaseDuration,
-		TakeoverSettle:     takeoverSettle(p.TakeoverSettle),
-		ReplicationWait:    takeoverSettle(p.ReplicationWait),
+		TakeoverSettle:     p.TakeoverSettle,
+		ReplicationWait:    p.ReplicationWait,
 		MaxBytes:           p.Window.MaxBytes,
 		MaxDuration:        p.Window.MaxDuration,
 		BatchRecords:       p.Producer.BatchRecords,
-		Retries:            engineRetries(p.Producer.Retries),
+		Retries:            p.Producer.Retries,
 		RetryBackoff:       p.Producer.RetryBackoff,
 		CreateTopics:       p.CreateTopics,
 		ReplicationFactor:  p.ReplicationFactor,
@@ -242,24 +246,4 @@ func DefaultOwner() string {
 		host = "unknown-host"
 	}
 	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixMilli(), 36)
-}
-
-// engineRetries maps the configured producer.retries, defaults already
-// filled in, to the engine's option, where 0 means the default: an explicit
-// retries: 0 means no retries.
-func engineRetries(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
-}
-
-// takeoverSettle maps the configured takeover_settle or replication_wait to
-// the engine's option, where 0 means the default: an explicit 0 turns the
-// wait off.
-func takeoverSettle(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
 }

@@ -34,6 +34,10 @@ import (
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
+// DefaultMargin is the replicate function's deadline margin when
+// CATCHUP_DEADLINE_MARGIN is unset: time for the final DynamoDB commits.
+const DefaultMargin = 10 * time.Second
+
 // Options configure a Handler.
 type Options struct {
 	File  *config.File     // the configuration, secrets resolved; required
@@ -44,7 +48,8 @@ type Options struct {
 	Owner string
 	// Margin is how long before the invocation deadline copying stops, to
 	// leave time for the final commits (capped by the engine to a tenth of
-	// the time left); default 10s.
+	// the time left); 0: none. The replicate function passes
+	// CATCHUP_DEADLINE_MARGIN, DefaultMargin when unset.
 	Margin  time.Duration
 	Log     *slog.Logger     // default: discard
 	Metrics *metrics.Emitter // nil: no metrics
@@ -71,8 +76,8 @@ func New(o Options) (*Handler, error) {
 	if o.File == nil || o.Store == nil || o.Owner == "" {
 		return nil, errors.New("worker: Options.File, Store and Owner are required")
 	}
-	if o.Margin == 0 {
-		o.Margin = 10 * time.Second
+	if o.Margin < 0 {
+		return nil, fmt.Errorf("worker: Options.Margin %v: want 0 (none) or more", o.Margin)
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
