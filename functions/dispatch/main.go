@@ -78,7 +78,7 @@ func main() {
 		fail("open store", err)
 	}
 	invoker := fanout.LambdaInvoker{Client: awslambda.NewFromConfig(awsCfg), Function: function}
-	emitter := metrics.New(os.Stdout, lambdaenv.String(os.Getenv, lambdaenv.EnvNamespace, "catchup"), nil)
+	emitter := metrics.New(os.Stdout, lambdaenv.String(os.Getenv, lambdaenv.EnvNamespace, metrics.DefaultNamespace), nil)
 
 	// Handler.
 	d, err := fanout.New(fanout.Options{
@@ -89,7 +89,7 @@ func main() {
 		Concurrency:  concurrency,
 		Log:          log,
 		Metrics:      emitter,
-		Service:      lambdaenv.String(os.Getenv, lambdaenv.EnvService, "catchup"),
+		Service:      lambdaenv.String(os.Getenv, lambdaenv.EnvService, metrics.DefaultService),
 		TopicMetrics: topicMetrics,
 	})
 	if err != nil {

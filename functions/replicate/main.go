@@ -58,7 +58,7 @@ func main() {
 	if err != nil {
 		fail("open store", err)
 	}
-	emitter := metrics.New(os.Stdout, lambdaenv.String(os.Getenv, lambdaenv.EnvNamespace, "catchup"), nil)
+	emitter := metrics.New(os.Stdout, lambdaenv.String(os.Getenv, lambdaenv.EnvNamespace, metrics.DefaultNamespace), nil)
 
 	// Handler.
 	h, err := worker.New(worker.Options{
@@ -68,7 +68,7 @@ func main() {
 		Margin:     margin,
 		Log:        log,
 		Metrics:    emitter,
-		Service:    lambdaenv.String(os.Getenv, lambdaenv.EnvService, "catchup"),
+		Service:    lambdaenv.String(os.Getenv, lambdaenv.EnvService, metrics.DefaultService),
 		Concurrent: lambdacontext.MaxConcurrency() > 1,
 		// Per topic only on request: a custom metric per topic and name.
 		TopicMetrics: topicMetrics,

@@ -49,7 +49,7 @@ type Options struct {
 	MaxSamples  int
 	Log         *slog.Logger     // default: discard
 	Metrics     *metrics.Emitter // nil: no metrics
-	Service     string           // value of the service dimension; default "catchup"
+	Service     string           // value of the service dimension; "": metrics.DefaultService
 	// TopicMetrics adds LagRecords and LagBytes per topic to the metrics
 	// per pipeline and service: two CloudWatch custom metrics per topic more
 	// (README, "Metrics and their cost").
@@ -85,7 +85,7 @@ func New(o Options) (*Dispatcher, error) {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	if o.Service == "" {
-		o.Service = "catchup"
+		o.Service = metrics.DefaultService
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -53,7 +53,7 @@ type Options struct {
 	Margin  time.Duration
 	Log     *slog.Logger     // default: discard
 	Metrics *metrics.Emitter // nil: no metrics
-	Service string           // value of the service dimension; default "catchup"
+	Service string           // value of the service dimension; "": metrics.DefaultService
 	// TopicMetrics adds the topic dimension to the copy metrics: one
 	// CloudWatch custom metric per topic and metric more (README, "Metrics
 	// and their cost"). Off, they are per pipeline and service only.
@@ -83,7 +83,7 @@ func New(o Options) (*Handler, error) {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	if o.Service == "" {
-		o.Service = "catchup"
+		o.Service = metrics.DefaultService
 	}
 	return &Handler{o: o, clusters: map[string]*pipeline.Clusters{}}, nil
 }
