@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kafka-catchup/catchup/internal/config"
-	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
 
@@ -98,17 +97,12 @@ TIME is RFC 3339 (2026-11-01T00:00:00Z) or a date (2026-11-01, midnight UTC).`,
 // partition failed or was left unfinished.
 func (a *app) backfill(ctx context.Context, f *config.File, pc *config.Pipeline, job *pipeline.Job, match func(string) bool) (ok bool, err error) {
 	log := a.logger().With("pipeline", pc.Name, "job", job.Name)
-	src, err := kafkago.NewSource(pc.Source, pc.Isolation, nil)
+	cl, err := pipeline.Connect(pc)
 	if err != nil {
-		return false, fmt.Errorf("source: %w", err)
+		return false, err
 	}
-	defer src.Close()
-	dst, err := kafkago.NewTarget(pc.Target, pc.Producer, nil)
-	if err != nil {
-		return false, fmt.Errorf("target: %w", err)
-	}
-	defer dst.Close()
-	parts, err := src.Partitions(ctx, match)
+	defer cl.Close()
+	parts, err := cl.Source.Partitions(ctx, match)
 	if err != nil {
 		return false, err
 	}
@@ -118,7 +112,7 @@ func (a *app) backfill(ctx context.Context, f *config.File, pc *config.Pipeline,
 	prog := a.newProgress(job.Namespace(pc.Name), log)
 	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{
 		Owner: a.owner, Log: log, OnProgress: prog.add, OnPlan: prog.plan,
-		Source: src, Target: dst, Partitions: parts, Job: job,
+		Clusters: cl, Partitions: parts, Job: job,
 	})
 	if err != nil {
 		return false, err

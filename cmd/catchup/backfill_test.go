@@ -19,7 +19,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint/filestore"
 	"github.com/kafka-catchup/catchup/internal/config"
-	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/verify"
 )
 
@@ -111,7 +111,7 @@ func produce(t *testing.T, c *kfake.Cluster, recs []*kgo.Record) {
 // readPartition returns every record of p on the cluster, in offset order.
 func readPartition(t *testing.T, c *kfake.Cluster, p catchup.Partition) []catchup.Record {
 	t.Helper()
-	s, err := kafkago.NewSource(config.Cluster{Name: "read", Brokers: c.ListenAddrs()}, "read_uncommitted", nil)
+	s, err := pipeline.ConnectReader(config.Cluster{Name: "read", Brokers: c.ListenAddrs()}, "read_uncommitted")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,12 +216,12 @@ func TestBackfillCopiesExactlyTheTimeRangeAndResumes(t *testing.T) {
 	}
 
 	// verify agrees over the resolved range.
-	src, err := kafkago.NewSource(config.Cluster{Name: "x-src", Brokers: e.src.ListenAddrs()}, "read_committed", nil)
+	src, err := pipeline.ConnectReader(config.Cluster{Name: "x-src", Brokers: e.src.ListenAddrs()}, "read_committed")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	dst, err := kafkago.NewSource(config.Cluster{Name: "x-dst", Brokers: e.dst.ListenAddrs()}, "read_uncommitted", nil)
+	dst, err := pipeline.ConnectReader(config.Cluster{Name: "x-dst", Brokers: e.dst.ListenAddrs()}, "read_uncommitted")
 	if err != nil {
 		t.Fatal(err)
 	}

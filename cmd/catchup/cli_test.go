@@ -26,7 +26,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore/dynamotest"
 	"github.com/kafka-catchup/catchup/internal/checkpoint/filestore"
 	"github.com/kafka-catchup/catchup/internal/config"
-	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
 
 // The CLI tests call run, the CLI's entry, in process, against kfake
@@ -482,7 +482,7 @@ func ptrString(p *int64) string {
 // targetEnds returns the end offsets of cliTopic's partitions on the cluster at addr.
 func targetEnds(t *testing.T, addr string) []int64 {
 	t.Helper()
-	dst, err := kafkago.NewTarget(config.Cluster{Name: "t", Brokers: []string{addr}}, config.Producer{}, nil)
+	dst, err := pipeline.ConnectWriter(config.Cluster{Name: "t", Brokers: []string{addr}}, config.DefaultProducer())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -661,7 +661,7 @@ func loadCheckpoints(t *testing.T, e *cliEnv) map[int32]checkpoint.Checkpoint {
 // readAll returns every record of cliTopic on the cluster at addr, by partition.
 func readAll(t *testing.T, addr string) map[int32][]catchup.Record {
 	t.Helper()
-	src, err := kafkago.NewSource(config.Cluster{Name: "t", Brokers: []string{addr}}, "read_uncommitted", nil)
+	src, err := pipeline.ConnectReader(config.Cluster{Name: "t", Brokers: []string{addr}}, "read_uncommitted")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -690,7 +690,7 @@ func readAll(t *testing.T, addr string) map[int32][]catchup.Record {
 // writeAll produces recs to p on the cluster at addr, as they are.
 func writeAll(t *testing.T, addr string, p catchup.Partition, recs []catchup.Record) {
 	t.Helper()
-	dst, err := kafkago.NewTarget(config.Cluster{Name: "t", Brokers: []string{addr}}, config.Producer{}, nil)
+	dst, err := pipeline.ConnectWriter(config.Cluster{Name: "t", Brokers: []string{addr}}, config.DefaultProducer())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,6 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
-	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 	"github.com/kafka-catchup/catchup/internal/verify"
@@ -242,7 +241,7 @@ func (a *app) demoKill(ctx context.Context, path string, dst *kfake.Cluster, tot
 	if err != nil {
 		return 0, err
 	}
-	target, err := kafkago.NewTarget(f.Pipelines[0].Target, f.Pipelines[0].Producer, nil)
+	target, err := pipeline.ConnectWriter(f.Pipelines[0].Target, f.Pipelines[0].Producer)
 	if err != nil {
 		return 0, err
 	}
@@ -319,12 +318,12 @@ func settledCount(ctx context.Context, count func() (int64, error)) (int64, erro
 // demoVerify verifies every partition of the pipeline in f.
 func (a *app) demoVerify(ctx context.Context, f *config.File) (bool, error) {
 	pc := &f.Pipelines[0]
-	src, err := kafkago.NewSource(pc.Source, "read_uncommitted", nil)
+	src, err := pipeline.ConnectReader(pc.Source, "read_uncommitted")
 	if err != nil {
 		return false, err
 	}
 	defer src.Close()
-	dst, err := kafkago.NewSource(pc.Target, "read_uncommitted", nil)
+	dst, err := pipeline.ConnectReader(pc.Target, "read_uncommitted")
 	if err != nil {
 		return false, err
 	}

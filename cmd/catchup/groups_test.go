@@ -14,6 +14,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
 
 // TestSyncGroups runs `catchup run --json` with sync_groups on kfake. The
@@ -29,7 +30,7 @@ func TestSyncGroups(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), cliTimeout)
 	defer cancel()
 	cluster := func(addrs []string) *kafkago.Cluster {
-		s, err := kafkago.NewSource(config.Cluster{Name: "admin", Brokers: addrs}, "read_uncommitted", nil)
+		s, err := pipeline.ConnectReader(config.Cluster{Name: "admin", Brokers: addrs}, "read_uncommitted")
 		if err != nil {
 			t.Fatal(err)
 		}

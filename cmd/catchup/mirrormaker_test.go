@@ -21,6 +21,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/verify"
 )
 
@@ -322,13 +323,13 @@ sasl.jaas.config = org.apache.kafka.common.security.scram.ScramLoginModule requi
 
 	// The target holds exact copies of orders and payments, and no audit.
 	ctx := context.Background()
-	srcR, err := kafkago.NewSource(config.Cluster{Name: "east", Brokers: src.ListenAddrs(), ClientID: "verify",
-		SASL: &config.SASL{Mechanism: "SCRAM-SHA-512", Username: user}}, "read_uncommitted", func() (string, error) { return pass, nil })
+	srcR, err := kafkago.NewSource(kafkago.Settings{Name: "east", Brokers: src.ListenAddrs(), ClientID: "verify",
+		SASL: &kafkago.SASL{Mechanism: "SCRAM-SHA-512", Username: user, Password: config.NewSecret(pass)}}, "read_uncommitted")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srcR.Close()
-	dstR, err := kafkago.NewSource(config.Cluster{Name: "dr", Brokers: dst.ListenAddrs(), ClientID: "verify"}, "read_uncommitted", nil)
+	dstR, err := pipeline.ConnectReader(config.Cluster{Name: "dr", Brokers: dst.ListenAddrs(), ClientID: "verify"}, "read_uncommitted")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,7 +527,7 @@ func TestMirrorMakerSeedLine(t *testing.T) {
 			if !tt.copiedTo {
 				return
 			}
-			dstR, err := kafkago.NewSource(config.Cluster{Name: "dr", Brokers: dst.ListenAddrs(), ClientID: "verify"}, "read_uncommitted", nil)
+			dstR, err := pipeline.ConnectReader(config.Cluster{Name: "dr", Brokers: dst.ListenAddrs(), ClientID: "verify"}, "read_uncommitted")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/translate"
 )
 
@@ -93,12 +94,12 @@ type translatedRow struct {
 }
 
 func (a *app) translate(ctx context.Context, pc *config.Pipeline, group string, apply bool) error {
-	src, err := kafkago.NewSource(pc.Source, pc.Isolation, nil)
+	src, err := pipeline.ConnectReader(pc.Source, pc.Isolation)
 	if err != nil {
 		return fmt.Errorf("source: %w", err)
 	}
 	defer src.Close()
-	dst, err := kafkago.NewSource(pc.Target, "read_uncommitted", nil)
+	dst, err := pipeline.ConnectReader(pc.Target, "read_uncommitted")
 	if err != nil {
 		return fmt.Errorf("target: %w", err)
 	}

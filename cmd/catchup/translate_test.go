@@ -16,7 +16,7 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
-	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
 
 // commitGroup commits offs (partition of topic → offset) for group on the
@@ -55,7 +55,7 @@ func commitGroup(t *testing.T, c *kfake.Cluster, group, topic string, offs map[i
 // groupOffsets returns the offsets group has committed on the cluster.
 func groupOffsets(t *testing.T, c *kfake.Cluster, group string) map[catchup.Partition]int64 {
 	t.Helper()
-	s, err := kafkago.NewSource(config.Cluster{Name: "read", Brokers: c.ListenAddrs()}, "", nil)
+	s, err := pipeline.ConnectReader(config.Cluster{Name: "read", Brokers: c.ListenAddrs()}, "read_committed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestTranslateAndApplyResumeAConsumerOnTheTarget(t *testing.T) {
 		return cl
 	}
 	live := consumer()
-	dst, err := kafkago.NewSource(config.Cluster{Name: "x-dst", Brokers: e.dst.ListenAddrs()}, "", nil)
+	dst, err := pipeline.ConnectReader(config.Cluster{Name: "x-dst", Brokers: e.dst.ListenAddrs()}, "read_committed")
 	if err != nil {
 		t.Fatal(err)
 	}

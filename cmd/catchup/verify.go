@@ -11,7 +11,6 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
-	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/verify"
 )
@@ -105,7 +104,7 @@ func (a *app) verify(ctx context.Context, f *config.File, pc *config.Pipeline, f
 
 // compare runs verify.Partition on every partition of pc's topics.
 func compare(ctx context.Context, p *pipeline.Pipeline, pc *config.Pipeline, from, to string) ([]verify.Result, error) {
-	dst, err := kafkago.NewSource(pc.Target, "read_uncommitted", nil)
+	dst, err := pipeline.ConnectReader(pc.Target, "read_uncommitted")
 	if err != nil {
 		return nil, err
 	}

@@ -12,15 +12,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
-	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
 	"github.com/kafka-catchup/catchup/internal/fanout"
 	"github.com/kafka-catchup/catchup/internal/lambdaenv"
 	"github.com/kafka-catchup/catchup/internal/metrics"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/version"
 )
 
@@ -60,23 +59,26 @@ func main() {
 	}
 	// More shards than the replicate function's reserved concurrency would
 	// only queue behind each other (throttled asynchronous invocations).
-	maxShards := setting(lambdaenv.EnvMaxShards, 20)
+	maxShards := setting(lambdaenv.EnvMaxShards, fanout.DefaultMaxShards)
 	limits := fanout.Limits{
 		MaxShards:        int(min(maxShards, setting(lambdaenv.EnvReplicateConcurrency, maxShards))),
-		MaxPartitions:    int(setting(lambdaenv.EnvShardPartitions, 64)),
-		PartitionCeiling: int(setting(lambdaenv.EnvShardPartitionsMax, 1024)),
-		MaxBytes:         setting(lambdaenv.EnvShardBytes, 4<<30),
+		MaxPartitions:    int(setting(lambdaenv.EnvShardPartitions, fanout.DefaultShardPartitions)),
+		PartitionCeiling: int(setting(lambdaenv.EnvShardPartitionsMax, fanout.DefaultShardPartitionsMax)),
+		MaxBytes:         setting(lambdaenv.EnvShardBytes, fanout.DefaultShardBytes),
 	}
-	concurrency := int(setting(lambdaenv.EnvInvokeConcurrency, 8))
+	concurrency := int(setting(lambdaenv.EnvInvokeConcurrency, fanout.DefaultInvokeConcurrency))
 	topicMetrics, err := lambdaenv.Bool(os.Getenv, lambdaenv.EnvTopicMetrics, false)
 	if err != nil {
 		fail("read settings", err)
 	}
 
 	// Clients, kept for the life of the execution environment.
-	store := dynamostore.New(dynamodb.NewFromConfig(awsCfg), loc.Path)
+	store, err := pipeline.OpenStore(ctx, file)
+	if err != nil {
+		fail("open store", err)
+	}
 	invoker := fanout.LambdaInvoker{Client: awslambda.NewFromConfig(awsCfg), Function: function}
-	emitter := metrics.New(os.Stdout, lambdaenv.String(os.Getenv, lambdaenv.EnvNamespace, "catchup"), nil)
+	emitter := metrics.New(os.Stdout, lambdaenv.String(os.Getenv, lambdaenv.EnvNamespace, metrics.DefaultNamespace), nil)
 
 	// Handler.
 	d, err := fanout.New(fanout.Options{
@@ -87,7 +89,7 @@ func main() {
 		Concurrency:  concurrency,
 		Log:          log,
 		Metrics:      emitter,
-		Service:      lambdaenv.String(os.Getenv, lambdaenv.EnvService, "catchup"),
+		Service:      lambdaenv.String(os.Getenv, lambdaenv.EnvService, metrics.DefaultService),
 		TopicMetrics: topicMetrics,
 	})
 	if err != nil {

@@ -8,16 +8,13 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
-	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
 	"github.com/kafka-catchup/catchup/internal/lambdaenv"
 	"github.com/kafka-catchup/catchup/internal/metrics"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
@@ -43,7 +40,7 @@ func main() {
 	if err != nil {
 		fail("load catchup configuration", err)
 	}
-	margin, err := lambdaenv.Duration(os.Getenv, lambdaenv.EnvMargin, 10*time.Second)
+	margin, err := lambdaenv.Duration(os.Getenv, lambdaenv.EnvMargin, worker.DefaultMargin)
 	if err != nil {
 		fail("read settings", err)
 	}
@@ -57,8 +54,11 @@ func main() {
 	}
 
 	// Clients, kept for the life of the execution environment.
-	store := dynamostore.New(dynamodb.NewFromConfig(awsCfg), loc.Path)
-	emitter := metrics.New(os.Stdout, lambdaenv.String(os.Getenv, lambdaenv.EnvNamespace, "catchup"), nil)
+	store, err := pipeline.OpenStore(ctx, file)
+	if err != nil {
+		fail("open store", err)
+	}
+	emitter := metrics.New(os.Stdout, lambdaenv.String(os.Getenv, lambdaenv.EnvNamespace, metrics.DefaultNamespace), nil)
 
 	// Handler.
 	h, err := worker.New(worker.Options{
@@ -68,7 +68,7 @@ func main() {
 		Margin:     margin,
 		Log:        log,
 		Metrics:    emitter,
-		Service:    lambdaenv.String(os.Getenv, lambdaenv.EnvService, "catchup"),
+		Service:    lambdaenv.String(os.Getenv, lambdaenv.EnvService, metrics.DefaultService),
 		Concurrent: lambdacontext.MaxConcurrency() > 1,
 		// Per topic only on request: a custom metric per topic and name.
 		TopicMetrics: topicMetrics,

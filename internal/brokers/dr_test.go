@@ -13,7 +13,6 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
-	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
@@ -189,7 +188,7 @@ func TestGroupSync(t *testing.T) {
 	committed := map[int32]int64{0: 17, 1: 50}
 	// Committed as an administrator does, with kafka-go (OffsetCommit v7:
 	// franz-go's v10 names topics by id).
-	admin, err := kafkago.NewSource(config.Cluster{Name: "admin", Brokers: []string{e.source.brokers}}, "read_uncommitted", nil)
+	admin, err := pipeline.ConnectReader(config.Cluster{Name: "admin", Brokers: []string{e.source.brokers}}, "read_uncommitted")
 	if err != nil {
 		t.Fatal(err)
 	}

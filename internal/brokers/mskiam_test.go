@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-catchup/catchup/internal/config"
-	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
 
 // TestMSKIAM checks what the AWS_MSK_IAM configuration sends: an
@@ -75,8 +75,8 @@ func TestMSKIAM(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			c, payloads := fakeMSK(t)
-			src, err := kafkago.NewSource(config.Cluster{Name: "msk", Brokers: c.ListenAddrs(),
-				SASL: &config.SASL{Mechanism: "AWS_MSK_IAM", Region: tc.region}}, "", nil)
+			src, err := pipeline.ConnectReader(config.Cluster{Name: "msk", Brokers: c.ListenAddrs(),
+				SASL: &config.SASL{Mechanism: "AWS_MSK_IAM", Region: tc.region}}, "read_committed")
 			if err == nil {
 				defer src.Close()
 				ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)

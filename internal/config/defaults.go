@@ -8,32 +8,32 @@ import (
 
 // Defaults; each is also documented on the field it fills.
 const (
-	defaultStore           = "file://.catchup"
-	defaultClientID        = "catchup"
-	defaultStart           = "earliest"
-	defaultTargetTopic     = "{topic}"
-	defaultIsolation       = "read_committed"
-	defaultOnGap           = "fail"
-	defaultParallelism     = 8
-	defaultFetchBytes      = 1 << 20
-	defaultLeaseDuration   = 20 * time.Minute
-	defaultTakeoverSettle  = time.Second
-	defaultReplicationWait = time.Minute
-	defaultFileCommit      = 5 * time.Second
-	defaultDynamoDBCommit  = 30 * time.Second
-	defaultAcks            = "all"
-	defaultCompression     = "none"
-	defaultBatchRecords    = 10000
-	defaultBatchBytes      = 1000000
-	defaultRetries         = 10
-	defaultRetryBackoff    = 100 * time.Millisecond
-	defaultTimeout         = 30 * time.Second
-	// defaultReplicationFactor asks the target for its default.replication.factor.
-	defaultReplicationFactor = -1
-	// defaultConfigSyncInterval is MirrorMaker 2's sync.topic.configs.interval.seconds.
-	defaultConfigSyncInterval = 10 * time.Minute
-	// defaultGroupSyncInterval is MirrorMaker 2's sync.group.offsets.interval.seconds.
-	defaultGroupSyncInterval = time.Minute
+	DefaultStore           = "file://.catchup"
+	DefaultClientID        = "catchup"
+	DefaultStart           = "earliest"
+	DefaultTargetTopic     = "{topic}"
+	DefaultIsolation       = "read_committed"
+	DefaultOnGap           = "fail"
+	DefaultParallelism     = 8
+	DefaultFetchBytes      = 1 << 20
+	DefaultLeaseDuration   = 20 * time.Minute
+	DefaultTakeoverSettle  = time.Second
+	DefaultReplicationWait = time.Minute
+	DefaultFileCommit      = 5 * time.Second
+	DefaultDynamoDBCommit  = 30 * time.Second
+	DefaultAcks            = "all"
+	DefaultCompression     = "none"
+	DefaultBatchRecords    = 10000
+	DefaultBatchBytes      = 1000000
+	DefaultRetries         = 10
+	DefaultRetryBackoff    = 100 * time.Millisecond
+	DefaultTimeout         = 30 * time.Second
+	// DefaultReplicationFactor asks the target for its default.replication.factor.
+	DefaultReplicationFactor = -1
+	// DefaultConfigSyncInterval is MirrorMaker 2's sync.topic.configs.interval.seconds.
+	DefaultConfigSyncInterval = 10 * time.Minute
+	// DefaultGroupSyncInterval is MirrorMaker 2's sync.group.offsets.interval.seconds.
+	DefaultGroupSyncInterval = time.Minute
 )
 
 // SetDefaults fills every unset field with its default, as Parse does.
@@ -46,52 +46,68 @@ func (f *File) SetDefaults() {
 // setDefaults fills zero fields whose key is not present in the file;
 // present reports that for a path like "pipelines[0].producer.retries".
 func (f *File) setDefaults(present func(path string) bool) {
-	setDefault(&f.Store, defaultStore, present("store"))
-	commit := defaultFileCommit
+	setDefault(&f.Store, DefaultStore, present("store"))
+	commit := DefaultFileCommit
 	if strings.HasPrefix(f.Store, "dynamodb://") {
-		commit = defaultDynamoDBCommit
+		commit = DefaultDynamoDBCommit
 	}
 	for i := range f.Pipelines {
 		p := &f.Pipelines[i]
 		at := func(field string) bool { return present(fmt.Sprintf("pipelines[%d].%s", i, field)) }
 		p.Source.setDefaults("source", func(field string) bool { return at("source." + field) })
 		p.Target.setDefaults("target", func(field string) bool { return at("target." + field) })
-		setDefault(&p.TargetTopic, defaultTargetTopic, at("target_topic"))
+		setDefault(&p.TargetTopic, DefaultTargetTopic, at("target_topic"))
 		if p.LoopPrevention == nil {
 			p.LoopPrevention = ptr(true)
 		}
-		setDefault(&p.ReplicationFactor, defaultReplicationFactor, at("replication_factor"))
-		setDefault(&p.ConfigSyncInterval, defaultConfigSyncInterval, at("config_sync_interval"))
+		setDefault(&p.ReplicationFactor, DefaultReplicationFactor, at("replication_factor"))
+		setDefault(&p.ConfigSyncInterval, DefaultConfigSyncInterval, at("config_sync_interval"))
 		if p.SyncGroups != nil {
-			setDefault(&p.SyncGroups.Interval, defaultGroupSyncInterval, at("sync_groups.interval"))
+			setDefault(&p.SyncGroups.Interval, DefaultGroupSyncInterval, at("sync_groups.interval"))
 		}
-		setDefault(&p.Start, defaultStart, at("start"))
-		setDefault(&p.Isolation, defaultIsolation, at("isolation"))
-		setDefault(&p.OnGap, defaultOnGap, at("on_gap"))
+		setDefault(&p.Start, DefaultStart, at("start"))
+		setDefault(&p.Isolation, DefaultIsolation, at("isolation"))
+		setDefault(&p.OnGap, DefaultOnGap, at("on_gap"))
 		if p.Provenance == nil {
 			p.Provenance = ptr(true)
 		}
 		setDefault(&p.CommitInterval, commit, at("commit_interval"))
-		setDefault(&p.Parallelism, defaultParallelism, at("parallelism"))
-		setDefault(&p.FetchBytes, defaultFetchBytes, at("fetch_bytes"))
-		setDefault(&p.LeaseDuration, defaultLeaseDuration, at("lease_duration"))
-		setDefault(&p.TakeoverSettle, defaultTakeoverSettle, at("takeover_settle"))
-		setDefault(&p.ReplicationWait, defaultReplicationWait, at("replication_wait"))
+		setDefault(&p.Parallelism, DefaultParallelism, at("parallelism"))
+		setDefault(&p.FetchBytes, DefaultFetchBytes, at("fetch_bytes"))
+		setDefault(&p.LeaseDuration, DefaultLeaseDuration, at("lease_duration"))
+		setDefault(&p.TakeoverSettle, DefaultTakeoverSettle, at("takeover_settle"))
+		setDefault(&p.ReplicationWait, DefaultReplicationWait, at("replication_wait"))
 
-		w := &p.Producer
-		setDefault(&w.Acks, defaultAcks, at("producer.acks"))
-		setDefault(&w.Compression, defaultCompression, at("producer.compression"))
-		setDefault(&w.BatchRecords, defaultBatchRecords, at("producer.batch_records"))
-		setDefault(&w.BatchBytes, defaultBatchBytes, at("producer.batch_bytes"))
-		setDefault(&w.Retries, defaultRetries, at("producer.retries"))
-		setDefault(&w.RetryBackoff, defaultRetryBackoff, at("producer.retry_backoff"))
-		setDefault(&w.Timeout, defaultTimeout, at("producer.timeout"))
+		p.Producer.setDefaults(func(field string) bool { return at("producer." + field) })
 	}
+}
+
+// SetDefaults fills every zero field of p with its default, as
+// File.SetDefaults does (a zero value means unset).
+func (w *Producer) SetDefaults() {
+	w.setDefaults(func(string) bool { return false })
+}
+
+// DefaultProducer returns the producer settings a file that sets none gets.
+func DefaultProducer() Producer {
+	var p Producer
+	p.SetDefaults()
+	return p
+}
+
+func (w *Producer) setDefaults(present func(field string) bool) {
+	setDefault(&w.Acks, DefaultAcks, present("acks"))
+	setDefault(&w.Compression, DefaultCompression, present("compression"))
+	setDefault(&w.BatchRecords, DefaultBatchRecords, present("batch_records"))
+	setDefault(&w.BatchBytes, DefaultBatchBytes, present("batch_bytes"))
+	setDefault(&w.Retries, DefaultRetries, present("retries"))
+	setDefault(&w.RetryBackoff, DefaultRetryBackoff, present("retry_backoff"))
+	setDefault(&w.Timeout, DefaultTimeout, present("timeout"))
 }
 
 func (c *Cluster) setDefaults(name string, present func(field string) bool) {
 	setDefault(&c.Name, name, present("name"))
-	setDefault(&c.ClientID, defaultClientID, present("client_id"))
+	setDefault(&c.ClientID, DefaultClientID, present("client_id"))
 	if c.TLS != nil && c.TLS.Enabled == nil {
 		c.TLS.Enabled = ptr(true)
 	}
@@ -119,6 +135,12 @@ func (p *Pipeline) ProvenanceEnabled() bool {
 	return p.Provenance == nil || *p.Provenance
 }
 
+// IdempotentEnabled reports whether p produces as an idempotent producer
+// (with acks all); true unless idempotent: false.
+func (w *Producer) IdempotentEnabled() bool {
+	return w.Idempotent == nil || *w.Idempotent
+}
+
 // LoopPreventionEnabled reports whether p skips records that came from its
 // target cluster; true unless loop_prevention: false.
 func (p *Pipeline) LoopPreventionEnabled() bool {
@@ -129,7 +151,7 @@ func (p *Pipeline) LoopPreventionEnabled() bool {
 func (p *Pipeline) MapTopic(t string) string {
 	tmpl := p.TargetTopic
 	if tmpl == "" {
-		tmpl = defaultTargetTopic
+		tmpl = DefaultTargetTopic
 	}
 	return strings.NewReplacer("{topic}", t, "{source}", p.Source.Name).Replace(tmpl)
 }

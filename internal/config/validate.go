@@ -85,7 +85,7 @@ func (p *Pipeline) check(c *checker, path string) {
 	}
 	p.Source.check(c, at("source"))
 	p.Target.check(c, at("target"))
-	renamed := p.TargetTopic != "" && p.TargetTopic != defaultTargetTopic
+	renamed := p.TargetTopic != "" && p.TargetTopic != DefaultTargetTopic
 	for _, b := range p.Source.Brokers {
 		if slices.Contains(p.Target.Brokers, b) && !renamed {
 			c.addf(at("target.brokers"), "%s is also a source broker; copying topics onto themselves would loop (set target_topic to copy under other names)", b)

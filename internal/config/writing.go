@@ -16,11 +16,9 @@ import (
 // Defaults and bounds of the settings a converter fills; each is the
 // value Parse applies or checks (defaults.go, validate.go).
 const (
-	DefaultStore       = defaultStore
-	DefaultParallelism = defaultParallelism
-	MinFetchBytes      = minFetchBytes
-	MaxFetchBytes      = maxFetchBytes
-	MaxBatchBytes      = maxBatchBytes
+	MinFetchBytes = minFetchBytes
+	MaxFetchBytes = maxFetchBytes
+	MaxBatchBytes = maxBatchBytes
 )
 
 // IsName reports whether s may name a pipeline or a cluster: a non-empty

@@ -31,6 +31,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/checkpoint/filestore"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/verify"
 )
 
@@ -205,7 +206,7 @@ func newHarness(t *testing.T, o options, dstOpts ...kfake.Opt) *harness {
 	if o.replicated {
 		h.dstCommitted = newSource(t, dstCluster, "read_committed")
 	}
-	if h.dstAdmin, err = kafkago.NewTarget(dstCluster, config.Producer{}, nil); err != nil {
+	if h.dstAdmin, err = pipeline.ConnectWriter(dstCluster, config.DefaultProducer()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.dstAdmin.Close)
@@ -256,7 +257,7 @@ func newCluster(t *testing.T, opts ...kfake.Opt) *kfake.Cluster {
 
 func newSource(t *testing.T, c config.Cluster, isolation string) *kafkago.Source {
 	t.Helper()
-	s, err := kafkago.NewSource(c, isolation, nil)
+	s, err := pipeline.ConnectReader(c, isolation)
 	if err != nil {
 		t.Fatal(err)
 	}

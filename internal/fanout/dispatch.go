@@ -17,7 +17,6 @@ import (
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/groupsync"
-	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/metrics"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/worker"
@@ -34,9 +33,13 @@ type Options struct {
 	File    *config.File     // the configuration, secrets resolved; required
 	Store   checkpoint.Store // the checkpoint store; required
 	Invoker Invoker          // starts replicate invocations; required
-	Limits  Limits           // shard bounds; zero fields get 20 shards, 64 partitions up to 1,024 for a large backlog, 4 GiB
+	// Limits bound the shards (DefaultLimits: 20 shards, 64 partitions up
+	// to 1,024 for a large backlog, 4 GiB); MaxShards, MaxPartitions and
+	// MaxBytes at least 1, PartitionCeiling 0 or at most MaxPartitions:
+	// shards do not grow with the backlog.
+	Limits Limits
 	// Concurrency is how many pipelines are surveyed and how many Invoke
-	// calls are in flight at once; default 8.
+	// calls are in flight at once; at least 1 (DefaultInvokeConcurrency).
 	Concurrency int
 	// SampleBytes is how much one fetch reads to estimate the record size
 	// of a topic that has no copy counters yet (default 64 KiB); at most
@@ -46,7 +49,7 @@ type Options struct {
 	MaxSamples  int
 	Log         *slog.Logger     // default: discard
 	Metrics     *metrics.Emitter // nil: no metrics
-	Service     string           // value of the service dimension; default "catchup"
+	Service     string           // value of the service dimension; "": metrics.DefaultService
 	// TopicMetrics adds LagRecords and LagBytes per topic to the metrics
 	// per pipeline and service: two CloudWatch custom metrics per topic more
 	// (README, "Metrics and their cost").
@@ -71,26 +74,18 @@ func New(o Options) (*Dispatcher, error) {
 	if o.File == nil || o.Store == nil || o.Invoker == nil {
 		return nil, errors.New("fanout: Options.File, Store and Invoker are required")
 	}
-	if o.Limits.MaxShards == 0 {
-		o.Limits.MaxShards = 20
+	l := o.Limits
+	if l.MaxShards < 1 || l.MaxPartitions < 1 || l.MaxBytes < 1 || l.PartitionCeiling < 0 || o.Concurrency < 1 {
+		return nil, fmt.Errorf("fanout: Options.Limits %+v and Concurrency %d: want MaxShards, MaxPartitions, MaxBytes and Concurrency at least 1, PartitionCeiling 0 or more",
+			l, o.Concurrency)
 	}
-	if o.Limits.MaxPartitions == 0 {
-		o.Limits.MaxPartitions = 64
-	}
-	if o.Limits.PartitionCeiling == 0 {
-		o.Limits.PartitionCeiling = 1024
-	}
-	if o.Limits.MaxBytes == 0 {
-		o.Limits.MaxBytes = 4 << 30
-	}
-	o.Concurrency = cmp.Or(o.Concurrency, 8)
 	o.SampleBytes = cmp.Or(o.SampleBytes, 64<<10)
 	o.MaxSamples = cmp.Or(o.MaxSamples, 16)
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	if o.Service == "" {
-		o.Service = "catchup"
+		o.Service = metrics.DefaultService
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -475,6 +470,11 @@ func (s *sizes) of(p catchup.Partition) float64 {
 	return s.sampled[p.Topic]
 }
 
+// fetcher is the part of a source cluster (replicate.Source) the sampler reads.
+type fetcher interface {
+	Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (catchup.Fetched, error)
+}
+
 // sampler reads a few records of topics without counters, within a budget
 // shared by every pipeline of one dispatch.
 type sampler struct {
@@ -485,7 +485,7 @@ type sampler struct {
 
 // sample returns the average size of the records of p from offset from, or
 // the pipeline's average, or defaultRecordBytes.
-func (sm *sampler) sample(ctx context.Context, src *kafkago.Source, p catchup.Partition, from int64, s *sizes) float64 {
+func (sm *sampler) sample(ctx context.Context, src fetcher, p catchup.Partition, from int64, s *sizes) float64 {
 	sm.mu.Lock()
 	ok := sm.left > 0
 	sm.left--

@@ -202,7 +202,7 @@ func TestDispatchMetricsPerTopicOptIn(t *testing.T) {
 	f, store := rig(t)
 	for _, perTopic := range []bool{false, true} {
 		var out bytes.Buffer
-		d, err := New(Options{File: f, Store: store, Invoker: &recorder{}, TopicMetrics: perTopic,
+		d, err := New(Options{File: f, Store: store, Limits: DefaultLimits(), Concurrency: DefaultInvokeConcurrency, Invoker: &recorder{}, TopicMetrics: perTopic,
 			Metrics: metrics.New(&out, "catchup", nil), Service: "test"})
 		if err != nil {
 			t.Fatal(err)
@@ -262,7 +262,7 @@ func TestDispatchSyncsGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	d, err := New(Options{File: f, Store: store, Invoker: &recorder{}, Metrics: metrics.New(&out, "catchup", nil), Service: "test"})
+	d, err := New(Options{File: f, Store: store, Limits: DefaultLimits(), Concurrency: DefaultInvokeConcurrency, Invoker: &recorder{}, Metrics: metrics.New(&out, "catchup", nil), Service: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestDispatchUnderLatest(t *testing.T) {
 		t.Fatal(err)
 	}
 	inv := &recorder{}
-	d, err := New(Options{File: f, Store: store, Invoker: inv, Service: "test"})
+	d, err := New(Options{File: f, Store: store, Limits: DefaultLimits(), Concurrency: DefaultInvokeConcurrency, Invoker: inv, Service: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

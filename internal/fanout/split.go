@@ -26,6 +26,24 @@ type Work struct {
 	Urgency float64
 }
 
+// The dispatch function's defaults, for the CATCHUP_* variables lambdaenv
+// names (template.yaml sets them): the dispatcher's shard limits and the
+// Invoke calls it has in flight.
+const (
+	DefaultMaxShards          = 20      // CATCHUP_MAX_SHARDS
+	DefaultShardPartitions    = 64      // CATCHUP_SHARD_PARTITIONS
+	DefaultShardPartitionsMax = 1024    // CATCHUP_SHARD_PARTITIONS_MAX
+	DefaultShardBytes         = 4 << 30 // CATCHUP_SHARD_BYTES
+	DefaultInvokeConcurrency  = 8       // CATCHUP_INVOKE_CONCURRENCY
+)
+
+// DefaultLimits returns the dispatcher's shard limits when no variable
+// sets them.
+func DefaultLimits() Limits {
+	return Limits{MaxShards: DefaultMaxShards, MaxPartitions: DefaultShardPartitions,
+		PartitionCeiling: DefaultShardPartitionsMax, MaxBytes: DefaultShardBytes}
+}
+
 // Limits bound the shards of one dispatch.
 type Limits struct {
 	MaxShards int // shards at most; the work that does not fit waits for the next dispatch

@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
-	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 // fakeSource is the source's group API: committed offsets by group.
@@ -36,9 +35,9 @@ type fakeTarget struct {
 	refuse    error
 }
 
-func (f *fakeTarget) Fetch(_ context.Context, p catchup.Partition, from int64, _ int32) (replicate.Fetched, error) {
+func (f *fakeTarget) Fetch(_ context.Context, p catchup.Partition, from int64, _ int32) (catchup.Fetched, error) {
 	end := f.copies[p] + f.shift
-	var out replicate.Fetched
+	var out catchup.Fetched
 	for off := max(from, f.shift); off < end && len(out.Records) < 3; off++ {
 		v := catchup.AppendProvenance(nil, catchup.Provenance{Cluster: "src", Partition: p, Offset: off - f.shift})
 		out.Records = append(out.Records, catchup.Record{Offset: off, Headers: []catchup.Header{{Key: catchup.ProvenanceHeader, Value: v}}})

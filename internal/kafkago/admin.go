@@ -13,7 +13,6 @@ import (
 	"github.com/segmentio/kafka-go/protocol/findcoordinator"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
-	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 // Admin requests go through kafka-go's Client (over the Cluster's Transport),
@@ -105,12 +104,12 @@ func (s *Source) TopicConfigValues(ctx context.Context, topics []string) (map[st
 
 // DescribeTopics returns the partition count and the explicitly set configs
 // of each of topics that exists. It implements replicate.TopicDescriber.
-func (s *Source) DescribeTopics(ctx context.Context, topics []string) (map[string]replicate.TopicSpec, error) {
+func (s *Source) DescribeTopics(ctx context.Context, topics []string) (map[string]catchup.TopicSpec, error) {
 	md, err := s.cl.metadata(ctx, topics)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]replicate.TopicSpec, len(topics))
+	out := make(map[string]catchup.TopicSpec, len(topics))
 	for _, tm := range md.Topics {
 		switch code := kafka.Error(tm.ErrorCode); {
 		case code == kafka.UnknownTopicOrPartition || code == kafka.InvalidTopic:
@@ -118,7 +117,7 @@ func (s *Source) DescribeTopics(ctx context.Context, topics []string) (map[strin
 		case tm.ErrorCode != 0 && len(tm.Partitions) == 0:
 			return nil, fmt.Errorf("metadata of topic %s in cluster %q: %w", tm.Name, s.cl.name, codeError(tm.ErrorCode))
 		}
-		out[tm.Name] = replicate.TopicSpec{Topic: tm.Name, Partitions: len(tm.Partitions)}
+		out[tm.Name] = catchup.TopicSpec{Topic: tm.Name, Partitions: len(tm.Partitions)}
 	}
 	configs, err := s.cl.TopicConfigs(ctx, topics)
 	if err != nil {
@@ -135,12 +134,12 @@ func (s *Source) DescribeTopics(ctx context.Context, topics []string) (map[strin
 // that exists already is not an error, nor is a creation the controller did
 // not finish within the request timeout (it goes on): the caller checks the
 // partition counts afterwards. It implements replicate.TopicCreator.
-func (t *Target) CreateTopics(ctx context.Context, specs []replicate.TopicSpec) error {
+func (t *Target) CreateTopics(ctx context.Context, specs []catchup.TopicSpec) error {
 	return t.cl.CreateTopics(ctx, specs)
 }
 
 // CreateTopics creates each of specs; see Target.CreateTopics.
-func (c *Cluster) CreateTopics(ctx context.Context, specs []replicate.TopicSpec) error {
+func (c *Cluster) CreateTopics(ctx context.Context, specs []catchup.TopicSpec) error {
 	req := &kafka.CreateTopicsRequest{}
 	for _, s := range specs {
 		tc := kafka.TopicConfig{Topic: s.Topic, NumPartitions: s.Partitions, ReplicationFactor: s.ReplicationFactor}

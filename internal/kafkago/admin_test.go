@@ -59,12 +59,12 @@ func TestDescribeTopicsReportsPartitionsAndExplicitConfigs(t *testing.T) {
 	if err := c.CreateTopic("plain", 2, nil); err != nil {
 		t.Fatal(err)
 	}
-	s := newSource(t, c, "")
+	s := newSource(t, c, "read_committed")
 	got, err := s.DescribeTopics(ctx, []string{"logs", "plain", "absent"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]replicate.TopicSpec{
+	want := map[string]catchup.TopicSpec{
 		"logs":  {Topic: "logs", Partitions: 3, Configs: map[string]string{"retention.ms": "3600000", "cleanup.policy": "compact,delete"}},
 		"plain": {Topic: "plain", Partitions: 2, Configs: map[string]string{}},
 	}
@@ -86,20 +86,20 @@ func TestCreateTopicsCreatesOnceWithConfigs(t *testing.T) {
 	ctx := testContext(t)
 	c := newCluster(t)
 	tg := newTarget(t, c, config.Producer{})
-	spec := replicate.TopicSpec{Topic: "copy", Partitions: 4, ReplicationFactor: -1,
+	spec := catchup.TopicSpec{Topic: "copy", Partitions: 4, ReplicationFactor: -1,
 		Configs: map[string]string{"retention.ms": "1000", "max.message.bytes": "2000000"}}
-	if err := tg.CreateTopics(ctx, []replicate.TopicSpec{spec}); err != nil {
+	if err := tg.CreateTopics(ctx, []catchup.TopicSpec{spec}); err != nil {
 		t.Fatalf("CreateTopics: %v", err)
 	}
 	// Again: the topic exists, which is fine.
-	if err := tg.CreateTopics(ctx, []replicate.TopicSpec{spec}); err != nil {
+	if err := tg.CreateTopics(ctx, []catchup.TopicSpec{spec}); err != nil {
 		t.Fatalf("CreateTopics of an existing topic: %v", err)
 	}
 	counts, err := tg.PartitionCounts(ctx, []string{"copy"})
 	if err != nil || counts["copy"] != 4 {
 		t.Fatalf("PartitionCounts = %v, %v; want 4 partitions", counts, err)
 	}
-	s := newSource(t, c, "")
+	s := newSource(t, c, "read_committed")
 	cfgs, err := s.Cluster().TopicConfigs(ctx, []string{"copy"})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestCreateTopicsCreatesOnceWithConfigs(t *testing.T) {
 	}
 
 	// A replication factor the cluster cannot meet is an error naming it.
-	err = tg.CreateTopics(ctx, []replicate.TopicSpec{{Topic: "wide", Partitions: 1, ReplicationFactor: 3}})
+	err = tg.CreateTopics(ctx, []catchup.TopicSpec{{Topic: "wide", Partitions: 1, ReplicationFactor: 3}})
 	if !errors.Is(err, kafka.InvalidReplicationFactor) || !strings.Contains(err.Error(), "create topic wide") {
 		t.Errorf("CreateTopics with replication factor 3 on one broker: %v; want INVALID_REPLICATION_FACTOR naming the topic", err)
 	}
@@ -139,7 +139,7 @@ func TestAddPartitionsGrowsOnce(t *testing.T) {
 func TestGroupOffsetsAndMembers(t *testing.T) {
 	ctx := testContext(t)
 	c := newCluster(t, kfake.SeedTopics(2, "events"))
-	cl := newSource(t, c, "").Cluster()
+	cl := newSource(t, c, "read_committed").Cluster()
 
 	g, err := cl.DescribeGroup(ctx, "nobody")
 	if err != nil || g.Active() {

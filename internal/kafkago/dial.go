@@ -19,8 +19,6 @@ import (
 	"github.com/segmentio/kafka-go/sasl/aws_msk_iam_v2"
 	"github.com/segmentio/kafka-go/sasl/plain"
 	"github.com/segmentio/kafka-go/sasl/scram"
-
-	"github.com/kafka-catchup/catchup/internal/config"
 )
 
 // Transport settings. MetadataTTL is short because kafka-go's Transport does
@@ -39,11 +37,42 @@ const (
 	requestTimeout = 30 * time.Second
 )
 
-// PasswordFunc returns the SASL password of a cluster. It is called once, by
-// Dial. A nil PasswordFunc means config.SASL.Password (the environment
-// variable or file the configuration names); tests and callers with another
-// secret store pass their own.
-type PasswordFunc func() (string, error)
+// Settings say how to reach one Kafka cluster: plain values, every secret
+// already resolved. internal/pipeline makes them from the configuration
+// (pipeline.Connect); kafkago knows nothing of the configuration file.
+type Settings struct {
+	// Name names the cluster in errors.
+	Name    string
+	Brokers []string
+	// ClientID is sent with every request, as given.
+	ClientID string
+	TLS      *TLS  // nil: plaintext
+	SASL     *SASL // nil: no authentication
+}
+
+// TLS configures TLS to a cluster. Verification is on unless
+// InsecureSkipVerify is set; a CAFile adds to no roots but its own.
+type TLS struct {
+	CAFile, CertFile, KeyFile string
+	ServerName                string
+	InsecureSkipVerify        bool
+}
+
+// SASL configures SASL authentication.
+type SASL struct {
+	// Mechanism is "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512" or "AWS_MSK_IAM".
+	Mechanism string
+	Username  string
+	// Password, resolved, for every mechanism but AWS_MSK_IAM.
+	Password Secret
+	// Region for AWS_MSK_IAM; "" takes the AWS configuration's.
+	Region string
+}
+
+// Secret is a resolved password: config.Secret, which prints as
+// "[REDACTED]" with every verb, in every log and error. Only Dial reveals
+// it, to hand it to the SASL mechanism.
+type Secret interface{ Reveal() string }
 
 // Cluster is a connection pool to one Kafka cluster: a kafka-go Transport
 // that knows the cluster's layout and routes each request to the right
@@ -116,16 +145,12 @@ func (t currentTransport) RoundTrip(ctx context.Context, addr net.Addr, req kafk
 
 // Dial prepares a connection pool to the cluster c. It does no network I/O:
 // connections, TLS handshakes and SASL authentication happen on first use,
-// and their errors name the cluster and the SASL mechanism. password is
-// called once; nil means c.SASL.Password.
-func Dial(c config.Cluster, password PasswordFunc) (*Cluster, error) {
+// and their errors name the cluster and the SASL mechanism.
+func Dial(c Settings) (*Cluster, error) {
 	if len(c.Brokers) == 0 {
 		return nil, fmt.Errorf("cluster %q: no brokers", c.Name)
 	}
 	cl := &Cluster{name: c.Name, clientID: c.ClientID}
-	if cl.clientID == "" {
-		cl.clientID = "catchup"
-	}
 	tc, err := tlsConfig(c.TLS)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: tls: %w", c.Name, err)
@@ -133,7 +158,7 @@ func Dial(c config.Cluster, password PasswordFunc) (*Cluster, error) {
 	var mech sasl.Mechanism
 	if c.SASL != nil {
 		cl.mechanism, cl.user = c.SASL.Mechanism, c.SASL.Username
-		if mech, err = saslMechanism(c.SASL, password); err != nil {
+		if mech, err = saslMechanism(c.SASL); err != nil {
 			return nil, fmt.Errorf("cluster %q: sasl %s: %w", c.Name, c.SASL.Mechanism, err)
 		}
 		mech = namedMechanism{Mechanism: mech, cluster: c.Name, user: c.SASL.Username}
@@ -220,8 +245,8 @@ func (c *Cluster) Close() {
 }
 
 // tlsConfig returns nil for plaintext.
-func tlsConfig(t *config.TLS) (*tls.Config, error) {
-	if t == nil || (t.Enabled != nil && !*t.Enabled) {
+func tlsConfig(t *TLS) (*tls.Config, error) {
+	if t == nil {
 		return nil, nil
 	}
 	tc := &tls.Config{
@@ -253,25 +278,19 @@ func tlsConfig(t *config.TLS) (*tls.Config, error) {
 	return tc, nil
 }
 
-func saslMechanism(s *config.SASL, password PasswordFunc) (sasl.Mechanism, error) {
+func saslMechanism(s *SASL) (sasl.Mechanism, error) {
 	if s.Mechanism == "AWS_MSK_IAM" {
 		return mskIAM(s.Region)
-	}
-	if password == nil {
-		password = func() (string, error) {
-			pw, err := s.Password()
-			return pw.Reveal(), err
-		}
 	}
 	switch s.Mechanism {
 	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
 	default:
 		return nil, fmt.Errorf("unknown mechanism %q: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or AWS_MSK_IAM", s.Mechanism)
 	}
-	pw, err := password()
-	if err != nil {
-		return nil, fmt.Errorf("password of user %q: %w", s.Username, err)
+	if s.Password == nil || s.Password.Reveal() == "" {
+		return nil, fmt.Errorf("no password for user %q", s.Username)
 	}
+	pw := s.Password.Reveal()
 	switch s.Mechanism {
 	case "PLAIN":
 		return plain.Mechanism{Username: s.Username, Password: pw}, nil

@@ -39,8 +39,8 @@ func TestSASL(t *testing.T) {
 	} {
 		ctx := testContext(t)
 		cfg := clusterConfig("secure", c)
-		cfg.SASL = &config.SASL{Mechanism: tc.mechanism, Username: tc.user}
-		good, err := kafkago.NewSource(cfg, "read_committed", func() (string, error) { return secret, nil })
+		cfg.SASL = &kafkago.SASL{Mechanism: tc.mechanism, Username: tc.user, Password: config.NewSecret(secret)}
+		good, err := kafkago.NewSource(cfg, "read_committed")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +50,8 @@ func TestSASL(t *testing.T) {
 			t.Errorf("%s: Partitions = %v, %v; want t/0", tc.mechanism, ps, err)
 		}
 
-		bad, err := kafkago.NewSource(cfg, "read_committed", func() (string, error) { return "wrong-" + secret, nil })
+		cfg.SASL.Password = config.NewSecret("wrong-" + secret)
+		bad, err := kafkago.NewSource(cfg, "read_committed")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,8 +83,8 @@ func TestSASLAuthenticationFailed(t *testing.T) {
 		return res, nil, true
 	})
 	cfg := clusterConfig("secure", c)
-	cfg.SASL = &config.SASL{Mechanism: "SCRAM-SHA-512", Username: "u"}
-	src, err := kafkago.NewSource(cfg, "", func() (string, error) { return secret, nil })
+	cfg.SASL = &kafkago.SASL{Mechanism: "SCRAM-SHA-512", Username: "u", Password: config.NewSecret(secret)}
+	src, err := kafkago.NewSource(cfg, "read_committed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,32 +93,6 @@ func TestSASLAuthenticationFailed(t *testing.T) {
 	if err == nil || errors.Is(err, catchup.ErrRetriable) || strings.Contains(err.Error(), secret) ||
 		!strings.Contains(err.Error(), `cluster "secure": SASL SCRAM-SHA-512 authentication as user "u" failed`) {
 		t.Errorf("Fetch with refused credentials = %v; want a permanent error naming the cluster, mechanism and user", err)
-	}
-}
-
-func TestSASLPasswordFromConfig(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "pw")
-	if err := os.WriteFile(file, []byte("from-file\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("CATCHUP_TEST_PW", "from-env")
-	c := newCluster(t, kfake.SeedTopics(1, "t"), kfake.EnableSASL(),
-		kfake.Superuser("PLAIN", "env", "from-env"), kfake.Superuser("PLAIN", "file", "from-file"))
-	for _, s := range []*config.SASL{
-		{Mechanism: "PLAIN", Username: "env", PasswordEnv: "CATCHUP_TEST_PW"},
-		{Mechanism: "PLAIN", Username: "file", PasswordFile: file},
-	} {
-		cfg := clusterConfig("secure", c)
-		cfg.SASL = s
-		src, err := kafkago.NewSource(cfg, "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := src.Partitions(testContext(t), all); err != nil {
-			t.Errorf("user %s: %v", s.Username, err)
-		}
-		src.Close()
 	}
 }
 
@@ -130,18 +105,16 @@ func TestDialRejects(t *testing.T) {
 	brokers := []string{"127.0.0.1:1"}
 	for _, tc := range []struct {
 		name string
-		c    config.Cluster
+		c    kafkago.Settings
 		want string
 	}{
-		{"no brokers", config.Cluster{Name: "x"}, "no brokers"},
-		{"unknown mechanism", config.Cluster{Name: "x", Brokers: brokers, SASL: &config.SASL{Mechanism: "GSSAPI"}}, "unknown mechanism"},
-		{"unset password env", config.Cluster{Name: "x", Brokers: brokers,
-			SASL: &config.SASL{Mechanism: "PLAIN", Username: "u", PasswordEnv: "CATCHUP_TEST_UNSET_VARIABLE"}}, "CATCHUP_TEST_UNSET_VARIABLE is not set"},
-		{"no password source", config.Cluster{Name: "x", Brokers: brokers, SASL: &config.SASL{Mechanism: "SCRAM-SHA-512", Username: "u"}}, "password_env or password_file"},
-		{"bad CA file", config.Cluster{Name: "x", Brokers: brokers, TLS: &config.TLS{CAFile: cert}}, "no PEM certificate"},
-		{"cert without key", config.Cluster{Name: "x", Brokers: brokers, TLS: &config.TLS{CertFile: cert}}, "cert_file and key_file"},
+		{"no brokers", kafkago.Settings{Name: "x"}, "no brokers"},
+		{"unknown mechanism", kafkago.Settings{Name: "x", Brokers: brokers, SASL: &kafkago.SASL{Mechanism: "GSSAPI"}}, "unknown mechanism"},
+		{"no password", kafkago.Settings{Name: "x", Brokers: brokers, SASL: &kafkago.SASL{Mechanism: "SCRAM-SHA-512", Username: "u"}}, `no password for user "u"`},
+		{"bad CA file", kafkago.Settings{Name: "x", Brokers: brokers, TLS: &kafkago.TLS{CAFile: cert}}, "no PEM certificate"},
+		{"cert without key", kafkago.Settings{Name: "x", Brokers: brokers, TLS: &kafkago.TLS{CertFile: cert}}, "cert_file and key_file"},
 	} {
-		_, err := kafkago.Dial(tc.c, nil)
+		_, err := kafkago.Dial(tc.c)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `cluster "x"`) {
 			t.Errorf("%s: Dial error = %v, want one naming the cluster and containing %q", tc.name, err, tc.want)
 		}
@@ -149,11 +122,11 @@ func TestDialRejects(t *testing.T) {
 	t.Setenv("AWS_REGION", "")
 	t.Setenv("AWS_DEFAULT_REGION", "")
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "none"))
-	if _, err := kafkago.Dial(config.Cluster{Name: "x", Brokers: brokers, SASL: &config.SASL{Mechanism: "AWS_MSK_IAM"}}, nil); err == nil ||
+	if _, err := kafkago.Dial(kafkago.Settings{Name: "x", Brokers: brokers, SASL: &kafkago.SASL{Mechanism: "AWS_MSK_IAM"}}); err == nil ||
 		!strings.Contains(err.Error(), "region") {
 		t.Errorf("Dial with AWS_MSK_IAM and no region = %v, want an error about the region", err)
 	}
-	if _, err := kafkago.Dial(config.Cluster{Name: "x", Brokers: brokers, SASL: &config.SASL{Mechanism: "AWS_MSK_IAM", Region: "eu-west-1"}}, nil); err != nil {
+	if _, err := kafkago.Dial(kafkago.Settings{Name: "x", Brokers: brokers, SASL: &kafkago.SASL{Mechanism: "AWS_MSK_IAM", Region: "eu-west-1"}}); err != nil {
 		t.Errorf("Dial with AWS_MSK_IAM in eu-west-1 = %v", err)
 	}
 }
@@ -231,25 +204,25 @@ func TestTLS(t *testing.T) {
 	c := newCluster(t, kfake.SeedTopics(1, "t"), kfake.TLS(&tls.Config{
 		Certificates: []tls.Certificate{pki.cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pki.pool,
 	}))
-	withCert := func(t config.TLS) *config.TLS {
+	withCert := func(t kafkago.TLS) *kafkago.TLS {
 		t.CertFile, t.KeyFile = pki.certFile, pki.keyFile
 		return &t
 	}
 	for _, tc := range []struct {
 		name string
-		tls  *config.TLS
+		tls  *kafkago.TLS
 		ok   bool
 	}{
-		{"CA file", withCert(config.TLS{CAFile: pki.caFile}), true},
-		{"server name", withCert(config.TLS{CAFile: pki.caFile, ServerName: "kafka.test"}), true},
-		{"insecure", withCert(config.TLS{InsecureSkipVerify: true}), true},
-		{"system roots", withCert(config.TLS{}), false},
-		{"wrong server name", withCert(config.TLS{CAFile: pki.caFile, ServerName: "other.test"}), false},
-		{"no client certificate", &config.TLS{CAFile: pki.caFile}, false},
+		{"CA file", withCert(kafkago.TLS{CAFile: pki.caFile}), true},
+		{"server name", withCert(kafkago.TLS{CAFile: pki.caFile, ServerName: "kafka.test"}), true},
+		{"insecure", withCert(kafkago.TLS{InsecureSkipVerify: true}), true},
+		{"system roots", withCert(kafkago.TLS{}), false},
+		{"wrong server name", withCert(kafkago.TLS{CAFile: pki.caFile, ServerName: "other.test"}), false},
+		{"no client certificate", &kafkago.TLS{CAFile: pki.caFile}, false},
 	} {
 		cfg := clusterConfig("tls-cluster", c)
 		cfg.TLS = tc.tls
-		src, err := kafkago.NewSource(cfg, "", nil)
+		src, err := kafkago.NewSource(cfg, "read_committed")
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

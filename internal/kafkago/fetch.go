@@ -318,7 +318,7 @@ type record struct {
 // memory with data, header keys are strings sharing it too (unsafe.String),
 // and the headers go into the header arena without spare capacity (nil
 // for none). Nobody writes to data until the fetch is released
-// (replicate.Fetched.Release): a header key, like a key or a value, must
+// (catchup.Fetched.Release): a header key, like a key or a value, must
 // not be kept past that, not even as a map key. A length of -1 is nil, 0
 // is empty. Hand-written rather than kmsg.Record.UnsafeReadFrom: that
 // decodes into kmsg's types first, whose headers were then copied into

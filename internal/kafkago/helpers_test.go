@@ -13,6 +13,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
@@ -40,13 +41,13 @@ func newCluster(t *testing.T, opts ...kfake.Opt) *kfake.Cluster {
 	return c
 }
 
-func clusterConfig(name string, c *kfake.Cluster) config.Cluster {
-	return config.Cluster{Name: name, Brokers: c.ListenAddrs()}
+func clusterConfig(name string, c *kfake.Cluster) kafkago.Settings {
+	return kafkago.Settings{Name: name, Brokers: c.ListenAddrs(), ClientID: "catchup"}
 }
 
 func newSource(t *testing.T, c *kfake.Cluster, isolation string) *kafkago.Source {
 	t.Helper()
-	s, err := kafkago.NewSource(clusterConfig("src", c), isolation, nil)
+	s, err := kafkago.NewSource(clusterConfig("src", c), isolation)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,9 +55,13 @@ func newSource(t *testing.T, c *kfake.Cluster, isolation string) *kafkago.Source
 	return s
 }
 
+// newTarget returns a Target on c producing as p says, its zero fields at
+// the configuration's defaults (config.Producer.SetDefaults), as
+// pipeline.Connect passes them.
 func newTarget(t *testing.T, c *kfake.Cluster, p config.Producer) *kafkago.Target {
 	t.Helper()
-	tg, err := kafkago.NewTarget(clusterConfig("dst", c), p, nil)
+	p.SetDefaults()
+	tg, err := kafkago.NewTarget(clusterConfig("dst", c), pipeline.ProducerSettings(p))
 	if err != nil {
 		t.Fatal(err)
 	}

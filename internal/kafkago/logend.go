@@ -8,7 +8,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
-	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 // offsetForLeaderEpochVersion is the OffsetForLeaderEpoch version catchup
@@ -25,24 +24,24 @@ const offsetForLeaderEpochVersion = 3
 // epoch, with replica id -1: the offset after the last record it appended,
 // replicated or not. The high watermark is read after it. A stale epoch or
 // leader (the metadata moved between the two requests) is retriable.
-func (t *Target) LogEnd(ctx context.Context, p catchup.Partition) (replicate.LogEnd, error) {
+func (t *Target) LogEnd(ctx context.Context, p catchup.Partition) (catchup.LogEnd, error) {
 	md, err := t.cl.metadata(ctx, []string{p.Topic})
 	if err != nil {
-		return replicate.LogEnd{}, fmt.Errorf("log end of %s: %w", p, err)
+		return catchup.LogEnd{}, fmt.Errorf("log end of %s: %w", p, err)
 	}
 	leader, epoch := int32(-1), int32(-1)
 	for _, tm := range md.Topics {
 		for _, pm := range tm.Partitions {
 			if tm.Name == p.Topic && pm.PartitionIndex == p.Partition {
 				if err := codeError(pm.ErrorCode); err != nil {
-					return replicate.LogEnd{}, fmt.Errorf("log end of %s: metadata: %w", p, err)
+					return catchup.LogEnd{}, fmt.Errorf("log end of %s: metadata: %w", p, err)
 				}
 				leader, epoch = pm.LeaderID, pm.LeaderEpoch
 			}
 		}
 	}
 	if leader < 0 {
-		return replicate.LogEnd{}, fmt.Errorf("log end of %s: no leader in the metadata of cluster %q: %w",
+		return catchup.LogEnd{}, fmt.Errorf("log end of %s: no leader in the metadata of cluster %q: %w",
 			p, t.cl.name, mark(kafka.LeaderNotAvailable, catchup.ErrRetriable))
 	}
 
@@ -57,17 +56,17 @@ func (t *Target) LogEnd(ctx context.Context, p catchup.Partition) (replicate.Log
 	req.Topics = append(req.Topics, rt)
 	res, err := t.cl.roundTrip(ctx, t.cl.newKmsgExchange(req).toBroker(leader), requestTimeout)
 	if err != nil {
-		return replicate.LogEnd{}, fmt.Errorf("log end of %s at broker %d: %w", p, leader, t.cl.readError(ctx, err))
+		return catchup.LogEnd{}, fmt.Errorf("log end of %s at broker %d: %w", p, leader, t.cl.readError(ctx, err))
 	}
 	end, err := parseOffsetForLeaderEpoch(res.(*rawResponse).body, p)
 	if err != nil {
-		return replicate.LogEnd{}, fmt.Errorf("log end of %s at broker %d, leader epoch %d: %w", p, leader, epoch, err)
+		return catchup.LogEnd{}, fmt.Errorf("log end of %s at broker %d, leader epoch %d: %w", p, leader, epoch, err)
 	}
 	hwm, err := t.cl.listOffsets(ctx, []catchup.Partition{p}, latest, readUncommitted)
 	if err != nil {
-		return replicate.LogEnd{}, fmt.Errorf("log end of %s: %w", p, err)
+		return catchup.LogEnd{}, fmt.Errorf("log end of %s: %w", p, err)
 	}
-	return replicate.LogEnd{End: end, HighWatermark: hwm[0], Epoch: epoch}, nil
+	return catchup.LogEnd{End: end, HighWatermark: hwm[0], Epoch: epoch}, nil
 }
 
 // parseOffsetForLeaderEpoch returns the end offset that a response of

@@ -13,7 +13,6 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
-	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 // TestLogEnd: LogEnd asks the partition's leader, with OffsetForLeaderEpoch
@@ -27,10 +26,10 @@ func TestLogEnd(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		reply func(req *kmsg.OffsetForLeaderEpochRequest) (kmsg.Response, error, bool)
-		want  replicate.LogEnd
+		want  catchup.LogEnd
 		err   error // nil: success
 	}{
-		{"kfake's own answer", nil, replicate.LogEnd{End: 5, HighWatermark: 5}, nil},
+		{"kfake's own answer", nil, catchup.LogEnd{End: 5, HighWatermark: 5}, nil},
 		{"log end above the high watermark", func(req *kmsg.OffsetForLeaderEpochRequest) (kmsg.Response, error, bool) {
 			res := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 			rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
@@ -40,7 +39,7 @@ func TestLogEnd(t *testing.T) {
 			rt.Partitions = append(rt.Partitions, rp)
 			res.Topics = append(res.Topics, rt)
 			return res, nil, true
-		}, replicate.LogEnd{End: 8, HighWatermark: 5}, nil},
+		}, catchup.LogEnd{End: 8, HighWatermark: 5}, nil},
 		{"fenced leader epoch", func(req *kmsg.OffsetForLeaderEpochRequest) (kmsg.Response, error, bool) {
 			res := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 			rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
@@ -50,7 +49,7 @@ func TestLogEnd(t *testing.T) {
 			rt.Partitions = append(rt.Partitions, rp)
 			res.Topics = append(res.Topics, rt)
 			return res, nil, true
-		}, replicate.LogEnd{}, catchup.ErrRetriable},
+		}, catchup.LogEnd{}, catchup.ErrRetriable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testContext(t)

@@ -14,7 +14,6 @@ import (
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/kafkago/kafkagotest"
-	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 // neededKeys returns the API keys kafkago.Needs lists for role, sent
@@ -56,7 +55,7 @@ func TestNeedsCoverTheRequestsSent(t *testing.T) {
 	ctx := testContext(t)
 	srcC := newCluster(t, kfake.SeedTopics(2, "orders"))
 	dstC := newCluster(t)
-	src, dst := newSource(t, srcC, ""), newTarget(t, dstC, config.Producer{})
+	src, dst := newSource(t, srcC, "read_committed"), newTarget(t, dstC, config.Producer{})
 	p := catchup.Partition{Topic: "orders", Partition: 0}
 	pr := newProducer(t, srcC, kgo.DisableClientMetrics()) // no GetTelemetrySubscriptions of the test's own in the record
 	if err := pr.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte("v")}).FirstErr(); err != nil {
@@ -77,7 +76,7 @@ func TestNeedsCoverTheRequestsSent(t *testing.T) {
 			}
 			short := specs["orders"]
 			short.Partitions-- // the target created before the source grew
-			if err := dst.CreateTopics(ctx, []replicate.TopicSpec{short}); err != nil {
+			if err := dst.CreateTopics(ctx, []catchup.TopicSpec{short}); err != nil {
 				return err
 			}
 			if err := dst.AddPartitions(ctx, map[string]int{"orders": specs["orders"].Partitions}); err != nil {

@@ -7,7 +7,7 @@ import "github.com/kafka-catchup/catchup/internal/catchup"
 // megabyte or so per fetch; allocated afresh, each is zeroed first and
 // collected later, which cost a tenth of a copy's CPU in the profile.
 // Memory comes back only when the caller of Source.Fetch releases it
-// (replicate.Fetched.Release), after the records were produced; a fetch
+// (catchup.Fetched.Release), after the records were produced; a fetch
 // nobody releases is left to the garbage collector as before.
 //
 // Free lists rather than sync.Pools: a copy allocates fast enough to run a

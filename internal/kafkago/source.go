@@ -10,13 +10,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
-	"github.com/kafka-catchup/catchup/internal/config"
-	// replicate only for replicate.Fetched, the result type of Source.Fetch.
-	"github.com/kafka-catchup/catchup/internal/replicate"
 )
-
-// defaultFetchBytes is the fetch size when the caller asks for none.
-const defaultFetchBytes = 1 << 20
 
 // Source reads a source cluster with the raw fetch protocol. It implements
 // replicate.Source and is safe for concurrent use.
@@ -27,19 +21,18 @@ type Source struct {
 }
 
 // NewSource returns a Source for the cluster c that reads with isolation
-// "read_committed" (the default when empty) or "read_uncommitted". password
-// is as for Dial.
-func NewSource(c config.Cluster, isolation string, password PasswordFunc) (*Source, error) {
+// "read_committed" or "read_uncommitted".
+func NewSource(c Settings, isolation string) (*Source, error) {
 	var level int8
 	switch isolation {
-	case "", "read_committed":
+	case "read_committed":
 		level = readCommitted
 	case "read_uncommitted":
 		level = readUncommitted
 	default:
 		return nil, fmt.Errorf("isolation %q: want read_committed or read_uncommitted", isolation)
 	}
-	cl, err := Dial(c, password)
+	cl, err := Dial(c)
 	if err != nil {
 		return nil, err
 	}
@@ -114,40 +107,40 @@ func (s *Source) OffsetsForTime(ctx context.Context, ps []catchup.Partition, t t
 	return out, nil
 }
 
-// Fetch reads p from offset from, up to about maxBytes (1 MiB when zero or
-// negative; the broker returns a first batch larger than that whole). It
+// Fetch reads p from offset from, up to about maxBytes (at least 1; the
+// broker returns a first batch larger than that whole). It
 // waits at most 250ms for data. The records share memory with the
 // response: one allocation holds them all. See replicate.Source for the
 // contract.
-func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (replicate.Fetched, error) {
-	s.cl.cover(p.Topic)
-	if maxBytes <= 0 {
-		maxBytes = defaultFetchBytes
+func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (catchup.Fetched, error) {
+	if maxBytes < 1 {
+		return catchup.Fetched{}, fmt.Errorf("fetch %s at %d: max bytes %d: want at least 1", p, from, maxBytes)
 	}
+	s.cl.cover(p.Topic)
 	f, err := s.cl.fetchRaw(ctx, p, from, maxBytes, s.isolation, s.recycle)
 	if err != nil {
-		return replicate.Fetched{}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
+		return catchup.Fetched{}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
 	}
 	marks := catchup.Offsets{Partition: p, LogStart: f.logStart, HighWatermark: f.hwm, LastStable: f.lso}
 	switch code := kafka.Error(f.code); {
 	case code == kafka.OffsetOutOfRange:
 		s.recycle.release(f.body, nil)
-		return replicate.Fetched{Offsets: marks}, s.outOfRange(ctx, marks, from)
+		return catchup.Fetched{Offsets: marks}, s.outOfRange(ctx, marks, from)
 	case f.code != 0:
 		s.recycle.release(f.body, nil)
-		return replicate.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, codeError(f.code))
+		return catchup.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, codeError(f.code))
 	}
 	f.spare = s.recycle.recordSlice()
 	d, err := decode(f, from, s.isolation)
 	if err != nil {
-		return replicate.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
+		return catchup.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
 	}
 	if d.batches == 0 && from > f.hwm {
 		// Kafka answers a fetch between the high watermark and the log
 		// end with nothing, which happens for a moment after a leader
 		// change; beyond the log end it answers OFFSET_OUT_OF_RANGE.
 		s.recycle.release(f.body, d.records)
-		return replicate.Fetched{Offsets: marks}, mark(fmt.Errorf(
+		return catchup.Fetched{Offsets: marks}, mark(fmt.Errorf(
 			"fetch %s at %d: offset above the high watermark %d", p, from, f.hwm), catchup.ErrRetriable)
 	}
 	released := false
@@ -157,7 +150,7 @@ func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, max
 			s.recycle.release(f.body, d.records)
 		}
 	}
-	return replicate.Fetched{Records: d.records, Next: d.next, Offsets: marks, Release: release}, nil
+	return catchup.Fetched{Records: d.records, Next: d.next, Offsets: marks, Release: release}, nil
 }
 
 // outOfRange explains an OFFSET_OUT_OF_RANGE: a gap if from is below the

@@ -14,7 +14,6 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
-	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 // fidelityRecords covers null versus empty keys, values and header values,
@@ -355,8 +354,8 @@ func TestFetchRelease(t *testing.T) {
 		// Separate batches, so that three fetches of one batch each.
 		produceSync(ctx, t, prod, values("t", 0, fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i))...)
 	}
-	s := newSource(t, c, "")
-	fetch := func(from int64) replicate.Fetched {
+	s := newSource(t, c, "read_committed")
+	fetch := func(from int64) catchup.Fetched {
 		t.Helper()
 		f, err := s.Fetch(ctx, p, from, 1) // one batch per fetch
 		if err != nil {

@@ -14,14 +14,10 @@ import (
 	"github.com/segmentio/kafka-go/protocol/produce"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
-	"github.com/kafka-catchup/catchup/internal/config"
 )
 
-// Producer defaults, for fields the configuration leaves zero.
+// Sizes and margins of the produce protocol.
 const (
-	defaultBatchRecords    = 10000
-	defaultBatchBytes      = 1000000
-	defaultProduceTimeout  = 30 * time.Second
 	produceResponseMargin  = 10 * time.Second // client-side wait beyond the broker's timeout
 	recordOverheadBytes    = 70               // record framing: length, attributes, deltas, lengths
 	headerOverheadBytes    = 10               // per header: two length varints
@@ -43,14 +39,27 @@ type Target struct {
 	resent       atomic.Int64
 }
 
-// NewTarget returns a Target for the cluster c that produces with p's acks,
-// compression, batch limits and timeout (zero fields take their defaults).
-// password is as for Dial.
-func NewTarget(c config.Cluster, p config.Producer, password PasswordFunc) (*Target, error) {
+// Producer says how a Target produces; every field is explicit
+// (internal/config holds the defaults, pipeline.Connect passes them).
+type Producer struct {
+	Acks        string // "all", "leader" or "none"
+	Compression string // "none", "gzip", "snappy", "lz4" or "zstd"
+	// BatchRecords and BatchBytes bound one produce request; both at least 1.
+	BatchRecords int
+	BatchBytes   int
+	// Timeout is how long the broker may take to acknowledge a request; positive.
+	Timeout time.Duration
+	// Idempotent numbers every batch as an idempotent producer; it takes
+	// effect with acks all only, which the brokers require for it.
+	Idempotent bool
+}
+
+// NewTarget returns a Target for the cluster c that produces as p says.
+func NewTarget(c Settings, p Producer) (*Target, error) {
 	t := &Target{batchRecords: p.BatchRecords, batchBytes: p.BatchBytes, timeout: p.Timeout}
 	t.idem.id = -1
 	switch p.Acks {
-	case "", "all":
+	case "all":
 		t.acks = int16(kafka.RequireAll)
 	case "leader":
 		t.acks = int16(kafka.RequireOne)
@@ -60,7 +69,7 @@ func NewTarget(c config.Cluster, p config.Producer, password PasswordFunc) (*Tar
 		return nil, fmt.Errorf("producer acks %q: want all, leader or none", p.Acks)
 	}
 	switch p.Compression {
-	case "", "none":
+	case "none":
 		t.compression = compress.None
 	case "gzip", "snappy", "lz4", "zstd":
 		if err := t.compression.UnmarshalText([]byte(p.Compression)); err != nil {
@@ -69,18 +78,17 @@ func NewTarget(c config.Cluster, p config.Producer, password PasswordFunc) (*Tar
 	default:
 		return nil, fmt.Errorf("producer compression %q: want none, gzip, snappy, lz4 or zstd", p.Compression)
 	}
-	if t.batchRecords <= 0 {
-		t.batchRecords = defaultBatchRecords
-	}
-	if t.batchBytes <= 0 {
-		t.batchBytes = defaultBatchBytes
-	}
-	if t.timeout <= 0 {
-		t.timeout = defaultProduceTimeout
+	switch {
+	case t.batchRecords < 1:
+		return nil, fmt.Errorf("producer batch records %d: want at least 1", t.batchRecords)
+	case t.batchBytes < 1:
+		return nil, fmt.Errorf("producer batch bytes %d: want at least 1", t.batchBytes)
+	case t.timeout <= 0:
+		return nil, fmt.Errorf("producer timeout %v: want a positive duration", t.timeout)
 	}
 	// The brokers accept an idempotent batch only with acks all.
-	t.idempotent = (p.Idempotent == nil || *p.Idempotent) && t.acks == int16(kafka.RequireAll)
-	cl, err := Dial(c, password)
+	t.idempotent = p.Idempotent && t.acks == int16(kafka.RequireAll)
+	cl, err := Dial(c)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
-	"github.com/kafka-catchup/catchup/internal/replicate"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
 
 // copyRecords returns n records that exercise every field; their Offset is
@@ -228,7 +228,7 @@ func TestProduceUnreachable(t *testing.T) {
 	c := newCluster(t, kfake.SeedTopics(1, "t"))
 	cfg := clusterConfig("dst", c)
 	c.Close()
-	tg, err := kafkago.NewTarget(cfg, config.Producer{}, nil)
+	tg, err := kafkago.NewTarget(cfg, pipeline.ProducerSettings(config.DefaultProducer()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,9 +325,9 @@ func TestOversizeRecordHint(t *testing.T) {
 	rec := catchup.Record{Offset: 41, Value: bytes.Repeat([]byte{'v'}, 1000), Timestamp: time.UnixMilli(1_700_000_000_000)}
 	create := func(topic string, maxBytes int) catchup.Partition {
 		t.Helper()
-		spec := replicate.TopicSpec{Topic: topic, Partitions: 1, ReplicationFactor: -1,
+		spec := catchup.TopicSpec{Topic: topic, Partitions: 1, ReplicationFactor: -1,
 			Configs: map[string]string{"max.message.bytes": strconv.Itoa(maxBytes)}}
-		if err := tg.CreateTopics(ctx, []replicate.TopicSpec{spec}); err != nil {
+		if err := tg.CreateTopics(ctx, []catchup.TopicSpec{spec}); err != nil {
 			t.Fatalf("create %s: %v", topic, err)
 		}
 		return catchup.Partition{Topic: topic}

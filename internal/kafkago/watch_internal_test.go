@@ -10,8 +10,6 @@ import (
 	meta "github.com/segmentio/kafka-go/protocol/metadata"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/kafka-catchup/catchup/internal/config"
 )
 
 // TestReplacedTransportStopsRefreshing pins that a Transport watch replaced
@@ -37,7 +35,7 @@ func TestReplacedTransportStopsRefreshing(t *testing.T) {
 		}
 		return nil, nil, false
 	})
-	cl, err := Dial(config.Cluster{Name: "t", Brokers: c.ListenAddrs()}, nil)
+	cl, err := Dial(Settings{Name: "t", Brokers: c.ListenAddrs()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ const (
 
 // Environment variables of the replicate function.
 const (
-	EnvMargin = "CATCHUP_DEADLINE_MARGIN" // how long before the invocation deadline copying stops; default 10s
+	EnvMargin = "CATCHUP_DEADLINE_MARGIN" // how long before the invocation deadline copying stops; default worker.DefaultMargin (10s); 0s: none
 )
 
 // Environment variables of the dispatch function.

@@ -7,6 +7,12 @@ const (
 	DimTopic    = "topic"    // the source topic
 )
 
+// Defaults of the functions' CATCHUP_METRICS_NAMESPACE and CATCHUP_SERVICE.
+const (
+	DefaultNamespace = "catchup" // CloudWatch namespace of the metrics
+	DefaultService   = "catchup" // value of the service dimension
+)
+
 // Metrics of a replicate invocation, per pipeline and topic.
 const (
 	Records          = "Records"          // records copied and acknowledged (Count)

@@ -41,7 +41,6 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	cfg "github.com/kafka-catchup/catchup/internal/config"
-	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/procstat"
 	"github.com/kafka-catchup/catchup/internal/replicate"
@@ -100,7 +99,7 @@ func benchCopy(b *testing.B, valueBytes, totalBytes int) {
 			b.StopTimer()
 			dst.Close()
 			dst = benchStartCluster(ctx, b, benchPartitions, benchTopic)
-			tgt, err := kafkago.NewTarget(benchClusterConfig("target", dst), p.Producer, nil)
+			tgt, err := pipeline.ConnectWriter(benchClusterConfig("target", dst), p.Producer)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -134,7 +133,7 @@ func benchCopy(b *testing.B, valueBytes, totalBytes int) {
 		for b.Loop() {
 			m.start(src)
 			// A new Source in every iteration, as the copy has: connecting is timed in both.
-			s, err := kafkago.NewSource(p.Source, p.Isolation, nil)
+			s, err := pipeline.ConnectReader(p.Source, p.Isolation)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -359,7 +358,7 @@ func benchSeed(ctx context.Context, b *testing.B, c *benchCluster, recs [][]catc
 	if first != nil {
 		b.Fatalf("seed the source: %v", first)
 	}
-	s, err := kafkago.NewSource(benchClusterConfig("source", c), "", nil)
+	s, err := pipeline.ConnectReader(benchClusterConfig("source", c), "read_committed")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func (p *Pipeline) SyncGroups(ctx context.Context, pc *config.Pipeline) ([]group
 	if g == nil {
 		return nil, nil
 	}
-	reader, err := kafkago.NewSource(pc.Target, "read_uncommitted", nil)
+	reader, err := ConnectReader(pc.Target, "read_uncommitted")
 	if err != nil {
 		return nil, fmt.Errorf("read target: %w", err)
 	}

@@ -22,7 +22,6 @@ import (
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore/dynamotest"
 	"github.com/kafka-catchup/catchup/internal/config"
-	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 	"github.com/kafka-catchup/catchup/internal/verify"
@@ -106,12 +105,12 @@ func (r *leaseRig) open(t *testing.T, owner string, store checkpoint.Store, now 
 func (r *leaseRig) checkExact(t *testing.T) {
 	t.Helper()
 	pc := r.file.Pipelines[0]
-	src, err := kafkago.NewSource(pc.Source, "read_uncommitted", nil)
+	src, err := pipeline.ConnectReader(pc.Source, "read_uncommitted")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	dst, err := kafkago.NewSource(pc.Target, "read_uncommitted", nil)
+	dst, err := pipeline.ConnectReader(pc.Target, "read_uncommitted")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
@@ -56,7 +57,7 @@ func TestPipelineRequestsAreInNeeds(t *testing.T) {
 		t.Fatalf("set retention.ms on the source topic: %+v, %v", res, err)
 	}
 	cl.Close()
-	admin, err := kafkago.NewSource(r.file.Pipelines[0].Source, "read_uncommitted", nil)
+	admin, err := pipeline.ConnectReader(r.file.Pipelines[0].Source, "read_uncommitted")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,18 +36,19 @@ type Options struct {
 	// store is then read without taking the pipeline's lock, so that
 	// status and plan work while a run holds it (filestore.ReadOnly).
 	ReadOnly bool
-	// Source and Target, if set, are used instead of dialing the clusters
-	// (and are not closed by Close): a Lambda execution environment keeps
-	// its connections from one invocation to the next.
-	Source *kafkago.Source
-	Target *kafkago.Target
+	// Clusters, if set, are used instead of dialing the clusters (and are
+	// not closed by Close): a Lambda execution environment keeps its
+	// connections (Connect) from one invocation to the next.
+	Clusters *Clusters
 	// Partitions, if set, restricts the run to them.
 	Partitions []catchup.Partition
 	Log        *slog.Logger
 	Now        func() time.Time
 	OnProgress func(records, bytes int64)
 	OnPlan     func([]plan.Planned) // see replicate.Options.OnPlan
-	// Margin overrides the engine's deadline margin when non-zero.
+	// Margin is how long before the context's deadline copying stops
+	// (replicate.Options.Margin); 0: none. The CLI's runs have no deadline;
+	// the replicate Lambda function passes CATCHUP_DEADLINE_MARGIN.
 	Margin time.Duration
 	// Job, if set, makes the run a bounded backfill with its own checkpoint
 	// namespace, "<pipeline>.job.<name>", so that it never moves the
@@ -89,23 +90,15 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 		}
 		pl.ownStore = true
 	}
-	switch {
-	case o.Source != nil && o.Target != nil:
-		pl.Source, pl.Target = o.Source, o.Target
-	case o.Source != nil || o.Target != nil:
-		pl.Close()
-		return nil, fmt.Errorf("pipeline %s: Options.Source and Options.Target go together", p.Name)
-	default:
+	cl := o.Clusters
+	if cl == nil {
+		if cl, err = Connect(p); err != nil {
+			pl.Close()
+			return nil, err
+		}
 		pl.ownClusters = true
-		if pl.Source, err = kafkago.NewSource(p.Source, p.Isolation, nil); err != nil {
-			pl.Close()
-			return nil, fmt.Errorf("pipeline %s: source: %w", p.Name, err)
-		}
-		if pl.Target, err = kafkago.NewTarget(p.Target, p.Producer, nil); err != nil {
-			pl.Close()
-			return nil, fmt.Errorf("pipeline %s: target: %w", p.Name, err)
-		}
 	}
+	pl.Source, pl.Target = cl.Source, cl.Target
 	if o.Owner == "" {
 		o.Owner = DefaultOwner()
 	}
@@ -147,7 +140,9 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 }
 
 // EngineSettings returns the engine options that pipeline p's
-// configuration sets: what it copies (topics, target topic names,
+// configuration sets, as they are (p's defaults filled in by config.Parse
+// or File.SetDefaults; a zero is passed on, and means to the engine what
+// it means in the file): what it copies (topics, target topic names,
 // provenance, loop prevention, window limits, topic creation) and how
 // (fetch size, parallelism, batch limits, retries, commit interval,
 // leases). Open adds the clusters, the store, the start policy and the
@@ -168,12 +163,12 @@ func EngineSettings(p *cfg.Pipeline) replicate.Options {
 		Parallelism:        p.Parallelism,
 		FetchBytes:         p.FetchBytes,
 		LeaseTTL:           p.LeaseDuration,
-		TakeoverSettle:     takeoverSettle(p.TakeoverSettle),
-		ReplicationWait:    takeoverSettle(p.ReplicationWait),
+		TakeoverSettle:     p.TakeoverSettle,
+		ReplicationWait:    p.ReplicationWait,
 		MaxBytes:           p.Window.MaxBytes,
 		MaxDuration:        p.Window.MaxDuration,
 		BatchRecords:       p.Producer.BatchRecords,
-		Retries:            engineRetries(p.Producer.Retries),
+		Retries:            p.Producer.Retries,
 		RetryBackoff:       p.Producer.RetryBackoff,
 		CreateTopics:       p.CreateTopics,
 		ReplicationFactor:  p.ReplicationFactor,
@@ -193,6 +188,13 @@ func (p *Pipeline) Close() error {
 		return p.Store.Close()
 	}
 	return nil
+}
+
+// OpenStore opens the checkpoint store f names, for reading and writing;
+// the caller closes it. The Lambda functions open theirs once per execution
+// environment and pass it to every run (Options.Store).
+func OpenStore(ctx context.Context, f *cfg.File) (checkpoint.Store, error) {
+	return openStore(ctx, f, false)
 }
 
 // openStore opens the checkpoint store f names: a file store for file://,
@@ -244,24 +246,4 @@ func DefaultOwner() string {
 		host = "unknown-host"
 	}
 	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixMilli(), 36)
-}
-
-// engineRetries maps the configured producer.retries, defaults already
-// filled in, to the engine's option, where 0 means the default: an explicit
-// retries: 0 means no retries.
-func engineRetries(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
-}
-
-// takeoverSettle maps the configured takeover_settle or replication_wait to
-// the engine's option, where 0 means the default: an explicit 0 turns the
-// wait off.
-func takeoverSettle(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/config"
-	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
@@ -58,7 +57,7 @@ func produceValues(t *testing.T, c *kfake.Cluster, topic string, p int32, values
 // values returns the values of partition p of topic on the cluster.
 func values(t *testing.T, c *kfake.Cluster, topic string, p int32) []string {
 	t.Helper()
-	s, err := kafkago.NewSource(config.Cluster{Name: "read", Brokers: c.ListenAddrs()}, "read_uncommitted", nil)
+	s, err := pipeline.ConnectReader(config.Cluster{Name: "read", Brokers: c.ListenAddrs()}, "read_uncommitted")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +152,7 @@ func TestCreateTopicsCopiesPartitionCountAndConfigs(t *testing.T) {
 	store := checkpoint.NewMemStore(nil)
 	runPipeline(t, openPipeline(t, yaml("orders, audit"), "dr", store))
 
-	target, err := kafkago.NewSource(config.Cluster{Name: "dst", Brokers: dst.ListenAddrs()}, "", nil)
+	target, err := pipeline.ConnectReader(config.Cluster{Name: "dst", Brokers: dst.ListenAddrs()}, "read_committed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +168,7 @@ func TestCreateTopicsCopiesPartitionCountAndConfigs(t *testing.T) {
 		}
 	}
 	wantOrders["max.message.bytes"] = "2097664" // + 512 bytes for the provenance header
-	want := map[string]replicate.TopicSpec{
+	want := map[string]catchup.TopicSpec{
 		"orders.dr": {Topic: "orders.dr", Partitions: 4, Configs: wantOrders},
 		"audit.dr":  {Topic: "audit.dr", Partitions: 2, Configs: map[string]string{"message.timestamp.type": "CreateTime"}},
 	}

@@ -18,7 +18,7 @@ type fetchLog struct {
 	froms []int64
 }
 
-func (s *fetchLog) Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (Fetched, error) {
+func (s *fetchLog) Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (catchup.Fetched, error) {
 	s.mu.Lock()
 	s.froms = append(s.froms, from)
 	s.mu.Unlock()

@@ -2,6 +2,7 @@ package replicate
 
 import (
 	"testing"
+	"time"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
@@ -10,7 +11,8 @@ import (
 // BenchmarkDropLooped measures loop prevention on a batch with no looped record.
 func BenchmarkDropLooped(b *testing.B) {
 	e, err := New(Options{Pipeline: "p", Owner: "o", Cluster: "onprem", Provenance: true, LoopCluster: "dr",
-		Source: &fakeCluster{}, Target: &fakeCluster{}, Store: checkpoint.NewMemStore(nil)})
+		Source: &fakeCluster{}, Target: &fakeCluster{}, Store: checkpoint.NewMemStore(nil),
+		CommitInterval: time.Second, Parallelism: 1, FetchBytes: 1, LeaseTTL: time.Minute, BatchRecords: 1, RetryBackoff: time.Millisecond})
 	if err != nil {
 		b.Fatal(err)
 	}

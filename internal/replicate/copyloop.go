@@ -20,7 +20,7 @@ type batch struct {
 	// check, the source record at next-1 when the fetch began with it (it is
 	// not in recs); nil otherwise.
 	anchor  *catchup.Record
-	release func() // Fetched.Release of the fetch, or nil
+	release func() // catchup.Fetched.Release of the fetch, or nil
 }
 
 // targetPartition is the partition of the target that pc.p is copied into.

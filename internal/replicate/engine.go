@@ -15,7 +15,10 @@ import (
 	"github.com/kafka-catchup/catchup/internal/plan"
 )
 
-// Options configure an Engine. Zero values get the defaults in their comments.
+// Options configure an Engine. Every value is explicit: the engine fills in
+// no default (internal/config holds them, and internal/pipeline passes them
+// on), so that a zero means the same here as in the configuration file. New
+// refuses a value out of range, naming the option.
 type Options struct {
 	Pipeline string // checkpoint namespace; required
 	Cluster  string // source cluster name written in provenance headers; required with Provenance
@@ -62,26 +65,27 @@ type Options struct {
 	ConfigSyncInterval time.Duration
 
 	Provenance     bool          // add the provenance header and reconcile with the target
-	CommitInterval time.Duration // longest time between commits of a partition while copying; default 5s
-	Parallelism    int           // partitions copied at once; default 8
-	FetchBytes     int32         // bytes asked for by one fetch; default 1 MiB
-	LeaseTTL       time.Duration // default 20m
+	CommitInterval time.Duration // longest time between commits of a partition while copying; positive
+	Parallelism    int           // partitions copied at once; at least 1
+	FetchBytes     int32         // bytes asked for by one fetch; at least 1
+	LeaseTTL       time.Duration // how long a lease lasts without renewal; positive
 	MaxBytes       int64         // stop a window after about this many bytes; 0: no limit
 	MaxDuration    time.Duration // stop a window after this long; 0: no limit
-	BatchRecords   int           // most records handed to one Target.Produce call; default 10000
-	Retries        int           // retries of a fetch or produce that wrote nothing; 0: default 10; negative: none
-	RetryBackoff   time.Duration // first backoff, doubled up to 5s; default 100ms
+	BatchRecords   int           // most records handed to one Target.Produce call; at least 1
+	Retries        int           // retries of a fetch or produce that wrote nothing; 0: none
+	RetryBackoff   time.Duration // first backoff, doubled up to 5s; positive
 	// Margin is how long before the context deadline copying stops, to leave
-	// time for the final commits; default 5s (capped to a tenth of the time left).
+	// time for the final commits (capped to a tenth of the time left); 0:
+	// none, copying goes on up to the deadline.
 	Margin time.Duration
 	// TakeoverSettle is, when a run takes over a lease its holder never
 	// released (a process killed, a worker restarted), how long the target
 	// partition's end offset must hold still before reconciliation reads
 	// it: a produce request the holder sent just before it died may still
 	// be on its way to the broker, and reconciling before it lands would
-	// copy its records a second time. Default 1s; negative: no wait (only
-	// for tests and for targets nothing else can delay). Only with
-	// Provenance, and at most TakeoverSettleMax in all.
+	// copy its records a second time. 0: no wait (only for tests and for
+	// targets nothing else can delay). Only with Provenance, and at most
+	// TakeoverSettleMax in all.
 	TakeoverSettle time.Duration
 	// ReplicationWait bounds how long a run waits, before it reconciles
 	// with the target (after a takeover of an unreleased lease, at the end
@@ -91,11 +95,12 @@ type Options struct {
 	// high watermark, and records a leader appended above it while its
 	// followers lag would be copied a second time. When it runs out the
 	// partition ends StatusInDoubt: its lease is kept, nothing is re-sent
-	// and the checkpoint does not move. Default 60s, above the broker's
-	// default replica.lag.time.max.ms (30s), after which a lagging
-	// follower leaves the in-sync replicas and the high watermark moves on
-	// without it; negative: no wait (the high watermark is trusted, as on
-	// a target with replication factor 1). Only with Provenance.
+	// and the checkpoint does not move. The configuration's default, 60s,
+	// is above the broker's default replica.lag.time.max.ms (30s), after
+	// which a lagging follower leaves the in-sync replicas and the high
+	// watermark moves on without it; 0: no wait (the high watermark is
+	// trusted, as on a target with replication factor 1). Only with
+	// Provenance.
 	ReplicationWait time.Duration
 
 	Log *slog.Logger
@@ -109,9 +114,6 @@ type Options struct {
 	OnProgress func(records, bytes int64)
 }
 
-// DefaultReplicationWait is Options.ReplicationWait's default.
-const DefaultReplicationWait = 60 * time.Second
-
 // Engine copies the windows of one pipeline.
 type Engine struct {
 	o Options
@@ -120,7 +122,8 @@ type Engine struct {
 	lastConfigSync time.Time // start of the last config sync
 }
 
-// New returns an Engine for o, with defaults filled in.
+// New returns an Engine for o. It refuses values out of range (see
+// Options), naming each.
 func New(o Options) (*Engine, error) {
 	var errs []error
 	if o.Pipeline == "" || o.Owner == "" {
@@ -132,6 +135,27 @@ func New(o Options) (*Engine, error) {
 	if o.Source == nil || o.Target == nil || o.Store == nil {
 		errs = append(errs, errors.New("replicate: Options.Source, Target and Store are required"))
 	}
+	for _, r := range []struct {
+		name string
+		bad  bool
+		want string
+		v    any
+	}{
+		{"CommitInterval", o.CommitInterval <= 0, "a positive duration", o.CommitInterval},
+		{"Parallelism", o.Parallelism < 1, "at least 1", o.Parallelism},
+		{"FetchBytes", o.FetchBytes < 1, "at least 1", o.FetchBytes},
+		{"LeaseTTL", o.LeaseTTL <= 0, "a positive duration", o.LeaseTTL},
+		{"BatchRecords", o.BatchRecords < 1, "at least 1", o.BatchRecords},
+		{"Retries", o.Retries < 0, "0 (none) or more", o.Retries},
+		{"RetryBackoff", o.RetryBackoff <= 0, "a positive duration", o.RetryBackoff},
+		{"Margin", o.Margin < 0, "0 (none) or more", o.Margin},
+		{"TakeoverSettle", o.TakeoverSettle < 0, "0 (no wait) or more", o.TakeoverSettle},
+		{"ReplicationWait", o.ReplicationWait < 0, "0 (no wait) or more", o.ReplicationWait},
+	} {
+		if r.bad {
+			errs = append(errs, fmt.Errorf("replicate: Options.%s %v: want %s", r.name, r.v, r.want))
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -141,17 +165,6 @@ func New(o Options) (*Engine, error) {
 	if o.TargetTopic == nil {
 		o.TargetTopic = func(t string) string { return t }
 	}
-	setDefault(&o.CommitInterval, 5*time.Second)
-	setDefault(&o.Parallelism, 8)
-	setDefault(&o.FetchBytes, 1<<20)
-	setDefault(&o.LeaseTTL, 20*time.Minute)
-	setDefault(&o.BatchRecords, 10000)
-	setDefault(&o.Retries, 10)
-	o.Retries = max(o.Retries, 0) // negative: none (the config's explicit retries: 0)
-	setDefault(&o.RetryBackoff, 100*time.Millisecond)
-	setDefault(&o.Margin, 5*time.Second)
-	setDefault(&o.TakeoverSettle, time.Second)
-	setDefault(&o.ReplicationWait, DefaultReplicationWait)
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -159,13 +172,6 @@ func New(o Options) (*Engine, error) {
 		o.Now = time.Now
 	}
 	return &Engine{o: o}, nil
-}
-
-func setDefault[T comparable](v *T, def T) {
-	var zero T
-	if *v == zero {
-		*v = def
-	}
 }
 
 // survey lists the selected partitions, their watermarks and checkpoints.

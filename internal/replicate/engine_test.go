@@ -59,6 +59,10 @@ func (r *rig) options(owner string) Options {
 		Source: r.src, Target: r.dst, Store: r.store,
 		Provenance: true, RetryBackoff: time.Microsecond, Now: r.clock.now,
 		TakeoverSettle: time.Millisecond,
+		// The configuration's defaults (internal/config), explicit: the
+		// engine fills in none.
+		CommitInterval: 5 * time.Second, Parallelism: 8, FetchBytes: 1 << 20, LeaseTTL: 20 * time.Minute,
+		BatchRecords: 10000, Retries: 10, Margin: 5 * time.Second, ReplicationWait: time.Minute,
 	}
 }
 
@@ -152,7 +156,7 @@ func TestRunCopiesEveryWindowExactly(t *testing.T) {
 }
 
 // TestReleasedFetchesAreNotUsedAgain: the engine releases a fetch's
-// memory (Fetched.Release) only after its records were produced.
+// memory (catchup.Fetched.Release) only after its records were produced.
 func TestReleasedFetchesAreNotUsedAgain(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 20, pB: 9})
 	r.src.poisonReleased = true
@@ -316,7 +320,7 @@ func TestProduceGivesUpAfterRetriesInARow(t *testing.T) {
 		want    int // retries made
 	}{
 		{name: "three", retries: 3, want: 3},
-		{name: "negative means none", retries: -1, want: 0},
+		{name: "zero means none", retries: 0, want: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(map[catchup.Partition]int{pA: 10})
@@ -397,14 +401,14 @@ func TestCrashAfterProduceBeforeCommitResumesWithoutDuplicates(t *testing.T) {
 // lease its holder never released waits until the target's end holds
 // still, so that a produce request the holder sent just before it died,
 // landing only after the heir first read the target, is reconciled rather
-// than copied again. Without the wait (TakeoverSettle < 0) the same
+// than copied again. Without the wait (TakeoverSettle 0) the same
 // sequence duplicates it, which shows that the test stages the race.
 func TestTakeoverWaitsForTheDeadHoldersLastRequest(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		settle time.Duration
 		dups   int
-	}{{"settle", 5 * time.Millisecond, 0}, {"no settle", -1, 3}} {
+	}{{"settle", 5 * time.Millisecond, 0}, {"no settle", 0, 3}} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(map[catchup.Partition]int{pA: 10})
 			// The dead run copied and committed offsets [0, 4), then sent
@@ -428,8 +432,8 @@ func TestTakeoverWaitsForTheDeadHoldersLastRequest(t *testing.T) {
 			}
 			o := r.options("heir")
 			o.TakeoverSettle = tc.settle
-			if tc.settle < 0 {
-				o.ReplicationWait = -1 // no wait at all: not even one look at the log end
+			if tc.settle == 0 {
+				o.ReplicationWait = 0 // no wait at all: not even one look at the log end
 			}
 			rep := r.run(t, t.Context(), o)
 			res := rep.Partitions[0]

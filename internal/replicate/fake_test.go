@@ -34,7 +34,7 @@ type fakeCluster struct {
 	onLogEnd func(p catchup.Partition, l *fakeLog)
 	logEnds  int // LogEnd calls
 	// poisonReleased makes Fetch return records of their own, which
-	// Fetched.Release overwrites, as a Source that reuses the memory does.
+	// catchup.Fetched.Release overwrites, as a Source that reuses the memory does.
 	poisonReleased bool
 	releases       int
 }
@@ -121,12 +121,12 @@ func (c *fakeCluster) OffsetsForTime(_ context.Context, ps []catchup.Partition, 
 	return out, nil
 }
 
-func (c *fakeCluster) Fetch(_ context.Context, p catchup.Partition, from int64, _ int32) (Fetched, error) {
+func (c *fakeCluster) Fetch(_ context.Context, p catchup.Partition, from int64, _ int32) (catchup.Fetched, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	l := c.logs[p]
 	if from < l.start {
-		return Fetched{}, &catchup.GapError{Partition: p, From: from, To: l.start}
+		return catchup.Fetched{}, &catchup.GapError{Partition: p, From: from, To: l.start}
 	}
 	i := int(from - l.start)
 	j := min(i+c.perFetch, len(l.recs))
@@ -135,7 +135,7 @@ func (c *fakeCluster) Fetch(_ context.Context, p catchup.Partition, from int64, 
 		r.Headers = slices.Clone(r.Headers)
 		recs[k] = r
 	}
-	f := Fetched{Records: recs, Next: l.start + int64(j)}
+	f := catchup.Fetched{Records: recs, Next: l.start + int64(j)}
 	if c.poisonReleased {
 		for k := range recs {
 			recs[k].Key, recs[k].Value = bytes.Clone(recs[k].Key), bytes.Clone(recs[k].Value)
@@ -247,10 +247,10 @@ func (c *fakeCluster) ReadBack(_ context.Context, p catchup.Partition, end int64
 	return slices.Clone(l.recs[base-l.start : end-l.start]), base, nil
 }
 
-func (c *fakeCluster) LogEnd(_ context.Context, p catchup.Partition) (LogEnd, error) {
+func (c *fakeCluster) LogEnd(_ context.Context, p catchup.Partition) (catchup.LogEnd, error) {
 	if c.readFault != nil {
 		if err := c.readFault(); err != nil {
-			return LogEnd{}, err
+			return catchup.LogEnd{}, err
 		}
 	}
 	c.mu.Lock()
@@ -259,7 +259,7 @@ func (c *fakeCluster) LogEnd(_ context.Context, p catchup.Partition) (LogEnd, er
 	if c.onLogEnd != nil {
 		c.onLogEnd(p, l)
 	}
-	le := LogEnd{End: c.end(p), HighWatermark: l.hwm(), Epoch: l.epoch}
+	le := catchup.LogEnd{End: c.end(p), HighWatermark: l.hwm(), Epoch: l.epoch}
 	c.mu.Unlock()
 	if c.afterEndOffsets != nil { // a look at the end, as EndOffsets is
 		c.afterEndOffsets()

@@ -32,21 +32,8 @@ type Source interface {
 	// log start it returns a *catchup.GapError; if from is above the log end
 	// it returns an error wrapping catchup.ErrTopicRecreated. Transient errors
 	// (leader moved, connection lost) wrap catchup.ErrRetriable. The records
-	// belong to the caller until it releases them (Fetched.Release).
-	Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (Fetched, error)
-}
-
-// Fetched is the result of one Source.Fetch.
-type Fetched struct {
-	Records []catchup.Record
-	Next    int64
-	Offsets catchup.Offsets // watermarks in the fetch response
-	// Release, if not nil, hands the memory of Records (the records and
-	// the bytes they point to) back to the Source for its next fetches.
-	// The caller calls it at most once, when it no longer uses Records,
-	// nor any key, value or header of them; not calling it only forgoes
-	// the reuse.
-	Release func()
+	// belong to the caller until it releases them (catchup.Fetched.Release).
+	Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (catchup.Fetched, error)
 }
 
 // Target is the target cluster as the engine needs it. Implementations:
@@ -67,7 +54,7 @@ type Target interface {
 	// between are invisible to readers (ReadBack, consumers) until they are
 	// replicated or truncated by a new leader. Transient errors (a leader
 	// moving, a stale epoch) wrap catchup.ErrRetriable.
-	LogEnd(ctx context.Context, p catchup.Partition) (LogEnd, error)
+	LogEnd(ctx context.Context, p catchup.Partition) (catchup.LogEnd, error)
 
 	// Produce appends the leading records of recs to p in ONE produce
 	// request, as many as the batch limits allow (at least one), preserving
@@ -90,11 +77,4 @@ type Target interface {
 	// backwards batch by batch. It reads uncommitted data. With end at or
 	// below the log start it returns no records and base = end.
 	ReadBack(ctx context.Context, p catchup.Partition, end int64) (recs []catchup.Record, base int64, err error)
-}
-
-// LogEnd is what the leader of a target partition holds; see Target.LogEnd.
-type LogEnd struct {
-	End           int64 // log end offset: one past the last record appended
-	HighWatermark int64 // one past the last record replicated to every in-sync replica
-	Epoch         int32 // leader epoch
 }

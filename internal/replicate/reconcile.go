@@ -90,7 +90,7 @@ func (pc *partitionCopy) settle(ctx context.Context) error {
 	// it), so that a test's frozen clock cannot stall the wait.
 	var (
 		elapsed time.Duration // slept so far
-		last    LogEnd
+		last    catchup.LogEnd
 		read    bool          // last holds a read
 		since   time.Duration // elapsed when last.End was first read at its value
 		waited  bool          // the high watermark was found below the log end

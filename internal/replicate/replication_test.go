@@ -64,7 +64,7 @@ func newLeaderAfter(n int) func(catchup.Partition, *fakeLog) {
 // again; a new leader that truncated that request is read afresh and the
 // records are copied once; a stall longer than ReplicationWait leaves the
 // partition in doubt, with its lease kept, its checkpoint where it was and
-// nothing sent. Without the wait (ReplicationWait < 0) the same stall
+// nothing sent. Without the wait (ReplicationWait 0) the same stall
 // duplicates the dead run's records, which shows the test stages the race.
 func TestTakeoverWaitsForReplication(t *testing.T) {
 	for _, tc := range []struct {
@@ -78,7 +78,7 @@ func TestTakeoverWaitsForReplication(t *testing.T) {
 		{"replicated within the wait", time.Second, replicateAfter(4), StatusDone, 0, 1},
 		{"new leader truncated the suffix", time.Second, newLeaderAfter(3), StatusDone, 0, 1},
 		{"stall outlasts the wait", 20 * time.Millisecond, nil, StatusInDoubt, 0, 1},
-		{"no wait", -1, nil, StatusDone, 3, 0},
+		{"no wait", 0, nil, StatusDone, 3, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(map[catchup.Partition]int{pA: 10})
@@ -87,7 +87,7 @@ func TestTakeoverWaitsForReplication(t *testing.T) {
 			r.dst.mu.Lock()
 			produced := r.dst.produces
 			r.dst.mu.Unlock()
-			if tc.wait < 0 {
+			if tc.wait == 0 {
 				// The followers catch up once the heir has reconciled.
 				r.dst.produceFault = func(catchup.Partition, int64) (bool, error) {
 					r.dst.mu.Lock()
@@ -144,7 +144,7 @@ func TestUnknownProduceWaitsForReplication(t *testing.T) {
 		{"replicated within the wait", time.Second, replicateAfter(3), false, StatusDone, 0},
 		{"stall outlasts the wait", 20 * time.Millisecond, nil, false, StatusInDoubt, 0},
 		{"run stopped, stall outlasts the wait", 20 * time.Millisecond, nil, true, StatusInDoubt, 0},
-		{"no wait", -1, nil, false, StatusDone, 2},
+		{"no wait", 0, nil, false, StatusDone, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(map[catchup.Partition]int{pA: 10})
@@ -168,7 +168,7 @@ func TestUnknownProduceWaitsForReplication(t *testing.T) {
 						cancel()
 					}
 				})
-				if err == nil && tc.wait < 0 {
+				if err == nil && tc.wait == 0 {
 					l.stalledAt = -1 // the followers are back after the blind reconciliation
 				}
 				return err != nil, err

@@ -20,7 +20,7 @@ type TopicDescriber interface {
 	// count and the configs set explicitly on the topic (not those it
 	// inherits from broker or built-in defaults). A missing topic is absent
 	// from the map.
-	DescribeTopics(ctx context.Context, topics []string) (map[string]TopicSpec, error)
+	DescribeTopics(ctx context.Context, topics []string) (map[string]catchup.TopicSpec, error)
 }
 
 // TopicCreator is a Target that can create topics; Options.CreateTopics needs
@@ -30,7 +30,7 @@ type TopicCreator interface {
 	// meanwhile by another run) is not an error: the caller checks partition
 	// counts afterwards. It returns once the cluster accepted the creation,
 	// which may be before every broker knows the topic.
-	CreateTopics(ctx context.Context, specs []TopicSpec) error
+	CreateTopics(ctx context.Context, specs []catchup.TopicSpec) error
 }
 
 // PartitionAdder is a Target that can add partitions to its topics;
@@ -42,19 +42,6 @@ type PartitionAdder interface {
 	// by another run) is not an error: the caller checks partition counts
 	// afterwards.
 	AddPartitions(ctx context.Context, counts map[string]int) error
-}
-
-// TopicSpec describes a topic: as the source has it (TopicDescriber) or as
-// the target should get it (TopicCreator).
-type TopicSpec struct {
-	Topic      string
-	Partitions int
-	// ReplicationFactor of a topic to create; -1 is the target broker's
-	// default (default.replication.factor). Unset by DescribeTopics.
-	ReplicationFactor int
-	// Configs are topic configs by name: those set explicitly on a source
-	// topic, or those to set on a topic to create.
-	Configs map[string]string
 }
 
 // copiedConfig reports whether create_topics copies topic config name from
@@ -129,13 +116,13 @@ func (e *Engine) createTopics(ctx context.Context, missing []string, from map[st
 	if rf <= 0 {
 		rf = -1
 	}
-	specs := make([]TopicSpec, 0, len(missing))
+	specs := make([]catchup.TopicSpec, 0, len(missing))
 	for _, t := range missing {
 		src, ok := described[from[t]]
 		if !ok || src.Partitions <= 0 {
 			return nil, fmt.Errorf("create topic %s: source topic %s is not described by the source", t, from[t])
 		}
-		specs = append(specs, TopicSpec{Topic: t, Partitions: src.Partitions, ReplicationFactor: rf, Configs: e.targetConfigs(src.Configs)})
+		specs = append(specs, catchup.TopicSpec{Topic: t, Partitions: src.Partitions, ReplicationFactor: rf, Configs: e.targetConfigs(src.Configs)})
 	}
 	if err := creator.CreateTopics(ctx, specs); err != nil {
 		return nil, fmt.Errorf("create target topics: %w", err)

@@ -16,14 +16,14 @@ type describingSource struct {
 	configs map[string]map[string]string // explicit configs by topic
 }
 
-func (s *describingSource) DescribeTopics(ctx context.Context, topics []string) (map[string]TopicSpec, error) {
+func (s *describingSource) DescribeTopics(ctx context.Context, topics []string) (map[string]catchup.TopicSpec, error) {
 	counts, err := s.PartitionCounts(ctx, topics)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]TopicSpec{}
+	out := map[string]catchup.TopicSpec{}
 	for t, n := range counts {
-		out[t] = TopicSpec{Topic: t, Partitions: n, Configs: s.configs[t]}
+		out[t] = catchup.TopicSpec{Topic: t, Partitions: n, Configs: s.configs[t]}
 	}
 	return out, nil
 }
@@ -31,11 +31,11 @@ func (s *describingSource) DescribeTopics(ctx context.Context, topics []string) 
 // creatingTarget is a fake target that creates topics and remembers how.
 type creatingTarget struct {
 	*fakeCluster
-	created []TopicSpec
+	created []catchup.TopicSpec
 	grown   []map[string]int
 }
 
-func (c *creatingTarget) CreateTopics(_ context.Context, specs []TopicSpec) error {
+func (c *creatingTarget) CreateTopics(_ context.Context, specs []catchup.TopicSpec) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, s := range specs {
@@ -91,7 +91,7 @@ func TestCreateTopicsCopiesPartitionsAndExplicitConfigs(t *testing.T) {
 	if res := rep.Partitions[0]; res.Status != StatusDone || res.Copied != 4 {
 		t.Errorf("status %s copied %d err %v; want done, 4", res.Status, res.Copied, res.Err)
 	}
-	want := []TopicSpec{{Topic: "a.mirror", Partitions: 3, ReplicationFactor: 3, Configs: map[string]string{
+	want := []catchup.TopicSpec{{Topic: "a.mirror", Partitions: 3, ReplicationFactor: 3, Configs: map[string]string{
 		"cleanup.policy":         "compact,delete",
 		"retention.ms":           "3600000",
 		"max.message.bytes":      "2000512", // room for the provenance header

@@ -15,7 +15,6 @@ import (
 	"fmt"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
-	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 // Reader reads the target cluster; kafkago.Source over the target (with
@@ -23,7 +22,7 @@ import (
 type Reader interface {
 	// Fetch returns the data records of p from offset from on, in offset
 	// order, and Next, the offset after the last offset the answer covered.
-	Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (replicate.Fetched, error)
+	Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (catchup.Fetched, error)
 	// ListOffsets returns the watermarks of ps, in their order.
 	ListOffsets(ctx context.Context, ps []catchup.Partition) ([]catchup.Offsets, error)
 }

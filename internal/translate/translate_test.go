@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
-	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 var (
@@ -36,9 +35,9 @@ func (f *fakeTarget) ListOffsets(_ context.Context, ps []catchup.Partition) ([]c
 	return []catchup.Offsets{{Partition: ps[0], LogStart: f.start, HighWatermark: f.end, LastStable: f.end}}, nil
 }
 
-func (f *fakeTarget) Fetch(_ context.Context, p catchup.Partition, from int64, _ int32) (replicate.Fetched, error) {
+func (f *fakeTarget) Fetch(_ context.Context, p catchup.Partition, from int64, _ int32) (catchup.Fetched, error) {
 	f.fetches++
-	var out replicate.Fetched
+	var out catchup.Fetched
 	out.Next = from
 	n := 0
 	for off := max(from, f.start); off < f.end && n < f.perFetch; off++ {

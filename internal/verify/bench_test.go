@@ -7,19 +7,18 @@ import (
 	"time"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
-	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 // dense is a partition whose record i is at offset i, served 500 records a
 // fetch without scanning: a reader fast enough to measure verify itself.
 type dense []catchup.Record
 
-func (l dense) Fetch(_ context.Context, _ catchup.Partition, from int64, _ int32) (replicate.Fetched, error) {
+func (l dense) Fetch(_ context.Context, _ catchup.Partition, from int64, _ int32) (catchup.Fetched, error) {
 	end := min(from+500, int64(len(l)))
 	if from >= end {
-		return replicate.Fetched{Next: from}, nil
+		return catchup.Fetched{Next: from}, nil
 	}
-	return replicate.Fetched{Records: l[from:end], Next: end}, nil
+	return catchup.Fetched{Records: l[from:end], Next: end}, nil
 }
 
 func (l dense) ListOffsets(_ context.Context, ps []catchup.Partition) ([]catchup.Offsets, error) {

@@ -24,12 +24,11 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
-	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 // Reader reads a partition; replicate.Source (kafkago.Source) is one.
 type Reader interface {
-	Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (replicate.Fetched, error)
+	Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (catchup.Fetched, error)
 	ListOffsets(ctx context.Context, ps []catchup.Partition) ([]catchup.Offsets, error)
 }
 

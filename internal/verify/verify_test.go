@@ -11,13 +11,12 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
-	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 // log is a partition held in memory, served two records per fetch.
 type log []catchup.Record
 
-func (l log) Fetch(_ context.Context, _ catchup.Partition, from int64, _ int32) (replicate.Fetched, error) {
+func (l log) Fetch(_ context.Context, _ catchup.Partition, from int64, _ int32) (catchup.Fetched, error) {
 	var out []catchup.Record
 	next := from
 	for _, r := range l {
@@ -26,7 +25,7 @@ func (l log) Fetch(_ context.Context, _ catchup.Partition, from int64, _ int32) 
 			next = r.Offset + 1
 		}
 	}
-	return replicate.Fetched{Records: out, Next: next}, nil
+	return catchup.Fetched{Records: out, Next: next}, nil
 }
 
 func (l log) ListOffsets(_ context.Context, ps []catchup.Partition) ([]catchup.Offsets, error) {
@@ -198,7 +197,7 @@ type counting struct {
 	fetches int
 }
 
-func (c *counting) Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (replicate.Fetched, error) {
+func (c *counting) Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (catchup.Fetched, error) {
 	c.fetches++
 	return c.Reader.Fetch(ctx, p, from, maxBytes)
 }

@@ -29,11 +29,14 @@ import (
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/config"
-	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/metrics"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
+
+// DefaultMargin is the replicate function's deadline margin when
+// CATCHUP_DEADLINE_MARGIN is unset: time for the final DynamoDB commits.
+const DefaultMargin = 10 * time.Second
 
 // Options configure a Handler.
 type Options struct {
@@ -45,11 +48,12 @@ type Options struct {
 	Owner string
 	// Margin is how long before the invocation deadline copying stops, to
 	// leave time for the final commits (capped by the engine to a tenth of
-	// the time left); default 10s.
+	// the time left); 0: none. The replicate function passes
+	// CATCHUP_DEADLINE_MARGIN, DefaultMargin when unset.
 	Margin  time.Duration
 	Log     *slog.Logger     // default: discard
 	Metrics *metrics.Emitter // nil: no metrics
-	Service string           // value of the service dimension; default "catchup"
+	Service string           // value of the service dimension; "": metrics.DefaultService
 	// TopicMetrics adds the topic dimension to the copy metrics: one
 	// CloudWatch custom metric per topic and metric more (README, "Metrics
 	// and their cost"). Off, they are per pipeline and service only.
@@ -64,13 +68,7 @@ type Handler struct {
 	o Options
 
 	mu       sync.Mutex
-	clusters map[string]*clusters // by pipeline name
-}
-
-// clusters are the connections of one pipeline, kept across invocations.
-type clusters struct {
-	source *kafkago.Source
-	target *kafkago.Target
+	clusters map[string]*pipeline.Clusters // by pipeline name, kept across invocations
 }
 
 // New returns a Handler for o.
@@ -78,16 +76,16 @@ func New(o Options) (*Handler, error) {
 	if o.File == nil || o.Store == nil || o.Owner == "" {
 		return nil, errors.New("worker: Options.File, Store and Owner are required")
 	}
-	if o.Margin == 0 {
-		o.Margin = 10 * time.Second
+	if o.Margin < 0 {
+		return nil, fmt.Errorf("worker: Options.Margin %v: want 0 (none) or more", o.Margin)
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	if o.Service == "" {
-		o.Service = "catchup"
+		o.Service = metrics.DefaultService
 	}
-	return &Handler{o: o, clusters: map[string]*clusters{}}, nil
+	return &Handler{o: o, clusters: map[string]*pipeline.Clusters{}}, nil
 }
 
 // Summary is the response of a replicate invocation.
@@ -169,7 +167,7 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (*Summary
 		return &Summary{Pipeline: ev.Pipeline, Error: err.Error()}, nil
 	}
 	o := pipeline.Options{
-		Owner: h.owner(ctx), Store: h.o.Store, Source: cl.source, Target: cl.target,
+		Owner: h.owner(ctx), Store: h.o.Store, Clusters: cl,
 		Partitions: ev.partitions(), Margin: h.o.Margin, Log: h.o.Log, // the engine adds the pipeline itself
 	}
 	if ev.Job != nil {
@@ -242,22 +240,16 @@ func (h *Handler) pipeline(name string) *config.Pipeline {
 
 // connect returns the connections of p, made on the first invocation that
 // needs them. Making them does no network I/O.
-func (h *Handler) connect(p *config.Pipeline) (*clusters, error) {
+func (h *Handler) connect(p *config.Pipeline) (*pipeline.Clusters, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c, ok := h.clusters[p.Name]; ok {
 		return c, nil
 	}
-	src, err := kafkago.NewSource(p.Source, p.Isolation, nil)
+	c, err := pipeline.Connect(p)
 	if err != nil {
-		return nil, fmt.Errorf("pipeline %s: source: %w", p.Name, err)
+		return nil, err
 	}
-	dst, err := kafkago.NewTarget(p.Target, p.Producer, nil)
-	if err != nil {
-		src.Close()
-		return nil, fmt.Errorf("pipeline %s: target: %w", p.Name, err)
-	}
-	c := &clusters{source: src, target: dst}
 	h.clusters[p.Name] = c
 	return c, nil
 }

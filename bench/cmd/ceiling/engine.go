@@ -81,10 +81,10 @@ func (s *sink) EndOffsets(_ context.Context, ps []catchup.Partition) (map[catchu
 
 // LogEnd is the sink's end: it has no followers, nothing is above its high
 // watermark.
-func (s *sink) LogEnd(_ context.Context, p catchup.Partition) (replicate.LogEnd, error) {
+func (s *sink) LogEnd(_ context.Context, p catchup.Partition) (catchup.LogEnd, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return replicate.LogEnd{End: s.ends[p], HighWatermark: s.ends[p]}, nil
+	return catchup.LogEnd{End: s.ends[p], HighWatermark: s.ends[p]}, nil
 }
 
 func (s *sink) Produce(_ context.Context, p catchup.Partition, recs []catchup.Record, _ *catchup.Provenance) (int, int64, error) {
@@ -102,7 +102,7 @@ func (s *sink) ReadBack(context.Context, catchup.Partition, int64) ([]catchup.Re
 // in the chunks kafkago.Source returned it: produce-only's source.
 type memSource struct {
 	marks  []catchup.Offsets
-	chunks map[catchup.Partition][]replicate.Fetched
+	chunks map[catchup.Partition][]catchup.Fetched
 }
 
 func (m *memSource) Partitions(context.Context, func(string) bool) ([]catchup.Partition, error) {
@@ -130,21 +130,21 @@ func (m *memSource) OffsetsForTime(context.Context, []catchup.Partition, time.Ti
 }
 
 // Fetch returns the records of the chunk that holds from, from there on.
-func (m *memSource) Fetch(_ context.Context, p catchup.Partition, from int64, _ int32) (replicate.Fetched, error) {
+func (m *memSource) Fetch(_ context.Context, p catchup.Partition, from int64, _ int32) (catchup.Fetched, error) {
 	cs := m.chunks[p]
 	i := sort.Search(len(cs), func(i int) bool { return cs[i].Next > from })
 	if i == len(cs) {
-		return replicate.Fetched{Next: from}, nil
+		return catchup.Fetched{Next: from}, nil
 	}
 	recs := cs[i].Records
 	j := sort.Search(len(recs), func(j int) bool { return recs[j].Offset >= from })
-	return replicate.Fetched{Records: recs[j:], Next: cs[i].Next, Offsets: cs[i].Offsets}, nil
+	return catchup.Fetched{Records: recs[j:], Next: cs[i].Next, Offsets: cs[i].Offsets}, nil
 }
 
 // load reads every partition of marks from its log start to its end (last
 // stable offset) into memory with src, parallelism partitions at a time.
 func load(ctx context.Context, src replicate.Source, marks []catchup.Offsets, fetchBytes int32, parallelism int) (*memSource, error) {
-	m := &memSource{marks: marks, chunks: map[catchup.Partition][]replicate.Fetched{}}
+	m := &memSource{marks: marks, chunks: map[catchup.Partition][]catchup.Fetched{}}
 	var mu sync.Mutex
 	err := each(len(marks), parallelism, func(i int) error {
 		o := marks[i]
@@ -152,7 +152,7 @@ func load(ctx context.Context, src replicate.Source, marks []catchup.Offsets, fe
 		if end <= 0 {
 			end = o.HighWatermark
 		}
-		var cs []replicate.Fetched
+		var cs []catchup.Fetched
 		for off := o.LogStart; off < end; {
 			f, err := src.Fetch(ctx, o.Partition, off, fetchBytes)
 			if err != nil {

@@ -47,7 +47,7 @@ import (
 	"syscall"
 
 	cfg "github.com/kafka-catchup/catchup/internal/config"
-	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/procstat"
 )
 
@@ -99,7 +99,7 @@ func run(ctx context.Context, conf, name, mode string) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := kafkago.NewSource(p.Source, p.Isolation, nil)
+	src, err := pipeline.ConnectReader(p.Source, p.Isolation)
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
@@ -128,7 +128,7 @@ func run(ctx context.Context, conf, name, mode string) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	tgt, err := kafkago.NewTarget(p.Target, p.Producer, nil)
+	tgt, err := pipeline.ConnectWriter(p.Target, p.Producer)
 	if err != nil {
 		return nil, fmt.Errorf("target: %w", err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kafka-catchup/catchup/internal/config"
-	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -97,7 +97,7 @@ func client(t *testing.T, c *kfake.Cluster) *kgo.Client {
 // count returns the records topic holds on c, by its high watermarks.
 func count(t *testing.T, c *kfake.Cluster, topic string) int64 {
 	t.Helper()
-	src, err := kafkago.NewSource(config.Cluster{Name: "target", Brokers: c.ListenAddrs()}, "read_uncommitted", nil)
+	src, err := pipeline.ConnectReader(config.Cluster{Name: "target", Brokers: c.ListenAddrs()}, "read_uncommitted")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	cfg "github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/procstat"
 )
 
@@ -215,7 +216,7 @@ type counter struct {
 }
 
 func newCounter(ctx context.Context, brokers, topic string) (*counter, error) {
-	src, err := kafkago.NewSource(cfg.Cluster{Name: "bench", Brokers: []string{brokers}}, "read_uncommitted", nil)
+	src, err := pipeline.ConnectReader(cfg.Cluster{Name: "bench", Brokers: []string{brokers}}, "read_uncommitted")
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +326,9 @@ func wait(ctx context.Context, brokers, topic string, want int64, pid int, start
 }
 
 func produceOne(ctx context.Context, brokers, topic string) error {
-	tgt, err := kafkago.NewTarget(cfg.Cluster{Name: "bench", Brokers: []string{brokers}}, cfg.Producer{Acks: "all"}, nil)
+	producer := cfg.Producer{Acks: "all"}
+	producer.SetDefaults()
+	tgt, err := pipeline.ConnectWriter(cfg.Cluster{Name: "bench", Brokers: []string{brokers}}, producer)
 	if err != nil {
 		return err
 	}

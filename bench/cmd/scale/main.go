@@ -464,7 +464,7 @@ func workOnce(ctx context.Context, path, eventPath string) error {
 	if err != nil {
 		return err
 	}
-	h, err := worker.New(worker.Options{File: f, Store: store, Owner: "bench-worker"})
+	h, err := worker.New(worker.Options{File: f, Store: store, Owner: "bench-worker", Margin: worker.DefaultMargin})
 	if err != nil {
 		return err
 	}
@@ -493,7 +493,7 @@ func dispatchOnce(ctx context.Context, path string) error {
 		return err
 	}
 	var invoked countInvoker
-	d, err := fanout.New(fanout.Options{File: f, Store: store, Invoker: &invoked})
+	d, err := fanout.New(fanout.Options{File: f, Store: store, Invoker: &invoked, Limits: fanout.DefaultLimits(), Concurrency: fanout.DefaultInvokeConcurrency})
 	if err != nil {
 		return err
 	}

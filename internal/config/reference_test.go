@@ -1,0 +1,76 @@
+package config_test
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kafka-catchup/catchup/internal/config"
+)
+
+var updateReadme = flag.Bool("update-readme", false, "rewrite README.md's defaults table from config.Defaults")
+
+const (
+	tableBegin = "<!-- defaults table: made by config.DefaultsTable; go test ./internal/config -run TestReadmeDefaultsTable -update-readme -->\n"
+	tableEnd   = "<!-- end of the defaults table -->"
+)
+
+// TestReadmeDefaultsTable: the README's table of defaults, where users read
+// them, is the one config.Defaults makes from the constants Parse fills in.
+// A default changed in one place and not the other fails here.
+func TestReadmeDefaultsTable(t *testing.T) {
+	const path = "../../README.md"
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(text)
+	i, j := strings.Index(s, tableBegin), strings.Index(s, tableEnd)
+	if i < 0 || j < i {
+		t.Fatalf("%s: no defaults table between %q and %q", path, tableBegin, tableEnd)
+	}
+	got, want := s[i+len(tableBegin):j], config.DefaultsTable()
+	if *updateReadme {
+		if err := os.WriteFile(path, []byte(s[:i+len(tableBegin)]+want+s[j:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("README's defaults table differs from config.DefaultsTable (-want +got); rerun with -update-readme:\n%s", diff)
+	}
+}
+
+// TestDefaultsAreWhatParseFills: each value of the table is what a file
+// that leaves the key out gets.
+func TestDefaultsAreWhatParseFills(t *testing.T) {
+	f, err := config.Parse([]byte("pipelines:\n  - name: p\n    source: {brokers: [\"a:1\"]}\n    target: {brokers: [\"b:1\"]}\n    topics: {include: [t]}\n"), "defaults.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.Pipelines[0]
+	want := config.Pipeline{}
+	want.Producer = config.DefaultProducer()
+	got := map[string]any{
+		"store": f.Store, "client_id": p.Source.ClientID, "target_topic": p.TargetTopic, "start": p.Start,
+		"isolation": p.Isolation, "on_gap": p.OnGap, "commit_interval": p.CommitInterval, "parallelism": p.Parallelism,
+		"fetch_bytes": p.FetchBytes, "lease_duration": p.LeaseDuration, "takeover_settle": p.TakeoverSettle,
+		"replication_wait": p.ReplicationWait, "replication_factor": p.ReplicationFactor,
+		"config_sync_interval": p.ConfigSyncInterval, "producer": p.Producer,
+	}
+	exp := map[string]any{
+		"store": config.DefaultStore, "client_id": config.DefaultClientID, "target_topic": config.DefaultTargetTopic,
+		"start": config.DefaultStart, "isolation": config.DefaultIsolation, "on_gap": config.DefaultOnGap,
+		"commit_interval": config.DefaultFileCommit, "parallelism": config.DefaultParallelism,
+		"fetch_bytes": int32(config.DefaultFetchBytes), "lease_duration": config.DefaultLeaseDuration,
+		"takeover_settle": config.DefaultTakeoverSettle, "replication_wait": config.DefaultReplicationWait,
+		"replication_factor": config.DefaultReplicationFactor, "config_sync_interval": config.DefaultConfigSyncInterval,
+		"producer": want.Producer,
+	}
+	if diff := cmp.Diff(exp, got); diff != "" {
+		t.Errorf("Parse's defaults differ from the constants (-want +got):\n%s", diff)
+	}
+}
