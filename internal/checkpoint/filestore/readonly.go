@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
@@ -48,12 +47,7 @@ func (s *ReadOnly) Load(ctx context.Context, pipeline string) ([]checkpoint.Chec
 	if err != nil {
 		return nil, err
 	}
-	out := make([]checkpoint.Checkpoint, 0, len(cps))
-	for _, cp := range cps {
-		out = append(out, cp)
-	}
-	slices.SortFunc(out, func(a, b checkpoint.Checkpoint) int { return a.Partition.Compare(b.Partition) })
-	return out, nil
+	return cps.Sorted(), nil
 }
 
 // LoadPartitions implements checkpoint.Store: the checkpoints of those of
@@ -66,12 +60,12 @@ func (s *ReadOnly) LoadPartitions(ctx context.Context, pipeline string, ps []cat
 	if err != nil {
 		return nil, err
 	}
-	return checkpoint.Select(cps, ps, func(cp checkpoint.Checkpoint) checkpoint.Checkpoint { return cp }), nil
+	return cps.Select(ps), nil
 }
 
 // load returns the pipeline's checkpoints, their leases expired where no
 // process holds the pipeline.
-func (s *ReadOnly) load(ctx context.Context, pipeline string) (map[catchup.Partition]checkpoint.Checkpoint, error) {
+func (s *ReadOnly) load(ctx context.Context, pipeline string) (checkpoint.Ledger, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("load %s: %w", pipeline, err)
 	}
@@ -102,7 +96,7 @@ func (s *ReadOnly) load(ctx context.Context, pipeline string) (map[catchup.Parti
 
 // read reads the pipeline's state, again if a compaction replaced the
 // snapshot meanwhile (its journal may then be gone).
-func (s *ReadOnly) read(pipeline string) (map[catchup.Partition]checkpoint.Checkpoint, error) {
+func (s *ReadOnly) read(pipeline string) (checkpoint.Ledger, error) {
 	path := filepath.Join(s.dir, pipeline+".json")
 	for range 5 {
 		before, _ := os.Stat(path)
