@@ -79,6 +79,12 @@ type Checkpoint struct {
 	LastVerification *Verification
 }
 
+// Progress returns what planning needs of cp (internal/plan): whether it
+// exists, its next offset and its counters.
+func (cp Checkpoint) Progress() catchup.Progress {
+	return catchup.Progress{Exists: cp.Exists, Next: cp.Next, Records: cp.Records, Bytes: cp.Bytes}
+}
+
 // Verification is what one `catchup verify` found for one partition: the
 // source range [From, To) compared with the whole target partition, record
 // for record, matched by the source offset in the provenance header.
