@@ -47,7 +47,7 @@ func (s *ReadOnly) Load(ctx context.Context, pipeline string) ([]checkpoint.Chec
 	if err != nil {
 		return nil, err
 	}
-	return cps.Sorted(), nil
+	return checkpoint.Ledger(cps).Sorted(), nil
 }
 
 // LoadPartitions implements checkpoint.Store: the checkpoints of those of
@@ -60,12 +60,12 @@ func (s *ReadOnly) LoadPartitions(ctx context.Context, pipeline string, ps []cat
 	if err != nil {
 		return nil, err
 	}
-	return cps.Select(ps), nil
+	return checkpoint.Ledger(cps).Select(ps), nil
 }
 
 // load returns the pipeline's checkpoints, their leases expired where no
 // process holds the pipeline.
-func (s *ReadOnly) load(ctx context.Context, pipeline string) (checkpoint.Ledger, error) {
+func (s *ReadOnly) load(ctx context.Context, pipeline string) (map[catchup.Partition]checkpoint.Checkpoint, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("load %s: %w", pipeline, err)
 	}
@@ -96,7 +96,7 @@ func (s *ReadOnly) load(ctx context.Context, pipeline string) (checkpoint.Ledger
 
 // read reads the pipeline's state, again if a compaction replaced the
 // snapshot meanwhile (its journal may then be gone).
-func (s *ReadOnly) read(pipeline string) (checkpoint.Ledger, error) {
+func (s *ReadOnly) read(pipeline string) (map[catchup.Partition]checkpoint.Checkpoint, error) {
 	path := filepath.Join(s.dir, pipeline+".json")
 	for range 5 {
 		before, _ := os.Stat(path)

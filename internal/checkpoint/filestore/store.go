@@ -47,12 +47,12 @@ type Store struct {
 // pipeline is the state of one pipeline the Store holds the lock of.
 type pipeline struct {
 	name     string
-	path     string            // <dir>/<name>.json, the snapshot
-	journal  string            // <dir>/<name>.journal, the changes since the snapshot
-	lock     *os.File          // <dir>/<name>.lock, flocked until closed
-	cps      checkpoint.Ledger // the pipeline in memory
-	snapshot int64             // bytes of the snapshot as last read or written
-	logged   int64             // bytes of the journal, all complete lines; 0 if there is none
+	path     string   // <dir>/<name>.json, the snapshot
+	journal  string   // <dir>/<name>.journal, the changes since the snapshot
+	lock     *os.File // <dir>/<name>.lock, flocked until closed
+	cps      map[catchup.Partition]checkpoint.Checkpoint
+	snapshot int64 // bytes of the snapshot as last read or written
+	logged   int64 // bytes of the journal, all complete lines; 0 if there is none
 }
 
 // Open returns a Store over dir, creating dir if needed, that reads the time
@@ -93,7 +93,7 @@ func (s *Store) Load(ctx context.Context, pipeline string) ([]checkpoint.Checkpo
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", pipeline, err)
 	}
-	return pl.cps.Sorted(), nil
+	return checkpoint.Ledger(pl.cps).Sorted(), nil
 }
 
 // LoadPartitions implements checkpoint.Store, from memory after the first
@@ -108,7 +108,7 @@ func (s *Store) LoadPartitions(ctx context.Context, pipeline string, ps []catchu
 	if err != nil {
 		return nil, fmt.Errorf("load %d partitions of %s: %w", len(ps), pipeline, err)
 	}
-	return pl.cps.Select(ps), nil
+	return checkpoint.Ledger(pl.cps).Select(ps), nil
 }
 
 // Acquire implements checkpoint.Store. It returns an error for an empty owner
@@ -317,11 +317,11 @@ func (pl *pipeline) read() error {
 // readState reads the snapshot at path (none if there is no file yet) and
 // replays the journal over it. It returns the state, the snapshot's length
 // and the length of the journal's complete lines. It changes no file.
-func readState(path, journal, pipeline string) (cps checkpoint.Ledger, snapshot, logged int64, err error) {
+func readState(path, journal, pipeline string) (cps map[catchup.Partition]checkpoint.Checkpoint, snapshot, logged int64, err error) {
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		cps = make(checkpoint.Ledger)
+		cps = make(map[catchup.Partition]checkpoint.Checkpoint)
 	case err != nil:
 		return nil, 0, 0, fmt.Errorf("read %s: %w", path, err)
 	default:
