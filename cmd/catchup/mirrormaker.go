@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/mirrormaker"
 )
 
 // mirrorMakerCmd is MirrorMaker's command line, converted: the same flags
@@ -20,7 +20,7 @@ func (a *app) mirrorMakerCmd() *cobra.Command {
 		consumers            []string
 		producer             string
 		include, whitelist   string
-		fl                   config.MMFlags
+		fl                   mirrormaker.Flags
 		numStreams, numProds int
 		commitMS             int64
 		printConfig          bool
@@ -76,7 +76,7 @@ sasl.jaas.config are never printed: the YAML names an environment variable.`,
 			default:
 				fl.Whitelist = whitelist
 			}
-			// Given as strings so that FromMirrorMaker explains a bad value
+			// Given as strings so that mirrormaker.Convert explains a bad value
 			// like any other setting.
 			if flags.Changed("num.streams") {
 				fl.NumStreams = fmt.Sprint(numStreams)
@@ -119,18 +119,18 @@ sasl.jaas.config are never printed: the YAML names an environment variable.`,
 
 // mirrorMaker converts the MirrorMaker command line, prints the notices on
 // stderr, and prints the YAML or runs the pipelines.
-func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPath string, fl config.MMFlags, printConfig bool, every time.Duration) error {
+func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPath string, fl mirrormaker.Flags, printConfig bool, every time.Duration) error {
 	if printConfig {
 		a.jsonOut = false // stdout holds the YAML, nothing else
 	}
-	read := func(path string) (config.MMFile, error) {
+	read := func(path string) (mirrormaker.File, error) {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return config.MMFile{}, usageError{err} // *fs.PathError names the file
+			return mirrormaker.File{}, usageError{err} // *fs.PathError names the file
 		}
-		return config.MMFile{Name: path, Data: data}, nil
+		return mirrormaker.File{Name: path, Data: data}, nil
 	}
-	var consumers []config.MMFile
+	var consumers []mirrormaker.File
 	for _, p := range consumerPaths {
 		f, err := read(p)
 		if err != nil {
@@ -138,7 +138,7 @@ func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPa
 		}
 		consumers = append(consumers, f)
 	}
-	var producer config.MMFile
+	var producer mirrormaker.File
 	if producerPath != "" {
 		var err error
 		if producer, err = read(producerPath); err != nil {
@@ -146,11 +146,11 @@ func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPa
 		}
 	}
 
-	m, err := config.FromMirrorMaker(consumers, producer, fl)
+	m, err := mirrormaker.Convert(consumers, producer, fl)
 	for _, n := range m.Notices {
 		fmt.Fprintln(a.err, n)
 	}
-	var mmErr *config.MirrorMakerError
+	var mmErr *mirrormaker.Error
 	if errors.As(err, &mmErr) {
 		if printConfig && m.YAML != nil {
 			if _, werr := a.out.Write(m.YAML); werr != nil {

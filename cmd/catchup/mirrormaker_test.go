@@ -45,10 +45,10 @@ func mmCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // lines splits text into lines, for diffs that point at the line.
 func lines(s string) []string { return strings.Split(strings.TrimSuffix(s, "\n"), "\n") }
 
-// The files of internal/config/testdata/mirrormaker fed through
+// The files of internal/mirrormaker/testdata fed through
 // --print-config: the YAML parsed back, and every notice, line by line.
 func TestMirrorMakerPrintConfig(t *testing.T) {
-	t.Chdir("../../internal/config/testdata/mirrormaker")
+	t.Chdir("../../internal/mirrormaker/testdata")
 	ignore := cmpopts.IgnoreUnexported(config.Topics{}, config.SASL{})
 	target := config.Cluster{Name: "targetCluster", Brokers: []string{"dr-1.example.com:9092", "dr-2.example.com:9092"}, ClientID: "mirror-producer"}
 	producer := config.Producer{Acks: "all", Compression: "snappy", BatchRecords: 500, Retries: 5, RetryBackoff: 200 * time.Millisecond}
@@ -389,7 +389,7 @@ func mmSeed(t *testing.T, brokers []string, mech sasl.Mechanism, topics []string
 // cannot be read safely is bad usage (exit 2) with the fix, never a run
 // whose pattern matches nothing.
 func TestMirrorMakerTypography(t *testing.T) {
-	t.Chdir("../../internal/config/testdata/mirrormaker")
+	t.Chdir("../../internal/mirrormaker/testdata")
 	seed := strings.Fields("kafka-run-class.sh kafka.tools.MirrorMaker –consumer.config sourceCluster1Consumer.config " +
 		"–consumer.config sourceCluster2Consumer.config –num.streams 2 –producer.config targetClusterProducer.config –whitelist=”.*”")
 	ascii := []string{"--consumer.config", "sourceCluster1Consumer.config", "--consumer.config", "sourceCluster2Consumer.config",

@@ -19,6 +19,7 @@ type MemStore struct {
 
 	mu        sync.Mutex
 	pipelines map[string]Ledger
+	begins    map[string]map[string]Begin // by pipeline, then topic; memstore_begin.go
 }
 
 // NewMemStore returns an empty MemStore that reads the time from now, or from

@@ -188,6 +188,22 @@ type Store interface {
 	// -1, epoch 0, zero Updated), which Load returns.
 	RecordVerification(ctx context.Context, pipeline string, p catchup.Partition, v Verification) error
 
+	// PutBegin stores b as the begin of topic in pipeline if the topic has
+	// none yet, and returns the begin stored: b, or the one stored before
+	// it. The first writer wins and every other reads the winner's, so
+	// runs racing to begin a topic (the workers of a first fan-out round)
+	// agree on one. A begin is never changed nor removed. It needs no lease
+	// and is one write (DynamoDB: one conditional PutItem, and one GetItem
+	// when it loses).
+	PutBegin(ctx context.Context, pipeline, topic string, b Begin) (Begin, error)
+
+	// LoadBegins returns the begins of those of topics that have one in
+	// pipeline, by topic, in one request whatever the number of topics and
+	// partitions (DynamoDB: one Query page per 1 MB of begins). An empty
+	// topics returns none and sends no request. Load and LoadPartitions
+	// never return begins, and a begin is not a checkpoint.
+	LoadBegins(ctx context.Context, pipeline string, topics []string) (map[string]Begin, error)
+
 	// Close releases the resources of the store (files, locks, connections).
 	Close() error
 }

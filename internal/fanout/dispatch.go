@@ -246,7 +246,7 @@ func (d *Dispatcher) survey(ctx context.Context, pc *config.Pipeline, samples *s
 		log.ErrorContext(ctx, "pipeline not surveyed", "error", err)
 		return sum, nil
 	}
-	s, err := p.Engine.Survey(ctx)
+	s, err := p.Engine.SurveyBegun(ctx) // under start: latest, begins new topics (replicate.Engine.SurveyBegun)
 	if err != nil {
 		sum.Error = err.Error()
 		log.ErrorContext(ctx, "pipeline not surveyed", "error", err)

@@ -305,3 +305,47 @@ func TestDispatchSyncsGroups(t *testing.T) {
 		t.Errorf("a second dispatch within the interval: %+v, %v; want no group sync", sum, err)
 	}
 }
+
+// TestDispatchUnderLatest: under start: latest the dispatcher's survey
+// begins the pipeline's topics (stores their begins), so that the records
+// written after it show as lag in the next survey and are handed to
+// workers; without it every window of a new pipeline is its latest, empty,
+// survey after survey, and nothing is ever copied.
+func TestDispatchUnderLatest(t *testing.T) {
+	_, store, clusters := rigClusters(t)
+	f, err := config.Parse(fmt.Appendf(nil, "pipelines:\n  - name: p\n    source: {brokers: [%s]}\n    target: {brokers: [%s]}\n    topics: {include: [t]}\n    start: latest\n",
+		clusters[0].ListenAddrs()[0], clusters[1].ListenAddrs()[0]), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := &recorder{}
+	d, err := New(Options{File: f, Store: store, Invoker: inv, Service: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := d.Handle(t.Context(), json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	if ps := sum.Pipelines[0]; ps.Lagging != 0 || sum.Invoked != 0 {
+		t.Fatalf("first dispatch: %d lagging, %d invoked; want none (latest: nothing to copy yet)", ps.Lagging, sum.Invoked)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(clusters[0].ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for range 5 {
+		if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: "t", Partition: 3, Value: []byte("after")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum, err = d.Handle(t.Context(), json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	if ps := sum.Pipelines[0]; ps.Lagging != 1 || ps.LagRecords != 5 || sum.Invoked != 1 {
+		t.Errorf("second dispatch: %d lagging partitions, %d records, %d invoked; want t/3's 5 records written since the first, handed to a worker",
+			ps.Lagging, ps.LagRecords, sum.Invoked)
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	"github.com/kafka-catchup/catchup/internal/backoff"
 )
 
 // Options configure Run. Zero values get the defaults in their comments.
@@ -36,7 +38,7 @@ var ErrEvery = errors.New("loop: Every must be positive")
 // Run calls job, then again Every after the start of each call, until ctx is
 // cancelled: then it returns nil once the call in flight has returned (a
 // stop is the normal end of a continuous run). A call that fails is
-// followed by a backoff instead (Backoff), reset by the next success; an
+// followed by a backoff instead (backoff.Delay), reset by the next success; an
 // error Fatal accepts ends the loop and is returned. Run never cancels a
 // call itself: job gets ctx and must end soon after it is cancelled.
 func Run(ctx context.Context, o Options, job func(context.Context) error) error {
@@ -68,24 +70,14 @@ func Run(ctx context.Context, o Options, job func(context.Context) error) error 
 			return err
 		default:
 			failures++
-			wait = o.Jitter(Backoff(failures, o.Every, o.MaxBackoff))
+			wait = o.Jitter(backoff.Delay(failures, o.Every, o.MaxBackoff))
 			o.Log.WarnContext(ctx, "iteration failed", "iteration", iteration, "failures", failures,
 				"retry_in", wait.String(), "error", err)
 		}
-		if !sleep(ctx, wait) {
+		if !backoff.Sleep(ctx, wait) {
 			return nil
 		}
 	}
-}
-
-// Backoff is the wait after the n-th consecutive failure (n ≥ 1): every
-// doubled n-1 times, at most limit.
-func Backoff(n int, every, limit time.Duration) time.Duration {
-	d := every
-	for i := 1; i < n && d < limit; i++ {
-		d *= 2
-	}
-	return min(d, limit)
 }
 
 // equalJitter returns a uniformly random wait in [d/2, d]: retries of many
@@ -95,19 +87,4 @@ func equalJitter(d time.Duration) time.Duration {
 		return d
 	}
 	return d/2 + rand.N(d/2+1)
-}
-
-// sleep waits for d or until ctx is done, and reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

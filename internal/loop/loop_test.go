@@ -10,18 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestBackoff(t *testing.T) {
-	tests := []struct {
-		n    int
-		want time.Duration
-	}{{1, time.Second}, {2, 2 * time.Second}, {3, 4 * time.Second}, {5, 16 * time.Second}, {6, 30 * time.Second}, {60, 30 * time.Second}}
-	for _, tc := range tests {
-		if got := Backoff(tc.n, time.Second, 30*time.Second); got != tc.want {
-			t.Errorf("Backoff(%d, 1s, 30s) = %v, want %v", tc.n, got, tc.want)
-		}
-	}
-}
-
 func TestEqualJitterStaysInRange(t *testing.T) {
 	for range 1000 {
 		if d := equalJitter(10 * time.Second); d < 5*time.Second || d > 10*time.Second {

@@ -1,22 +1,3 @@
-// Package replicate is the copy engine: it plans the windows of a pipeline,
-// leases their partitions, copies each window from the Source to the Target
-// and commits checkpoints to the Store. It declares the Source and Target it
-// needs (kafka.go) and imports no Kafka or AWS SDK.
-//
-// Where each guarantee of package catchup is kept:
-//
-//   - No loss: a checkpoint is committed only with the offset after the last
-//     record whose produce was acknowledged (partition.commit); gaps come
-//     from plan.Window and Source.Fetch as *catchup.GapError.
-//   - No duplicates: before copying, and after a produce whose outcome is
-//     unknown, reconcile reads the target backwards to the target end stored
-//     at the last commit and resumes after the last source offset found;
-//     settle first waits until the target's high watermark has reached its
-//     leader's log end, or ends the partition StatusInDoubt.
-//   - Fencing: every commit is conditional on the lease epoch, and no produce
-//     is sent on a lease that has expired by the local clock.
-//   - Deadline: copying stops Margin before the context deadline; the final
-//     commit runs on a context that outlives the cancellation.
 package replicate
 
 import (
@@ -25,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -237,9 +217,19 @@ func (e *Engine) watermarks(ctx context.Context, parts []catchup.Partition) ([]c
 }
 
 // policy resolves the times of the options into offsets: StartTime for the
-// partitions that have no checkpoint yet, StopTime for all of them.
-func (e *Engine) policy(ctx context.Context, marks []catchup.Offsets, cps map[catchup.Partition]checkpoint.Checkpoint) (plan.Policy, error) {
+// partitions that have no checkpoint yet, StopTime for all of them; and,
+// under start: latest, the start of the partitions that have no checkpoint
+// from their topic's begin (latestStarts), which a run (write) stores for
+// a topic that has none, and a survey only previews.
+func (e *Engine) policy(ctx context.Context, marks []catchup.Offsets, cps map[catchup.Partition]checkpoint.Checkpoint, write bool) (plan.Policy, error) {
 	pol := e.o.Policy
+	if pol.Start == plan.Latest {
+		starts, err := e.latestStarts(ctx, marks, cps, pol, write)
+		if err != nil {
+			return pol, err
+		}
+		pol.StartOffsets = merge(pol.StartOffsets, starts)
+	}
 	if pol.Start == plan.Timestamp {
 		var fresh []catchup.Partition
 		for _, m := range marks {
@@ -319,7 +309,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	if len(marks) == 0 && len(gone) == 0 {
 		return nil, fmt.Errorf("%w: check topics.include and topics.exclude against the source's topics", ErrNoTopic)
 	}
-	pol, err := e.policy(ctx, marks, cps)
+	pol, err := e.policy(ctx, marks, cps, true)
 	if err != nil {
 		return nil, err
 	}
@@ -490,43 +480,6 @@ func (e *Engine) leased(m catchup.Offsets, pol plan.Policy, loaded checkpoint.Ch
 	return res
 }
 
-// targetEnds reads, with Provenance, the target end offsets of every
-// partition the run will copy, in one Target.EndOffsets call (one ListOffsets
-// request per target broker) instead of one call per partition: the end
-// reconciliation starts from (see partitionCopy.surveyedEnd for when a
-// partition may use it). On an error it returns nil and each partition reads
-// its own, as it would without this. Partitions of topics in bad (missing
-// or short on the target) are not asked for.
-func (e *Engine) targetEnds(ctx context.Context, marks []catchup.Offsets, pol plan.Policy, cps map[catchup.Partition]checkpoint.Checkpoint,
-	bad map[string]error) map[catchup.Partition]int64 {
-	if !e.o.Provenance {
-		return nil
-	}
-	var tps []catchup.Partition
-	for _, m := range marks {
-		cp := cps[m.Partition]
-		if _, ok := idle(m, pol, cp); ok || cp.Owner != "" || bad[m.Topic] != nil {
-			continue // not copied (idle, or its target topic is missing or short), or a takeover: settle reads the end again
-		}
-		tps = append(tps, e.targetPartition(m.Partition))
-	}
-	if len(tps) == 0 {
-		return nil
-	}
-	ends, err := e.o.Target.EndOffsets(ctx, tps)
-	if err != nil {
-		e.o.Log.DebugContext(ctx, "target end offsets not read at plan time; each partition reads its own", "pipeline", e.o.Pipeline,
-			"partitions", len(tps), "error", err)
-		return nil
-	}
-	return ends
-}
-
-// targetPartition is the target partition p is copied to.
-func (e *Engine) targetPartition(p catchup.Partition) catchup.Partition {
-	return catchup.Partition{Topic: e.o.TargetTopic(p.Topic), Partition: p.Partition}
-}
-
 // copyContext returns the context copying runs under: cancelled with ctx, and
 // Margin before ctx's deadline so that the final commits still fit.
 func (e *Engine) copyContext(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -536,94 +489,6 @@ func (e *Engine) copyContext(ctx context.Context) (context.Context, context.Canc
 	}
 	margin := min(e.o.Margin, time.Until(dl)/10)
 	return context.WithDeadline(ctx, dl.Add(-margin))
-}
-
-// targetCheck is what checkTarget found and did.
-type targetCheck struct {
-	bad           map[string]error // by source topic: the target topic is missing or short
-	configChanges []ConfigChange
-}
-
-// checkTarget verifies that every source topic exists on the target with at
-// least as many partitions. With CreateTopics it creates the missing topics
-// and adds the partitions a grown source topic has, first, then syncs the
-// copied configs (syncConfigs). A topic that is still missing or short is a
-// problem of that topic alone: it is returned by source topic, and the other
-// topics are copied. A config sync that fails is logged and the run goes
-// on. The error is for the run as a whole (the target unreachable, two
-// topics onto one).
-func (e *Engine) checkTarget(ctx context.Context, parts []catchup.Partition) (targetCheck, error) {
-	need := map[string]int{} // target topic → partitions needed
-	from := map[string]string{}
-	for _, m := range parts {
-		t := e.o.TargetTopic(m.Topic)
-		need[t] = max(need[t], int(m.Partition)+1)
-		if other, ok := from[t]; ok && other != m.Topic {
-			return targetCheck{}, fmt.Errorf("source topics %s and %s both map to target topic %s; one target partition must have one source partition", other, m.Topic, t)
-		}
-		from[t] = m.Topic
-	}
-	topics := slices.Sorted(maps.Keys(need))
-	have, err := e.o.Target.PartitionCounts(ctx, topics)
-	if err != nil {
-		return targetCheck{}, fmt.Errorf("describe target topics: %w", err)
-	}
-	if have == nil {
-		have = map[string]int{}
-	}
-	var missing []string
-	short := map[string]int{}
-	for _, t := range topics {
-		switch n, ok := have[t]; {
-		case !ok:
-			missing = append(missing, t)
-		case n < need[t]:
-			short[t] = need[t]
-		}
-	}
-	if len(missing) > 0 && e.o.CreateTopics {
-		created, err := e.createTopics(ctx, missing, from)
-		if err != nil {
-			return targetCheck{}, err
-		}
-		maps.Copy(have, created)
-	}
-	if len(short) > 0 && e.o.CreateTopics {
-		grown, err := e.addPartitions(ctx, short, from)
-		if err != nil {
-			return targetCheck{}, err
-		}
-		maps.Copy(have, grown)
-	}
-	bad := map[string]error{}
-	for _, t := range topics {
-		switch n, ok := have[t]; {
-		case !ok:
-			bad[from[t]] = fmt.Errorf("topic %s does not exist on the target: create it with at least %d partitions, "+
-				"or set create_topics: true", t, need[t])
-		case n < need[t]:
-			bad[from[t]] = fmt.Errorf("topic %s has %d partitions on the target but the source has %d: add partitions to the target topic "+
-				"(kafka-topics.sh --bootstrap-server TARGET --alter --topic %s --partitions %d), or set create_topics: true", t, n, need[t], t, need[t])
-		}
-	}
-	for st, err := range bad {
-		e.o.Log.ErrorContext(ctx, "target topic unusable", "pipeline", e.o.Pipeline, "topic", st, "error", err)
-	}
-	tc := targetCheck{bad: bad}
-	if e.o.CreateTopics {
-		usable := map[string]string{}
-		for t, st := range from {
-			if _, ok := have[t]; ok && bad[st] == nil {
-				usable[t] = st
-			}
-		}
-		changes, err := e.syncConfigs(ctx, usable)
-		if err != nil {
-			e.o.Log.WarnContext(ctx, "topic configs not synced", "pipeline", e.o.Pipeline, "error", err)
-		}
-		tc.configChanges = changes
-	}
-	return tc, nil
 }
 
 // progress reports records and bytes to OnProgress, if set.

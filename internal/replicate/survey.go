@@ -21,13 +21,29 @@ type Survey struct {
 }
 
 // Survey returns what Plan returns, with the watermarks and the stored
-// checkpoints it read (one store Load). It leases and copies nothing.
+// checkpoints it read (one store Load). It leases, copies and writes
+// nothing: under start: latest, a topic without a begin is shown as the
+// run that begins it would (begin.go).
 func (e *Engine) Survey(ctx context.Context) (*Survey, error) {
+	return e.surveyWith(ctx, false)
+}
+
+// SurveyBegun is Survey that, under start: latest, first stores the begin
+// of each topic that has a partition without a checkpoint and no begin, as
+// a run would: the Lambda dispatcher's survey. Without it a new pipeline's
+// partitions would show empty windows (their latest) survey after survey,
+// never be handed to a worker, and never be begun.
+func (e *Engine) SurveyBegun(ctx context.Context) (*Survey, error) {
+	return e.surveyWith(ctx, true)
+}
+
+// surveyWith is Survey, storing the begins it needs if write.
+func (e *Engine) surveyWith(ctx context.Context, write bool) (*Survey, error) {
 	marks, cps, err := e.survey(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	pol, err := e.policy(ctx, marks, cps)
+	pol, err := e.policy(ctx, marks, cps, write)
 	if err != nil {
 		return nil, err
 	}

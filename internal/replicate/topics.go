@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/kafka-catchup/catchup/internal/backoff"
+	"github.com/kafka-catchup/catchup/internal/catchup"
 )
 
 // TopicDescriber is a Source that can describe its topics; Options.CreateTopics
@@ -195,7 +198,7 @@ func (e *Engine) awaitTopics(ctx context.Context, need map[string]int) (map[stri
 		if err == nil && covers(have, need) {
 			return have, nil
 		}
-		if !sleep(ctx, backoff(e.o.RetryBackoff, attempt)) {
+		if !backoff.Sleep(ctx, backoff.Delay(attempt, e.o.RetryBackoff, maxRetryBackoff)) {
 			if err == nil {
 				err = fmt.Errorf("topics %v not all listed by the target with their partitions after %v", topics, topicWait)
 			}
@@ -213,4 +216,92 @@ func covers(have, need map[string]int) bool {
 		}
 	}
 	return true
+}
+
+// targetCheck is what checkTarget found and did.
+type targetCheck struct {
+	bad           map[string]error // by source topic: the target topic is missing or short
+	configChanges []ConfigChange
+}
+
+// checkTarget verifies that every source topic exists on the target with at
+// least as many partitions. With CreateTopics it creates the missing topics
+// and adds the partitions a grown source topic has, first, then syncs the
+// copied configs (syncConfigs). A topic that is still missing or short is a
+// problem of that topic alone: it is returned by source topic, and the other
+// topics are copied. A config sync that fails is logged and the run goes
+// on. The error is for the run as a whole (the target unreachable, two
+// topics onto one).
+func (e *Engine) checkTarget(ctx context.Context, parts []catchup.Partition) (targetCheck, error) {
+	need := map[string]int{} // target topic → partitions needed
+	from := map[string]string{}
+	for _, m := range parts {
+		t := e.o.TargetTopic(m.Topic)
+		need[t] = max(need[t], int(m.Partition)+1)
+		if other, ok := from[t]; ok && other != m.Topic {
+			return targetCheck{}, fmt.Errorf("source topics %s and %s both map to target topic %s; one target partition must have one source partition", other, m.Topic, t)
+		}
+		from[t] = m.Topic
+	}
+	topics := slices.Sorted(maps.Keys(need))
+	have, err := e.o.Target.PartitionCounts(ctx, topics)
+	if err != nil {
+		return targetCheck{}, fmt.Errorf("describe target topics: %w", err)
+	}
+	if have == nil {
+		have = map[string]int{}
+	}
+	var missing []string
+	short := map[string]int{}
+	for _, t := range topics {
+		switch n, ok := have[t]; {
+		case !ok:
+			missing = append(missing, t)
+		case n < need[t]:
+			short[t] = need[t]
+		}
+	}
+	if len(missing) > 0 && e.o.CreateTopics {
+		created, err := e.createTopics(ctx, missing, from)
+		if err != nil {
+			return targetCheck{}, err
+		}
+		maps.Copy(have, created)
+	}
+	if len(short) > 0 && e.o.CreateTopics {
+		grown, err := e.addPartitions(ctx, short, from)
+		if err != nil {
+			return targetCheck{}, err
+		}
+		maps.Copy(have, grown)
+	}
+	bad := map[string]error{}
+	for _, t := range topics {
+		switch n, ok := have[t]; {
+		case !ok:
+			bad[from[t]] = fmt.Errorf("topic %s does not exist on the target: create it with at least %d partitions, "+
+				"or set create_topics: true", t, need[t])
+		case n < need[t]:
+			bad[from[t]] = fmt.Errorf("topic %s has %d partitions on the target but the source has %d: add partitions to the target topic "+
+				"(kafka-topics.sh --bootstrap-server TARGET --alter --topic %s --partitions %d), or set create_topics: true", t, n, need[t], t, need[t])
+		}
+	}
+	for st, err := range bad {
+		e.o.Log.ErrorContext(ctx, "target topic unusable", "pipeline", e.o.Pipeline, "topic", st, "error", err)
+	}
+	tc := targetCheck{bad: bad}
+	if e.o.CreateTopics {
+		usable := map[string]string{}
+		for t, st := range from {
+			if _, ok := have[t]; ok && bad[st] == nil {
+				usable[t] = st
+			}
+		}
+		changes, err := e.syncConfigs(ctx, usable)
+		if err != nil {
+			e.o.Log.WarnContext(ctx, "topic configs not synced", "pipeline", e.o.Pipeline, "error", err)
+		}
+		tc.configChanges = changes
+	}
+	return tc, nil
 }

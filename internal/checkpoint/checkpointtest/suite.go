@@ -38,7 +38,7 @@ const TTL = 15 * time.Minute
 func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) checkpoint.Store) {
 	t.Helper()
 	suffix := fmt.Sprintf("%08x", rand.Uint32())
-	for _, tc := range subtests() {
+	for _, tc := range append(subtests(), beginSubtests()...) {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 			s := newStore(t, clk.Now)

@@ -29,6 +29,10 @@
 //	                    target N, behind N (the seven absent in older items: zero),
 //	                    stuck S, first S (absent when empty)}
 //
+// and one item per pipeline and topic begun under start: latest, under the
+// partition key "!begins#" + pipeline and the sort key "!begin#" + topic, out
+// of Load's way (begin.go has its attributes and why).
+//
 // Kafka topic names are [a-zA-Z0-9._-]{1,249}, so '#' cannot occur in one;
 // it sorts below every character a topic may hold, and the partition number
 // is zero-padded to the width of int32, so the sort key orders items exactly
@@ -93,6 +97,8 @@
 // LoadPartitions for why not a Query per sort key range). Reads reports the
 // items read and the units consumed. Every other method is one
 // UpdateItem (RecordVerification included), plus one GetItem after a failed
-// Commit or Release condition.
+// Commit or Release condition. LoadBegins is one Query of the pipeline's
+// begin items; PutBegin one conditional PutItem, plus one GetItem when another
+// writer's begin was there first.
 // Requests counts every HTTP attempt the store makes, retries included.
 package dynamostore

@@ -123,6 +123,9 @@ func (s *Store) Load(ctx context.Context, pipeline string) ([]checkpoint.Checkpo
 		}
 		s.countReads(int64(page.ScannedCount), deref(page.ConsumedCapacity)...)
 		for _, item := range page.Items {
+			if isBegin(item) {
+				continue // a topic's begin (begin.go), not a checkpoint
+			}
 			c, err := decode(item)
 			if err != nil {
 				return nil, fmt.Errorf("load %s: %w", pipeline, err)

@@ -46,6 +46,11 @@
 // change, keeps the snapshot's format unchanged (old files are read as they
 // are: a snapshot without a journal), and is a few dozen lines.
 //
+// A topic's begin (checkpoint.Begin, written once) is a journal line of its
+// own, {"begin": {"topic": ..., "at": ..., "offsets": [...]}}, and the
+// snapshot's "begins" list. A catchup from before begins refuses a file
+// that holds one (an unknown field), rather than dropping it.
+//
 // An older catchup reads p.json alone: it would resume a large pipeline
 // from the snapshot's older checkpoints, behind the journal's.
 //

@@ -23,7 +23,8 @@ const version = 1
 type file struct {
 	Version     int              `json:"version"`
 	Pipeline    string           `json:"pipeline"`
-	Checkpoints []fileCheckpoint `json:"checkpoints"` // sorted by topic, then partition
+	Checkpoints []fileCheckpoint `json:"checkpoints"`      // sorted by topic, then partition
+	Begins      []fileBegin      `json:"begins,omitempty"` // sorted by topic; absent when none (begin.go)
 }
 
 // fileCheckpoint is a checkpoint.Checkpoint as the file spells it.
@@ -80,8 +81,8 @@ type fileVerification struct {
 }
 
 // encode returns the file content for the checkpoints of pipeline.
-func encode(pipeline string, cps map[catchup.Partition]checkpoint.Checkpoint) ([]byte, error) {
-	f := file{Version: version, Pipeline: pipeline, Checkpoints: make([]fileCheckpoint, 0, len(cps))}
+func encode(pipeline string, cps map[catchup.Partition]checkpoint.Checkpoint, begins map[string]checkpoint.Begin) ([]byte, error) {
+	f := file{Version: version, Pipeline: pipeline, Checkpoints: make([]fileCheckpoint, 0, len(cps)), Begins: toFileBegins(begins)}
 	for _, cp := range cps {
 		f.Checkpoints = append(f.Checkpoints, toFile(cp))
 	}
@@ -95,46 +96,51 @@ func encode(pipeline string, cps map[catchup.Partition]checkpoint.Checkpoint) ([
 	return append(b, '\n'), nil
 }
 
-// decode parses the content of path, the file of pipeline. Any problem is an
-// error naming path: a damaged file is never taken for an empty one.
-func decode(path, pipeline string, data []byte) (map[catchup.Partition]checkpoint.Checkpoint, error) {
+// decode parses the content of path, the file of pipeline: its checkpoints
+// and its begins. Any problem is an error naming path: a damaged file is
+// never taken for an empty one.
+func decode(path, pipeline string, data []byte) (map[catchup.Partition]checkpoint.Checkpoint, map[string]checkpoint.Begin, error) {
 	var head struct {
 		Version *int `json:"version"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
 		if typ := (*json.UnmarshalTypeError)(nil); errors.As(err, &typ) && typ.Field == "" {
-			return nil, fmt.Errorf("read %s: holds a JSON %s, not an object; not a catchup checkpoint file", path, typ.Value)
+			return nil, nil, fmt.Errorf("read %s: holds a JSON %s, not an object; not a catchup checkpoint file", path, typ.Value)
 		}
-		return nil, fmt.Errorf("read %s: %s%w", path, position(data, err), err)
+		return nil, nil, fmt.Errorf("read %s: %s%w", path, position(data, err), err)
 	}
 	switch {
 	case head.Version == nil:
-		return nil, fmt.Errorf("read %s: no \"version\" field; not a catchup checkpoint file", path)
+		return nil, nil, fmt.Errorf("read %s: no \"version\" field; not a catchup checkpoint file", path)
 	case *head.Version != version:
-		return nil, fmt.Errorf("read %s: format version %d, this catchup reads version %d", path, *head.Version, version)
+		return nil, nil, fmt.Errorf("read %s: format version %d, this catchup reads version %d", path, *head.Version, version)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields() // a misspelt field in a hand-edited file must not be dropped quietly
 	var f file
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("read %s: %s%w", path, position(data, err), err)
+		return nil, nil, fmt.Errorf("read %s: %s%w", path, position(data, err), err)
 	}
 	if f.Pipeline != pipeline {
-		return nil, fmt.Errorf("read %s: holds pipeline %q, want %q", path, f.Pipeline, pipeline)
+		return nil, nil, fmt.Errorf("read %s: holds pipeline %q, want %q", path, f.Pipeline, pipeline)
 	}
 	cps := make(map[catchup.Partition]checkpoint.Checkpoint, len(f.Checkpoints))
 	for i, fc := range f.Checkpoints {
 		p := catchup.Partition{Topic: fc.Topic, Partition: fc.Partition}
 		if fc.Topic == "" {
-			return nil, fmt.Errorf("read %s: checkpoint %d has no topic", path, i)
+			return nil, nil, fmt.Errorf("read %s: checkpoint %d has no topic", path, i)
 		}
 		if _, dup := cps[p]; dup {
-			return nil, fmt.Errorf("read %s: checkpoint %d: %s appears twice", path, i, p)
+			return nil, nil, fmt.Errorf("read %s: checkpoint %d: %s appears twice", path, i, p)
 		}
 		cp := fromFile(fc)
 		cps[p] = cp
 	}
-	return cps, nil
+	begins, err := fromFileBegins(f.Begins)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return cps, begins, nil
 }
 
 // toFile returns cp as the file spells it.

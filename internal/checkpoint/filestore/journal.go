@@ -40,11 +40,12 @@ func entry(cp checkpoint.Checkpoint) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// replay applies the journal at path, the journal of pipeline, to cps. It
+// replay applies the journal at path, the journal of pipeline, to cps and
+// begins (a line of a begin is journalLine.Begin, begin.go). It
 // returns the length of its complete lines: a last line without its newline
 // is the write of a change that never returned (a crash), and is dropped;
 // any other bad line is an error naming path and the line.
-func replay(path, pipeline string, cps map[catchup.Partition]checkpoint.Checkpoint) (int64, error) {
+func replay(path, pipeline string, cps map[catchup.Partition]checkpoint.Checkpoint, begins map[string]checkpoint.Begin) (int64, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
@@ -74,10 +75,17 @@ func replay(path, pipeline string, cps map[catchup.Partition]checkpoint.Checkpoi
 			}
 			continue
 		}
-		var fc fileCheckpoint
-		if err := dec.Decode(&fc); err != nil {
+		var jl journalLine
+		if err := dec.Decode(&jl); err != nil {
 			return 0, fmt.Errorf("read %s: line %d: %w", path, n+1, err)
 		}
+		if jl.Begin != nil {
+			if err := replayBegin(jl, begins); err != nil {
+				return 0, fmt.Errorf("read %s: line %d: %w", path, n+1, err)
+			}
+			continue
+		}
+		fc := jl.fileCheckpoint
 		if fc.Topic == "" {
 			return 0, fmt.Errorf("read %s: line %d has no topic", path, n+1)
 		}

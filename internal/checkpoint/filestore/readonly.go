@@ -81,7 +81,7 @@ func (s *ReadOnly) load(ctx context.Context, pipeline string) (map[catchup.Parti
 		_ = lk.Truncate(0)
 		_ = lk.Close()
 	}
-	cps, err := s.read(pipeline)
+	cps, _, err := s.read(pipeline)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", pipeline, err)
 	}
@@ -96,21 +96,21 @@ func (s *ReadOnly) load(ctx context.Context, pipeline string) (map[catchup.Parti
 
 // read reads the pipeline's state, again if a compaction replaced the
 // snapshot meanwhile (its journal may then be gone).
-func (s *ReadOnly) read(pipeline string) (map[catchup.Partition]checkpoint.Checkpoint, error) {
+func (s *ReadOnly) read(pipeline string) (map[catchup.Partition]checkpoint.Checkpoint, map[string]checkpoint.Begin, error) {
 	path := filepath.Join(s.dir, pipeline+".json")
 	for range 5 {
 		before, _ := os.Stat(path)
-		cps, _, _, err := readState(path, filepath.Join(s.dir, pipeline+".journal"), pipeline)
+		cps, begins, _, _, err := readState(path, filepath.Join(s.dir, pipeline+".journal"), pipeline)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		after, _ := os.Stat(path)
 		if before == nil && after == nil || before != nil && after != nil && os.SameFile(before, after) &&
 			before.ModTime().Equal(after.ModTime()) && before.Size() == after.Size() {
-			return cps, nil
+			return cps, begins, nil
 		}
 	}
-	return nil, fmt.Errorf("read %s: it kept changing under a running catchup; try again", path)
+	return nil, nil, fmt.Errorf("read %s: it kept changing under a running catchup; try again", path)
 }
 
 func (s *ReadOnly) readOnly(op, pipeline string, p catchup.Partition) error {

@@ -51,8 +51,9 @@ type pipeline struct {
 	journal  string   // <dir>/<name>.journal, the changes since the snapshot
 	lock     *os.File // <dir>/<name>.lock, flocked until closed
 	cps      map[catchup.Partition]checkpoint.Checkpoint
-	snapshot int64 // bytes of the snapshot as last read or written
-	logged   int64 // bytes of the journal, all complete lines; 0 if there is none
+	begins   map[string]checkpoint.Begin // by topic (begin.go)
+	snapshot int64                       // bytes of the snapshot as last read or written
+	logged   int64                       // bytes of the journal, all complete lines; 0 if there is none
 }
 
 // Open returns a Store over dir, creating dir if needed, that reads the time
@@ -303,7 +304,7 @@ func (s *Store) open(name string) (*pipeline, error) {
 // a torn last line of the journal. The caller holds the pipeline's lock.
 func (pl *pipeline) read() error {
 	var err error
-	if pl.cps, pl.snapshot, pl.logged, err = readState(pl.path, pl.journal, pl.name); err != nil {
+	if pl.cps, pl.begins, pl.snapshot, pl.logged, err = readState(pl.path, pl.journal, pl.name); err != nil {
 		return err
 	}
 	if fi, err := os.Stat(pl.journal); err == nil && fi.Size() > pl.logged {
@@ -315,24 +316,26 @@ func (pl *pipeline) read() error {
 }
 
 // readState reads the snapshot at path (none if there is no file yet) and
-// replays the journal over it. It returns the state, the snapshot's length
-// and the length of the journal's complete lines. It changes no file.
-func readState(path, journal, pipeline string) (cps map[catchup.Partition]checkpoint.Checkpoint, snapshot, logged int64, err error) {
+// replays the journal over it. It returns the state (checkpoints and
+// begins), the snapshot's length and the length of the journal's complete
+// lines. It changes no file.
+func readState(path, journal, pipeline string) (cps map[catchup.Partition]checkpoint.Checkpoint, begins map[string]checkpoint.Begin,
+	snapshot, logged int64, err error) {
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		cps = make(map[catchup.Partition]checkpoint.Checkpoint)
+		cps, begins = make(map[catchup.Partition]checkpoint.Checkpoint), make(map[string]checkpoint.Begin)
 	case err != nil:
-		return nil, 0, 0, fmt.Errorf("read %s: %w", path, err)
+		return nil, nil, 0, 0, fmt.Errorf("read %s: %w", path, err)
 	default:
-		if cps, err = decode(path, pipeline, data); err != nil {
-			return nil, 0, 0, err
+		if cps, begins, err = decode(path, pipeline, data); err != nil {
+			return nil, nil, 0, 0, err
 		}
 	}
-	if logged, err = replay(journal, pipeline, cps); err != nil {
-		return nil, 0, 0, err
+	if logged, err = replay(journal, pipeline, cps, begins); err != nil {
+		return nil, nil, 0, 0, err
 	}
-	return cps, int64(len(data)), logged, nil
+	return cps, begins, int64(len(data)), logged, nil
 }
 
 // persist writes cp, the new state of one partition already in pl.cps, to
@@ -346,6 +349,13 @@ func (s *Store) persist(pl *pipeline, cp checkpoint.Checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", pl.journal, err)
 	}
+	return s.persistLine(pl, line)
+}
+
+// persistLine appends line, a journal line already applied to pl's state in
+// memory, to the journal, and compacts as persist says. The caller holds
+// s.mu.
+func (s *Store) persistLine(pl *pipeline, line []byte) error {
 	n, err := appendJournal(pl.journal, pl.name, pl.logged, line)
 	if err != nil {
 		return err
@@ -364,7 +374,7 @@ func (s *Store) persist(pl *pipeline, cp checkpoint.Checkpoint) error {
 // leaves a journal that the snapshot already holds: replaying it changes
 // nothing. The caller holds s.mu.
 func (s *Store) compact(pl *pipeline) error {
-	data, err := encode(pl.name, pl.cps)
+	data, err := encode(pl.name, pl.cps, pl.begins)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", pl.path, err)
 	}

@@ -1,28 +1,28 @@
-package config_test
+package mirrormaker_test
 
 import (
 	"fmt"
 
-	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/mirrormaker"
 )
 
-func ExampleFromMirrorMaker() {
-	consumer := config.MMFile{Name: "east-consumer.properties", Data: []byte(`
+func ExampleConvert() {
+	consumer := mirrormaker.File{Name: "east-consumer.properties", Data: []byte(`
 # the old consumer
 zookeeper.connect = zk-1:2181
 bootstrap.servers = kafka-e1:9092
 group.id = mirror
 auto.offset.reset = smallest
 `)}
-	producer := config.MMFile{Name: "dr-producer.properties", Data: []byte(`
+	producer := mirrormaker.File{Name: "dr-producer.properties", Data: []byte(`
 bootstrap.servers = dr-1:9092
 acks = 0
 `)}
-	_, err := config.FromMirrorMaker([]config.MMFile{consumer}, producer, config.MMFlags{Whitelist: "orders,payments"})
+	_, err := mirrormaker.Convert([]mirrormaker.File{consumer}, producer, mirrormaker.Flags{Whitelist: "orders,payments"})
 	fmt.Println(err != nil)
 
-	m, err := config.FromMirrorMaker([]config.MMFile{consumer}, producer,
-		config.MMFlags{Whitelist: "orders,payments", AllowDataLoss: true})
+	m, err := mirrormaker.Convert([]mirrormaker.File{consumer}, producer,
+		mirrormaker.Flags{Whitelist: "orders,payments", AllowDataLoss: true})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,9 +1,11 @@
-package config
+package mirrormaker
 
 import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kafka-catchup/catchup/internal/config"
 )
 
 // FuzzFromMirrorMaker converts arbitrary consumer and producer property
@@ -15,23 +17,23 @@ func FuzzFromMirrorMaker(f *testing.F) {
 		[]byte(plainProducer+"acks=all\ncompression.type=zstd\n"), "a,b")
 	f.Add([]byte("bootstrap.servers=\\\n  a:1\ngroup.id=g\\u0041\n"), []byte("bootstrap.servers=b:1\nssl.truststore.location=/x.jks\n"), "t.*")
 	f.Fuzz(func(t *testing.T, consumer, producer []byte, whitelist string) {
-		m, err := FromMirrorMaker([]MMFile{{Name: "c.properties", Data: consumer}},
-			MMFile{Name: "p.properties", Data: producer}, MMFlags{Whitelist: whitelist})
+		m, err := Convert([]File{{Name: "c.properties", Data: consumer}},
+			File{Name: "p.properties", Data: producer}, Flags{Whitelist: whitelist})
 		if m == nil {
-			t.Fatalf("FromMirrorMaker returned a nil Migration (err %v)", err)
+			t.Fatalf("Convert returned a nil Migration (err %v)", err)
 		}
 		if err != nil {
 			// A failed conversion may still carry the draft YAML that
 			// --print-config shows beside its problems, but never a File.
 			if m.File != nil {
-				t.Errorf("FromMirrorMaker failed (%v) but returned a File", err)
+				t.Errorf("Convert failed (%v) but returned a File", err)
 			}
 			return
 		}
 		if m.File == nil {
-			t.Fatalf("FromMirrorMaker succeeded without a File; YAML:\n%s", m.YAML)
+			t.Fatalf("Convert succeeded without a File; YAML:\n%s", m.YAML)
 		}
-		if _, err := Parse(m.YAML, "catchup.yaml"); err != nil {
+		if _, err := config.Parse(m.YAML, "catchup.yaml"); err != nil {
 			t.Errorf("Parse of the converted YAML: %v\n%s", err, m.YAML)
 		}
 	})
@@ -54,7 +56,7 @@ func FuzzJAASPassword(f *testing.F) {
 		line := `sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="` +
 			strings.ReplaceAll(quoted, `\`, `\\`) + `";`
 		consumer := plainConsumer + "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n" + line + "\n"
-		m, err := convert(t, consumer, plainProducer, MMFlags{Whitelist: "t"})
+		m, err := convert(t, consumer, plainProducer, Flags{Whitelist: "t"})
 		everything := string(m.YAML)
 		if err != nil {
 			everything += err.Error()
@@ -66,7 +68,7 @@ func FuzzJAASPassword(f *testing.F) {
 			t.Fatalf("the password %q reached the output:\n%s", pw, everything)
 		}
 		if err != nil {
-			t.Fatalf("FromMirrorMaker: %v", err)
+			t.Fatalf("Convert: %v", err)
 		}
 		want := pw
 		if !utf8.ValidString(pw) {

@@ -1,0 +1,312 @@
+package replicate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/kafka-catchup/catchup/internal/backoff"
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
+	"github.com/kafka-catchup/catchup/internal/plan"
+)
+
+// resolveDoubt tries, at the end of a run left in doubt, to find out under
+// ctx (which outlives the copy but not the caller's deadline) what the
+// target holds: it waits for the target to hold still, then reconciles from
+// the last acknowledged end, as the next run would. On success the run is
+// no longer in doubt and its last commit covers what landed. It returns the
+// error that left it in doubt.
+func (pc *partitionCopy) resolveDoubt(ctx context.Context) error {
+	if pc.state != stateInDoubt || pc.targetEnd < 0 || pc.next < 0 {
+		return nil // nothing planned (taken over, then the plan failed) or known to reconcile from: the next run settles
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		// At most half the time left: the last commit needs the rest.
+		// (The wall clock, not Options.Now: a context's deadline fires on
+		// it.)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Until(dl)/2)
+		defer cancel()
+	}
+	floor := pc.targetEnd
+	err := pc.retry(ctx, func() error {
+		if err := pc.settle(ctx); err != nil {
+			return err
+		}
+		return pc.reconcileFrom(ctx, floor)
+	})
+	if err == nil {
+		pc.enter(stateCopying)
+	}
+	return err
+}
+
+// TakeoverSettleMax bounds how long settle waits for the target's log end
+// to hold still: a target written to continuously by something else never
+// does. (Its high watermark reaching the log end is bounded by
+// Options.ReplicationWait instead.)
+const TakeoverSettleMax = 30 * time.Second
+
+// settlePoll is how often settle reads the log end when TakeoverSettle is
+// off.
+const settlePoll = 200 * time.Millisecond
+
+// errInDoubt marks the error of a partition whose target did not make
+// visible, within Options.ReplicationWait, what its leader had appended:
+// the partition ends StatusInDoubt.
+var errInDoubt = errors.New("in doubt")
+
+// settle waits, before a reconciliation, until everything that was
+// appended to the target partition is visible to it:
+//
+//   - the leader's log end (Target.LogEnd) holds still for TakeoverSettle
+//     (see Options.TakeoverSettle): a produce request of a dead process,
+//     or one cut off on its way, may still land;
+//   - and the high watermark has reached that log end: reconciliation reads
+//     below the high watermark only, and on a replicated target whose
+//     followers lag, records appended above it (by a request that timed
+//     out) would otherwise be copied a second time. Two equal reads of the
+//     high watermark are no evidence that nothing is in flight.
+//
+// A new leader epoch starts the wait over: a new leader truncates what its
+// predecessor had not replicated. The wait for the high watermark is
+// bounded by Options.ReplicationWait: when it runs out, settle returns an
+// error wrapping errInDoubt. A log end that never holds still (another
+// writer) is given up on after TakeoverSettleMax once it is visible.
+func (pc *partitionCopy) settle(ctx context.Context) error {
+	e := pc.e
+	if e.o.TakeoverSettle <= 0 && e.o.ReplicationWait <= 0 {
+		return nil // turned off
+	}
+	tp := pc.targetPartition()
+	poll := settlePoll
+	if e.o.TakeoverSettle > 0 {
+		poll = e.o.TakeoverSettle
+	}
+	// Time is counted in the sleeps between reads (the requests add to
+	// it), so that a test's frozen clock cannot stall the wait.
+	var (
+		elapsed time.Duration // slept so far
+		last    LogEnd
+		read    bool          // last holds a read
+		since   time.Duration // elapsed when last.End was first read at its value
+		waited  bool          // the high watermark was found below the log end
+	)
+	defer func() {
+		if waited {
+			pc.res.ReplicationWaits++
+			pc.res.ReplicationWaited += elapsed
+		}
+	}()
+	for {
+		le, err := e.o.Target.LogEnd(ctx, tp)
+		switch {
+		case err != nil:
+			// A transient error (a leader moving) is the caller's to
+			// retry, with its backoff and its count: settle starts over.
+			return fmt.Errorf("settle %s: %w", tp, err)
+		case !read || le.Epoch != last.Epoch:
+			if read {
+				e.o.Log.InfoContext(ctx, "target leader epoch changed while waiting for replication", "pipeline", e.o.Pipeline,
+					"topic", tp.Topic, "partition", tp.Partition, "epoch", le.Epoch, "was", last.Epoch, "end", le.End, "was_end", last.End)
+			}
+			last, read, since = le, true, elapsed
+		case le.End != last.End:
+			pc.res.Settled += le.End - last.End
+			last, since = le, elapsed
+		default:
+			last = le // a new high watermark, the same end
+		}
+		visible := e.o.ReplicationWait <= 0 || last.HighWatermark >= last.End
+		still := e.o.TakeoverSettle <= 0 || elapsed-since >= e.o.TakeoverSettle
+		switch {
+		case visible && still:
+			return nil
+		case visible && elapsed >= TakeoverSettleMax:
+			e.o.Log.WarnContext(ctx, "target partition did not hold still", "pipeline", e.o.Pipeline,
+				"topic", tp.Topic, "partition", tp.Partition, "waited", elapsed, "end", last.End)
+			return nil
+		case !visible && elapsed >= e.o.ReplicationWait:
+			// (Only a high watermark below the log end is in doubt: a
+			// visible log end that keeps moving is another writer's,
+			// bounded by TakeoverSettleMax above.)
+			return fmt.Errorf("settle %s: the target's high watermark %d stayed below its leader's log end %d (epoch %d) for %v "+
+				"(replication_wait): the records in between may be copies this pipeline sent, which catchup cannot read yet; "+
+				"the lease is kept and nothing is re-sent. Run again once the target's followers have caught up "+
+				"or left the in-sync replicas: %w",
+				tp, last.HighWatermark, last.End, last.Epoch, elapsed, errInDoubt)
+		}
+		if !visible && !waited {
+			waited = true
+			e.o.Log.InfoContext(ctx, "waiting for the target to replicate before reconciling", "pipeline", e.o.Pipeline,
+				"topic", tp.Topic, "partition", tp.Partition, "high_watermark", last.HighWatermark, "log_end", last.End, "epoch", last.Epoch)
+		}
+		if !backoff.Sleep(ctx, poll) {
+			return fmt.Errorf("settle %s: %w", tp, ctx.Err())
+		}
+		elapsed += poll
+	}
+}
+
+// reconcileFrom finds what was written to the target after the end offset
+// floor (the stored end at the start of a run, the last acknowledged one at
+// the end of a run in doubt; -1: unknown, nothing to read back) and moves
+// next past it. A target that ends below floor was truncated or recreated:
+// that fails, and nothing moves.
+func (pc *partitionCopy) reconcileFrom(ctx context.Context, floor int64) error {
+	end, err := pc.targetEndOffset(ctx)
+	if err != nil {
+		return err
+	}
+	if floor >= 0 {
+		if end < floor {
+			return fmt.Errorf("target partition %s ends at %d, below the end %d recorded at the last commit: "+
+				"the target topic was truncated or recreated; run `catchup reset --pipeline %s --topic %s --to earliest` "+
+				"to copy again deliberately", pc.targetPartition(), end, floor, pc.e.o.Pipeline, pc.p.Topic)
+		}
+		if end > floor {
+			if err := pc.reconcile(ctx, floor, end); err != nil {
+				return err
+			}
+		}
+	}
+	pc.targetEnd = end
+	return nil
+}
+
+// reconcile reads the target partition backwards from end down to floor,
+// finds the highest source offset of pc.p already written there and moves
+// next after it.
+func (pc *partitionCopy) reconcile(ctx context.Context, floor, end int64) error {
+	pc.res.Reconciled++
+	last, found, err := pc.lastWritten(ctx, floor, end)
+	if err != nil {
+		return fmt.Errorf("reconcile %s with the target between offsets %d and %d: %w", pc.p, floor, end, err)
+	}
+	if found && last >= pc.next {
+		pc.res.Skipped += last + 1 - pc.next
+		pc.next = last + 1
+	}
+	return nil
+}
+
+// lastWritten returns the highest source offset of pc.p that this partition's
+// copies wrote to the target partition between floor and end, reading
+// backwards one batch at a time.
+//
+// Since floor (the target end at the last commit, or after the last
+// acknowledged produce) the copies under this checkpoint namespace wrote
+// only source offsets from pc.next on, in order, and a bounded job only
+// below its stop offset. A copy of pc.p outside that range was written by
+// another writer of the same target partition: a backfill job and its
+// pipeline write there under two checkpoint namespaces, and a job resumed
+// after the pipeline copied later offsets must not take those for its own
+// and skip the rest of its range. (The window end is no bound: an earlier
+// run of the same namespace may have had a larger window.)
+func (pc *partitionCopy) lastWritten(ctx context.Context, floor, end int64) (int64, bool, error) {
+	tp := pc.targetPartition()
+	for end > floor {
+		recs, base, err := pc.e.o.Target.ReadBack(ctx, tp, end)
+		if err != nil {
+			return 0, false, err
+		}
+		for i := len(recs) - 1; i >= 0; i-- {
+			if recs[i].Offset < floor || recs[i].Offset >= end {
+				continue
+			}
+			if off, ok := catchup.SourceOffset(&recs[i], pc.e.o.Cluster, pc.p); ok && off >= pc.next && off < pc.stop {
+				return off, true, nil
+			}
+		}
+		if base >= end {
+			break
+		}
+		end = base
+	}
+	return 0, false, nil
+}
+
+func (pc *partitionCopy) targetEndOffset(ctx context.Context) (int64, error) {
+	if end := pc.surveyedEnd; end >= 0 {
+		pc.surveyedEnd = -1 // once: every later read is after something may have changed
+		return end, nil
+	}
+	tp := pc.targetPartition()
+	ends, err := pc.e.o.Target.EndOffsets(ctx, []catchup.Partition{tp})
+	if err != nil {
+		return 0, fmt.Errorf("target end offset of %s: %w", tp, err)
+	}
+	end, ok := ends[tp]
+	if !ok {
+		return 0, fmt.Errorf("target end offset of %s: not reported", tp)
+	}
+	return end, nil
+}
+
+// reconcileProduce finds out, after a produce whose outcome is unknown, how
+// many leading records of recs the target holds, and accounts for them.
+func (pc *partitionCopy) reconcileProduce(ctx context.Context, recs []catchup.Record) (int, error) {
+	// The request may still be on its way to the broker (a connection
+	// lost after the write): let it land first.
+	if err := pc.settle(ctx); err != nil {
+		return 0, err
+	}
+	end, err := pc.targetEndOffset(ctx)
+	if err != nil {
+		return 0, err
+	}
+	pc.res.Reconciled++
+	last, found, err := pc.lastWritten(ctx, pc.targetEnd, end)
+	if err != nil {
+		return 0, fmt.Errorf("reconcile %s with the target between offsets %d and %d: %w", pc.p, pc.targetEnd, end, err)
+	}
+	n := 0
+	if found {
+		n = sort.Search(len(recs), func(i int) bool { return recs[i].Offset > last })
+	}
+	if n > 0 {
+		pc.acked(recs[:n], end)
+	}
+	pc.targetEnd = end
+	return n, nil
+}
+
+// targetEnds reads, with Provenance, the target end offsets of every
+// partition the run will copy, in one Target.EndOffsets call (one ListOffsets
+// request per target broker) instead of one call per partition: the end
+// reconciliation starts from (see partitionCopy.surveyedEnd for when a
+// partition may use it). On an error it returns nil and each partition reads
+// its own, as it would without this. Partitions of topics in bad (missing
+// or short on the target) are not asked for.
+func (e *Engine) targetEnds(ctx context.Context, marks []catchup.Offsets, pol plan.Policy, cps map[catchup.Partition]checkpoint.Checkpoint,
+	bad map[string]error) map[catchup.Partition]int64 {
+	if !e.o.Provenance {
+		return nil
+	}
+	var tps []catchup.Partition
+	for _, m := range marks {
+		cp := cps[m.Partition]
+		if _, ok := idle(m, pol, cp); ok || cp.Owner != "" || bad[m.Topic] != nil {
+			continue // not copied (idle, or its target topic is missing or short), or a takeover: settle reads the end again
+		}
+		tps = append(tps, e.targetPartition(m.Partition))
+	}
+	if len(tps) == 0 {
+		return nil
+	}
+	ends, err := e.o.Target.EndOffsets(ctx, tps)
+	if err != nil {
+		e.o.Log.DebugContext(ctx, "target end offsets not read at plan time; each partition reads its own", "pipeline", e.o.Pipeline,
+			"partitions", len(tps), "error", err)
+		return nil
+	}
+	return ends
+}
+
+// targetPartition is the target partition p is copied to.
+func (e *Engine) targetPartition(p catchup.Partition) catchup.Partition {
+	return catchup.Partition{Topic: e.o.TargetTopic(p.Topic), Partition: p.Partition}
+}
