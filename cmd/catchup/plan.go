@@ -27,12 +27,15 @@ func (a *app) planCmd() *cobra.Command {
 		Use:   "plan",
 		Short: "Print the windows a run would copy now, most urgent first, without copying",
 		Long: `plan prints, for every partition of the selected pipelines, the window a run
-would copy now: its offsets, records, estimated bytes (from the sizes of the
-records at its start), how long until the source's retention may delete its
-first record (the record's timestamp plus the topic's retention.ms; "never"
-for retention.ms -1 and compacted topics; '*' where retention.bytes may delete
-sooner), and, with --rate, an estimated copy duration. Rows are ordered by
-that urgency, soonest deletion first, as the Lambda dispatcher orders work.
+would copy now: its offsets, records, estimated bytes (from the copy counters
+in the checkpoints, else the sizes of the records at a window's start), how
+long until the source's retention may delete its first record (the record's
+timestamp plus the topic's retention.ms; "never" for retention.ms -1 and
+compacted topics; '*' where retention.bytes may delete sooner), and, with
+--rate, an estimated copy duration. Rows are in the order the Lambda
+dispatcher hands out work: partitions that cannot be copied first, then the
+largest share of the source's retained log not copied yet, then the most
+bytes; empty windows last.
 
 catchup keeps no copy rate in its checkpoints, so the duration needs --rate:
 the records/s a previous run of the pipeline reported (run prints it last).`,
@@ -89,9 +92,24 @@ func (a *app) planPipeline(ctx context.Context, f *config.File, pc *config.Pipel
 			del[w.Partition] = r.Deletes(samples[w.Partition].first)
 		}
 	}
+	// Record sizes and urgency as the dispatcher estimates them: the copy
+	// counters first, then the window's sample.
+	sizes := plan.RecordSizes(sv.Checkpoints)
+	avg := make(map[catchup.Partition]float64, len(windows))
+	work := make(map[catchup.Partition]plan.Work, len(windows))
+	for i, w := range windows {
+		if w.Len() == 0 || w.Err != nil {
+			continue
+		}
+		avg[w.Partition] = sizes.Average(w.Partition, func() (float64, bool) {
+			sm, ok := samples[w.Partition]
+			return sm.avgBytes, ok
+		})
+		work[w.Partition] = plan.NewWork(pc.Name, w, sv.Offsets[i], avg[w.Partition])
+	}
 	pr := planReport{
-		name: pc.Name, windows: plan.ByUrgency(windows, del), del: del, samples: samples,
-		now: time.Now(), rate: rate, parallelism: pc.Parallelism, retentionErr: rerr,
+		name: pc.Name, windows: plan.ByUrgency(windows, func(w plan.Planned) plan.Work { return work[w.Partition] }),
+		del: del, avg: avg, now: time.Now(), rate: rate, parallelism: pc.Parallelism, retentionErr: rerr,
 	}
 	if a.jsonOut {
 		_, doc := pr.rows()
@@ -107,7 +125,7 @@ type planReport struct {
 	name         string
 	windows      []plan.Planned // in urgency order
 	del          map[catchup.Partition]plan.Deletion
-	samples      map[catchup.Partition]sample
+	avg          map[catchup.Partition]float64 // estimated bytes a record (plan.Sizes)
 	now          time.Time
 	rate         float64 // records/s; 0 unknown
 	parallelism  int
@@ -164,7 +182,7 @@ func (r *planReport) rows() ([]planRow, planJSONT) {
 	var longest time.Duration
 	rows := make([]planRow, 0, len(r.windows))
 	for _, pl := range r.windows {
-		avg := r.samples[pl.Partition].avgBytes
+		avg := r.avg[pl.Partition]
 		row := planRow{Topic: pl.Topic, Partition: pl.Partition.Partition, From: pl.From, To: pl.To, Records: pl.Len(),
 			Backlog: pl.Len(), EstBytes: int64(float64(pl.Len()) * avg), deleted: "-", dur: "-"}
 		switch {
@@ -202,7 +220,7 @@ func (r *planReport) rows() ([]planRow, planJSONT) {
 }
 
 func (r *planReport) print(w io.Writer) {
-	fmt.Fprintf(w, "pipeline %s: most urgent first (soonest deletion by the source's retention)\n", r.name)
+	fmt.Fprintf(w, "pipeline %s: most urgent first (the largest share of the source's retained log not copied yet)\n", r.name)
 	if r.retentionErr != nil {
 		fmt.Fprintf(w, "retention unknown: %v\n", r.retentionErr)
 	}

@@ -10,7 +10,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-func TestPlanOrdersByRetentionUrgency(t *testing.T) {
+// TestPlanShowsRetention: DELETED_IN is the first record's timestamp plus
+// the topic's retention.ms; "never" for a compacted topic, '*' where
+// retention.bytes may delete sooner. The rows are in the dispatcher's
+// order: none of these partitions was copied (all urgency 1), so the
+// larger estimated bytes (the provenance header holds the topic name)
+// first, then topic order.
+func TestPlanShowsRetention(t *testing.T) {
 	e := newXEnv(t, nil, `hot, cold, kept, sized, idle`, "")
 	for name, cfg := range map[string]map[string]string{
 		"hot":   {"retention.ms": "7200000"}, // 2h
@@ -43,7 +49,7 @@ func TestPlanOrdersByRetentionUrgency(t *testing.T) {
 			rows[f[0]] = line
 		}
 	}
-	if got, want := strings.Join(order, " "), "hot sized cold kept idle"; got != want {
+	if got, want := strings.Join(order, " "), "sized cold kept hot idle"; got != want {
 		t.Errorf("plan rows in order %q, want %q:\n%s", got, want, stdout)
 	}
 	// Deleted in about 1h (2h retention, records 1h old), 2h with '*' for
@@ -70,6 +76,48 @@ func TestPlanOrdersByRetentionUrgency(t *testing.T) {
 	stdout = mustX(t, exitOK, "plan", "-c", e.cfg)
 	if !strings.Contains(stdout, "catchup stores no copy rate; pass --rate") || strings.Contains(stdout, " 40s") {
 		t.Errorf("plan without --rate:\n%s", stdout)
+	}
+}
+
+// TestPlanOrdersAsTheDispatcher: plan's rows come in the order the Lambda
+// dispatcher hands out work (plan.CompareUrgency): the largest share of
+// the source's retained log not yet copied first, whatever the retention
+// time, then the empty windows. Each topic got one run of 50 records.
+func TestPlanOrdersAsTheDispatcher(t *testing.T) {
+	e := newXEnv(t, nil, `hot, cold, kept, sized, idle`, "    window: {max_records: 50}\n")
+	counts := map[string]int{"hot": 60, "cold": 200, "kept": 100, "sized": 400, "idle": 0}
+	for name, cfg := range map[string]map[string]string{
+		"hot":   {"retention.ms": "7200000"}, // 2h: deleted first, but 50 of 60 copied
+		"cold":  nil,
+		"kept":  {"cleanup.policy": "compact"},
+		"sized": {"retention.ms": "10800000"},
+		"idle":  {"retention.ms": "60000"},
+	} {
+		for _, c := range []*kfake.Cluster{e.src, e.dst} {
+			if err := c.CreateTopic(name, 1, cfg); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var recs []*kgo.Record
+	for topic, n := range counts {
+		for i := range n {
+			recs = append(recs, &kgo.Record{Topic: topic, Key: []byte{byte(i)}, Value: []byte("value")})
+		}
+	}
+	produce(t, e.src, recs)
+	mustX(t, exitFailure, "run", "-c", e.cfg) // 50 of each: lag left
+
+	stdout := mustX(t, exitOK, "plan", "-c", e.cfg)
+	var order []string
+	for _, line := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(line); len(f) > 6 && f[1] == "0" {
+			order = append(order, f[0])
+		}
+	}
+	// Not copied: sized 350/400, cold 150/200, kept 50/100, hot 10/60.
+	if got, want := strings.Join(order, " "), "sized cold kept hot idle"; got != want {
+		t.Errorf("plan rows in order %q, want %q (share of the retained log not copied):\n%s", got, want, stdout)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kafka-catchup/catchup/internal/checkpoint"
+	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
@@ -35,8 +35,10 @@ type statusRow struct {
 	Verification *verificationJSON `json:"last_verification"`
 }
 
-// verificationJSON is a checkpoint.Verification as --json prints it (status
-// and verify); docs/json.md says what each count holds.
+// verificationJSON is a catchup.Verification as --json prints it (status
+// and verify): an encoding only, with OK added, First spelt
+// first_problem and every count always present; docs/json.md says what
+// each count holds.
 type verificationJSON struct {
 	At          time.Time `json:"at,omitzero"` // absent from verify's own output: it is being recorded
 	OK          bool      `json:"ok"`
@@ -59,7 +61,7 @@ type verificationJSON struct {
 }
 
 // verificationJSONOf is v as --json prints it.
-func verificationJSONOf(v checkpoint.Verification) *verificationJSON {
+func verificationJSONOf(v catchup.Verification) *verificationJSON {
 	return &verificationJSON{
 		At: v.At, OK: v.OK(), From: v.From, To: v.To, Source: v.Source, Matched: v.Matched,
 		Missing: v.Missing, Duplicated: v.Duplicated, Differing: v.Differing, OutOfOrder: v.OutOfOrder,

@@ -79,43 +79,15 @@ type Checkpoint struct {
 	LastVerification *Verification
 }
 
-// Verification is what one `catchup verify` found for one partition: the
-// source range [From, To) compared with the whole target partition, record
-// for record, matched by the source offset in the provenance header.
-//
-// Every source record in [From, To) is counted once:
-// Source = Matched + OutOfOrder + Missing + LoopSkipped + Replaced.
-// Every target record read is counted once:
-// Target = Matched + OutOfOrder + Differing + Duplicated + Foreign + Outside.
-type Verification struct {
-	At          time.Time // when the comparison ended
-	From, To    int64     // source offsets compared, [From, To)
-	Source      int64     // source records in [From, To)
-	Matched     int64     // source records with an equal copy in the target, in source order
-	Missing     int64     // source records with no copy in the target, loop-skipped ones apart
-	Duplicated  int64     // further equal copies of a source record that has one already
-	Differing   int64     // copies with another key, value, headers or timestamp than their source record
-	OutOfOrder  int64     // source records whose equal copy comes after a copy of a later source offset
-	LoopSkipped int64     // source records with no copy that loop prevention skips: they came from the target cluster
-	Replaced    int64     // source records whose only copies differ (each also counted in Differing)
-	Foreign     int64     // target records that are no copy of this source partition (no or other provenance)
-	Outside     int64     // copies of this source partition outside [From, To), or of offsets the source no longer holds
-	Target      int64     // target records read: the whole target partition
-	// Behind is how many source offsets the checkpoint is behind the source
-	// end when the partition is stuck: its last commit recorded Stuck as
-	// its error and left lag. Both are zero for a partition that is not.
-	Behind int64
-	Stuck  string
-	First  string // the first problem found; "" if none
+// Progress returns what planning needs of cp (internal/plan): whether it
+// exists, its next offset and its counters.
+func (cp Checkpoint) Progress() catchup.Progress {
+	return catchup.Progress{Exists: cp.Exists, Next: cp.Next, Records: cp.Records, Bytes: cp.Bytes}
 }
 
-// OK reports whether v found an exact copy of [From, To) in source order,
-// and a partition that is not stuck: nothing missing, duplicated,
-// differing, replaced or out of order. Loop-skipped, foreign and outside
-// records are expected and do not count against it.
-func (v Verification) OK() bool {
-	return v.Missing == 0 && v.Duplicated == 0 && v.Differing == 0 && v.OutOfOrder == 0 && v.Replaced == 0 && v.Stuck == ""
-}
+// Verification is what one `catchup verify` found for one partition; it
+// lives in internal/catchup, the vocabulary verify and the stores share.
+type Verification = catchup.Verification
 
 // Gap is a range of source offsets [From, To) that were deleted before they
 // could be copied and were skipped deliberately (on_gap: skip).

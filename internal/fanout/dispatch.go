@@ -19,6 +19,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/groupsync"
 	"github.com/kafka-catchup/catchup/internal/metrics"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
+	"github.com/kafka-catchup/catchup/internal/plan"
 	"github.com/kafka-catchup/catchup/internal/worker"
 )
 
@@ -56,9 +57,6 @@ type Options struct {
 	TopicMetrics bool
 	Now          func() time.Time // the clock leases are compared with; default time.Now
 }
-
-// defaultRecordBytes is the size assumed for a record of a topic nothing is known of.
-const defaultRecordBytes = 1024
 
 // Dispatcher handles dispatch invocations. It is safe for concurrent use.
 type Dispatcher struct {
@@ -250,7 +248,7 @@ func (d *Dispatcher) survey(ctx context.Context, pc *config.Pipeline, samples *s
 		return sum, nil
 	}
 	sum.Partitions = len(s.Windows)
-	sizes := recordSizes(s.Checkpoints)
+	sizes := plan.RecordSizes(s.Checkpoints)
 	now := d.o.Now()
 	type topicLag struct{ records, bytes int64 }
 	lag := map[string]*topicLag{} // with TopicMetrics
@@ -269,14 +267,8 @@ func (d *Dispatcher) survey(ctx context.Context, pc *config.Pipeline, samples *s
 		if pl.Len() == 0 {
 			continue
 		}
-		avg := sizes.of(pl.Partition)
-		if avg == 0 {
-			avg = samples.sample(ctx, p.Source, pl.Partition, pl.From, sizes)
-		}
-		w := Work{Pipeline: pc.Name, Partition: pl.Partition, LagRecords: pl.Len(), LagBytes: int64(float64(pl.Len()) * avg)}
-		if retained := marks.HighWatermark - marks.LogStart; retained > 0 {
-			w.Urgency = min(1, max(0, float64(marks.HighWatermark-pl.From)/float64(retained)))
-		}
+		avg := sizes.Average(pl.Partition, func() (float64, bool) { return samples.sample(ctx, p.Source, pl.Partition, pl.From) })
+		w := plan.NewWork(pc.Name, pl, marks, avg)
 		sum.Lagging++
 		sum.LagRecords += w.LagRecords
 		sum.LagBytes += w.LagBytes
@@ -418,58 +410,6 @@ func (d *Dispatcher) invoke(ctx context.Context, shards []Shard) (int, error) {
 	return invoked, errors.Join(errs...)
 }
 
-// sizes are average record sizes learnt from the checkpoint counters.
-type sizes struct {
-	partition map[catchup.Partition]float64
-	topic     map[string]float64
-	pipeline  float64
-	sampled   map[string]float64 // by topic, filled by sampler
-	mu        sync.Mutex
-}
-
-func recordSizes(cps map[catchup.Partition]checkpoint.Checkpoint) *sizes {
-	s := &sizes{partition: map[catchup.Partition]float64{}, topic: map[string]float64{}, sampled: map[string]float64{}}
-	type sum struct{ records, bytes int64 }
-	topics := map[string]*sum{}
-	var all sum
-	for p, cp := range cps {
-		if cp.Records <= 0 || cp.Bytes <= 0 {
-			continue
-		}
-		s.partition[p] = float64(cp.Bytes) / float64(cp.Records)
-		t := topics[p.Topic]
-		if t == nil {
-			t = &sum{}
-			topics[p.Topic] = t
-		}
-		t.records += cp.Records
-		t.bytes += cp.Bytes
-		all.records += cp.Records
-		all.bytes += cp.Bytes
-	}
-	for topic, t := range topics {
-		s.topic[topic] = float64(t.bytes) / float64(t.records)
-	}
-	if all.records > 0 {
-		s.pipeline = float64(all.bytes) / float64(all.records)
-	}
-	return s
-}
-
-// of returns the average record size of p from the counters of p, or of
-// its topic, or a sample of its topic; 0 if none is known.
-func (s *sizes) of(p catchup.Partition) float64 {
-	if v := s.partition[p]; v > 0 {
-		return v
-	}
-	if v := s.topic[p.Topic]; v > 0 {
-		return v
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.sampled[p.Topic]
-}
-
 // fetcher is the part of a source cluster (replicate.Source) the sampler reads.
 type fetcher interface {
 	Fetch(ctx context.Context, p catchup.Partition, from int64, maxBytes int32) (catchup.Fetched, error)
@@ -483,28 +423,23 @@ type sampler struct {
 	bytes int32
 }
 
-// sample returns the average size of the records of p from offset from, or
-// the pipeline's average, or defaultRecordBytes.
-func (sm *sampler) sample(ctx context.Context, src fetcher, p catchup.Partition, from int64, s *sizes) float64 {
+// sample returns the average size of the records of p from offset from,
+// ok false once the budget is spent or if the fetch read none.
+func (sm *sampler) sample(ctx context.Context, src fetcher, p catchup.Partition, from int64) (float64, bool) {
 	sm.mu.Lock()
 	ok := sm.left > 0
 	sm.left--
 	sm.mu.Unlock()
-	if ok {
-		if f, err := src.Fetch(ctx, p, from, sm.bytes); err == nil && len(f.Records) > 0 {
-			n := 0
-			for i := range f.Records {
-				n += f.Records[i].Size()
-			}
-			avg := float64(n) / float64(len(f.Records))
-			s.mu.Lock()
-			s.sampled[p.Topic] = avg
-			s.mu.Unlock()
-			return avg
-		}
+	if !ok {
+		return 0, false
 	}
-	if s.pipeline > 0 {
-		return s.pipeline
+	f, err := src.Fetch(ctx, p, from, sm.bytes)
+	if err != nil || len(f.Records) == 0 {
+		return 0, false
 	}
-	return defaultRecordBytes
+	n := 0
+	for i := range f.Records {
+		n += f.Records[i].Size()
+	}
+	return float64(n) / float64(len(f.Records)), true
 }

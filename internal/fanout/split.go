@@ -8,23 +8,15 @@
 package fanout
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/plan"
 )
 
-// Work is the backlog of one partition.
-type Work struct {
-	Pipeline string
-	catchup.Partition
-	LagRecords int64 // offsets of the window left to copy
-	LagBytes   int64 // their estimated bytes
-	// Urgency is the share of the source's retained log that is not copied
-	// yet, from 0 to 1: at 1 the next record to copy is the oldest the
-	// source still holds, the first that retention deletes.
-	Urgency float64
-}
+// Work is the backlog of one partition (plan.NewWork), ordered by
+// plan.CompareUrgency, as catchup plan orders its rows.
+type Work = plan.Work
 
 // The dispatch function's defaults, for the CATCHUP_* variables lambdaenv
 // names (template.yaml sets them): the dispatcher's shard limits and the
@@ -110,10 +102,7 @@ func Split(work []Work, l Limits) (shards []Shard, deferred []Work) {
 	l.MaxPartitions = max(l.MaxPartitions, 1)
 	l.MaxPartitions = l.shardPartitions(len(work))
 	order := slices.Clone(work)
-	slices.SortStableFunc(order, func(a, b Work) int {
-		return cmp.Or(cmp.Compare(b.Urgency, a.Urgency), cmp.Compare(b.LagBytes, a.LagBytes),
-			cmp.Compare(a.Pipeline, b.Pipeline), a.Partition.Compare(b.Partition))
-	})
+	slices.SortStableFunc(order, plan.CompareUrgency)
 	seen := map[string]map[catchup.Partition]bool{}
 	for _, w := range order {
 		if seen[w.Pipeline][w.Partition] {

@@ -31,7 +31,7 @@ const (
 
 // Metrics of a replicate invocation, per pipeline.
 const (
-	DynamoDBRequests = "DynamoDBRequests" // requests sent to the checkpoint table, retries included (Count)
+	DynamoDBRequests = "DynamoDBRequests" // requests this run sent to the checkpoint table, retries included (Count)
 	// Resent: produce requests of unknown outcome sent again, identical
 	// (idempotent produce) (Count).
 	Resent = "Resent"

@@ -269,4 +269,16 @@ func TestDynamoDBRequestsPerRun(t *testing.T) {
 	t.Logf("one run of %d partitions: %d DynamoDB requests for %d bytes; a 1 GB window over %d partitions costs the same %d writes, and one more per partition every 30s of copying",
 		partitions, rep.StoreRequests, bytes, partitions, rep.StoreRequests)
 	r.checkExact(t)
+
+	// A second run on the same store (as in run --every or a warm Lambda)
+	// reports its own requests, not the store's total: one Query, nothing
+	// to copy.
+	before := store.Requests()
+	rep2, err := p.Engine.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := store.Requests() - before; rep2.StoreRequests != got || rep2.StoreRequests != 1 {
+		t.Errorf("second run reports %d DynamoDB requests, the store counted %d during it; want them equal and 1", rep2.StoreRequests, got)
+	}
 }

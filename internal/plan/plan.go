@@ -6,8 +6,14 @@ import (
 	"fmt"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
-	"github.com/kafka-catchup/catchup/internal/checkpoint"
 )
+
+// Checkpoint is a partition's checkpoint as plan reads it: its
+// catchup.Progress. checkpoint.Checkpoint and catchup.Progress are ones;
+// the zero value of a Checkpoint type must mean "never copied".
+type Checkpoint interface {
+	Progress() catchup.Progress
+}
 
 // StartKind says where a partition without a checkpoint starts.
 type StartKind int
@@ -56,9 +62,11 @@ type Planned struct {
 	Err error
 }
 
-// Window computes the window of the partition o describes. cp is its
-// checkpoint; cp.Exists false means the partition was never copied.
-func Window(o catchup.Offsets, cp checkpoint.Checkpoint, pol Policy) Planned {
+// Window computes the window of the partition o describes. c is its
+// checkpoint; Exists false in its Progress means the partition was never
+// copied.
+func Window[C Checkpoint](o catchup.Offsets, c C, pol Policy) Planned {
+	cp := c.Progress()
 	end := o.HighWatermark
 	if pol.ReadCommitted {
 		end = o.LastStable
@@ -116,7 +124,8 @@ func pipelineName(pol Policy) string {
 }
 
 // Windows computes the window of every partition in marks, in their order.
-func Windows(marks []catchup.Offsets, cps map[catchup.Partition]checkpoint.Checkpoint, pol Policy) []Planned {
+// A partition absent from cps was never copied.
+func Windows[C Checkpoint](marks []catchup.Offsets, cps map[catchup.Partition]C, pol Policy) []Planned {
 	out := make([]Planned, len(marks))
 	for i, o := range marks {
 		out[i] = Window(o, cps[o.Partition], pol)

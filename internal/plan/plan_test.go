@@ -6,18 +6,17 @@ import (
 	"testing"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
-	"github.com/kafka-catchup/catchup/internal/checkpoint"
 )
 
 func TestWindow(t *testing.T) {
 	p := catchup.Partition{Topic: "orders", Partition: 2}
 	marks := catchup.Offsets{Partition: p, LogStart: 100, HighWatermark: 500, LastStable: 450}
-	at := func(next int64) checkpoint.Checkpoint {
-		return checkpoint.Checkpoint{Partition: p, Exists: true, Next: next, TargetEnd: -1}
+	at := func(next int64) catchup.Progress {
+		return catchup.Progress{Exists: true, Next: next}
 	}
 	tests := []struct {
 		name     string
-		cp       checkpoint.Checkpoint
+		cp       catchup.Progress
 		pol      Policy
 		from, to int64
 		gap      bool
@@ -77,7 +76,7 @@ func TestWindowsKeepsOrder(t *testing.T) {
 		{Partition: catchup.Partition{Topic: "b", Partition: 1}, HighWatermark: 10, LastStable: 10},
 		{Partition: catchup.Partition{Topic: "a", Partition: 0}, HighWatermark: 5, LastStable: 5},
 	}
-	cps := map[catchup.Partition]checkpoint.Checkpoint{
+	cps := map[catchup.Partition]catchup.Progress{
 		{Topic: "a", Partition: 0}: {Exists: true, Next: 3},
 	}
 	got := Windows(marks, cps, Policy{})
@@ -91,7 +90,7 @@ func TestWindowsKeepsOrder(t *testing.T) {
 func TestRecreatedHintNamesThePipeline(t *testing.T) {
 	p := catchup.Partition{Topic: "orders", Partition: 2}
 	marks := catchup.Offsets{Partition: p, HighWatermark: 500, LastStable: 500}
-	cp := checkpoint.Checkpoint{Partition: p, Exists: true, Next: 900, TargetEnd: -1}
+	cp := catchup.Progress{Exists: true, Next: 900}
 	for _, tc := range []struct {
 		name, pipeline, want string
 	}{

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/kafka-catchup/catchup/internal/catchup"
 )
 
 // Retention is what a source topic's configs say about deleting records.
@@ -65,26 +63,18 @@ func (r Retention) Deletes(ts time.Time) Deletion {
 	return d
 }
 
-// ByUrgency returns windows (a sorted copy) in the order their copies should
-// start: first those that cannot be copied (Err set: records are already
-// missing, or the topic was recreated; a person must look), then those with
-// records to copy by the time the source may delete their first record,
-// soonest first, then those whose deletion time is unknown, then those whose
-// topic deletes nothing by time, and last the empty ones. Ties go to the
-// longer window, then to partition order. del holds the deletion of each
-// window's first record; a partition absent from it counts as unknown.
-// catchup plan and the Lambda dispatcher both order work with it.
-func ByUrgency(windows []Planned, del map[catchup.Partition]Deletion) []Planned {
+// ByUrgency returns windows (a sorted copy) in the order their copies
+// should start: first those that cannot be copied (Err set: records are
+// already missing, or the topic was recreated; a person must look), then
+// those with records to copy in the order the Lambda dispatcher hands out
+// work (CompareUrgency of work(window), see NewWork), and last the empty
+// ones; ties in partition order. catchup plan prints its rows so.
+func ByUrgency(windows []Planned, work func(Planned) Work) []Planned {
 	rank := func(w Planned) int {
-		d := del[w.Partition]
 		switch {
 		case w.Err != nil:
 			return 0
 		case w.Len() == 0:
-			return 4
-		case d.Never:
-			return 3
-		case d.At.IsZero():
 			return 2
 		}
 		return 1
@@ -96,12 +86,7 @@ func ByUrgency(windows []Planned, del map[catchup.Partition]Deletion) []Planned 
 			return c
 		}
 		if ra == 1 {
-			if c := del[a.Partition].At.Compare(del[b.Partition].At); c != 0 {
-				return c
-			}
-		}
-		if c := cmp.Compare(b.Len(), a.Len()); c != 0 {
-			return c
+			return CompareUrgency(work(a), work(b))
 		}
 		return a.Partition.Compare(b.Partition)
 	})

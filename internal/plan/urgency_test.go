@@ -50,7 +50,6 @@ func TestDeletes(t *testing.T) {
 }
 
 func TestByUrgency(t *testing.T) {
-	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	p := func(topic string, n int32) catchup.Partition { return catchup.Partition{Topic: topic, Partition: n} }
 	w := func(q catchup.Partition, from, to int64) Planned {
 		return Planned{Window: catchup.Window{Partition: q, From: from, To: to}}
@@ -58,27 +57,25 @@ func TestByUrgency(t *testing.T) {
 	gap := w(p("g", 0), 5, 5)
 	gap.Err = errors.New("gap")
 	windows := []Planned{
-		w(p("a", 0), 0, 100),  // deleted in 2h
-		w(p("a", 1), 0, 10),   // deleted in 1h
-		w(p("b", 0), 0, 1000), // never deleted (compacted)
-		w(p("c", 0), 0, 50),   // unknown
-		w(p("d", 0), 7, 7),    // nothing to copy, deleted in 1m
+		w(p("a", 0), 50, 100), // half the retained log [0, 100) left
+		w(p("a", 1), 90, 100), // a tenth
+		w(p("b", 0), 0, 1000), // all of it, and the most bytes
+		w(p("c", 0), 0, 50),   // all of it, fewer bytes
+		w(p("d", 0), 7, 7),    // nothing to copy
 		gap,
-		w(p("a", 2), 0, 500), // deleted in 1h, longer than a/1
-		w(p("e", 0), 0, 10),  // unknown, shorter than c/0
+		w(p("a", 2), 0, 500), // all of it, as many bytes as c/0: partition order
+		w(p("e", 0), 3, 3),   // nothing to copy
 	}
-	del := map[catchup.Partition]Deletion{
-		p("a", 0): {At: now.Add(2 * time.Hour)},
-		p("a", 1): {At: now.Add(time.Hour)},
-		p("a", 2): {At: now.Add(time.Hour)},
-		p("b", 0): {Never: true},
-		p("d", 0): {At: now.Add(time.Minute)},
+	// Every log starts at 0; the windows end at the high watermark.
+	bytes := map[catchup.Partition]float64{p("b", 0): 10, p("c", 0): 100, p("a", 2): 10}
+	work := func(pl Planned) Work {
+		return NewWork("x", pl, catchup.Offsets{Partition: pl.Partition, HighWatermark: pl.To}, bytes[pl.Partition])
 	}
 	var got []catchup.Partition
-	for _, pl := range ByUrgency(windows, del) {
+	for _, pl := range ByUrgency(windows, work) {
 		got = append(got, pl.Partition)
 	}
-	want := []catchup.Partition{p("g", 0), p("a", 2), p("a", 1), p("a", 0), p("c", 0), p("e", 0), p("b", 0), p("d", 0)}
+	want := []catchup.Partition{p("g", 0), p("b", 0), p("a", 2), p("c", 0), p("a", 0), p("a", 1), p("d", 0), p("e", 0)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ByUrgency order (-want +got):\n%s", diff)
 	}

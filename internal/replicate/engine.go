@@ -290,6 +290,7 @@ func merge(a, b map[catchup.Partition]int64) map[catchup.Partition]int64 {
 // outcome is in the report.
 func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	start := e.o.Now()
+	requests0 := storeRequests(e.o.Store) // the store may serve runs before this one
 	// The target is checked while the source and the store are read, unless
 	// topics may be created: then only once the store answered (a store not
 	// yet created must not leave target topics behind).
@@ -379,10 +380,17 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	if rs != nil {
 		rep.Resent = rs.Resent() - resent0
 	}
-	if c, ok := e.o.Store.(interface{ Requests() int64 }); ok {
-		rep.StoreRequests = c.Requests()
-	}
+	rep.StoreRequests = storeRequests(e.o.Store) - requests0
 	return rep, nil
+}
+
+// storeRequests returns the requests s has made in its lifetime, where it
+// counts them (dynamostore), else 0.
+func storeRequests(s checkpoint.Store) int64 {
+	if c, ok := s.(interface{ Requests() int64 }); ok {
+		return c.Requests()
+	}
+	return 0
 }
 
 // ErrNoTopic is returned (wrapped) by Run when the pipeline's topic

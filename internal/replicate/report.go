@@ -38,10 +38,16 @@ func (s Status) Failed() bool {
 
 // Report is the outcome of one Engine.Run.
 type Report struct {
-	Pipeline      string
-	Partitions    []Result // in the order of the source partitions
-	Duration      time.Duration
-	StoreRequests int64 // requests made to the checkpoint store, where it counts them
+	Pipeline   string
+	Partitions []Result // in the order of the source partitions
+	Duration   time.Duration
+	// StoreRequests is how many requests this run made to the checkpoint
+	// store, where the store counts them (DynamoDB; 0 otherwise): the
+	// store's count at the end of Run minus its count at the start, so a
+	// store that serves several runs in turn (run --every, a warm Lambda)
+	// reports each run's own. Runs sharing one store at the same time
+	// count each other's requests.
+	StoreRequests int64
 	// Resent is how many produce requests of unknown outcome (a timeout
 	// after the leader may have appended) the target sent again, identical,
 	// as an idempotent producer: the leader appended each at most once.

@@ -23,7 +23,6 @@ import (
 	"github.com/bits-and-blooms/bitset"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
-	"github.com/kafka-catchup/catchup/internal/checkpoint"
 )
 
 // Reader reads a partition; replicate.Source (kafkago.Source) is one.
@@ -33,12 +32,12 @@ type Reader interface {
 }
 
 // Result is the comparison of one partition's source range [From, To) with
-// the whole target partition: checkpoint.Verification says what each count
+// the whole target partition: catchup.Verification says what each count
 // holds and how they add up. Partition does not set Behind and Stuck: they
 // come from the checkpoint, not from the records.
 type Result struct {
 	catchup.Partition
-	checkpoint.Verification
+	catchup.Verification
 }
 
 // Options say what to compare.
@@ -59,7 +58,7 @@ func Partition(ctx context.Context, src, dst Reader, p, tp catchup.Partition, fr
 		o.FetchBytes = 1 << 20
 	}
 	to = max(to, from)
-	res := Result{Partition: p, Verification: checkpoint.Verification{From: from, To: to}}
+	res := Result{Partition: p, Verification: catchup.Verification{From: from, To: to}}
 	marks, err := dst.ListOffsets(ctx, []catchup.Partition{tp})
 	if err != nil {
 		return res, fmt.Errorf("verify %s: target offsets: %w", p, err)
@@ -96,7 +95,7 @@ func Partition(ctx context.Context, src, dst Reader, p, tp catchup.Partition, fr
 
 // matcher classifies the copies of one source partition's range.
 type matcher struct {
-	res *checkpoint.Verification
+	res *catchup.Verification
 	o   Options
 	src *cursor
 	// high is the first source offset not yet counted: every source offset

@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
-	"github.com/kafka-catchup/catchup/internal/checkpoint"
 )
 
 // log is a partition held in memory, served two records per fetch.
@@ -92,61 +91,61 @@ func TestPartition(t *testing.T) {
 		from  int64
 		to    int64
 		dst   log
-		want  checkpoint.Verification
+		want  catchup.Verification
 		first string
 	}{
-		{name: "exact copy", dst: copyOf(src, nil), want: checkpoint.Verification{Source: 6, Matched: 6, Target: 6}},
+		{name: "exact copy", dst: copyOf(src, nil), want: catchup.Verification{Source: 6, Matched: 6, Target: 6}},
 		{name: "a record removed", dst: copyOf(src, func(l log) log { return append(l[:2:2], l[3:]...) }),
-			want:  checkpoint.Verification{Source: 6, Matched: 5, Missing: 1, Target: 5},
+			want:  catchup.Verification{Source: 6, Matched: 5, Missing: 1, Target: 5},
 			first: "source offset 4 is missing from the target"},
 		{name: "a record duplicated", dst: copyOf(src, func(l log) log { return append(l[:3:3], l[2:]...) }),
-			want:  checkpoint.Verification{Source: 6, Matched: 6, Duplicated: 1, Target: 7},
+			want:  catchup.Verification{Source: 6, Matched: 6, Duplicated: 1, Target: 7},
 			first: "source offset 4 is duplicated in the target at offset 3"},
 		{name: "a record modified in place", dst: copyOf(src, func(l log) log { l[1].Value = []byte("w"); return l }),
-			want:  checkpoint.Verification{Source: 6, Matched: 5, Differing: 1, Replaced: 1, Target: 6},
+			want:  catchup.Verification{Source: 6, Matched: 5, Differing: 1, Replaced: 1, Target: 6},
 			first: "source offset 2 differs from its copy at target offset 1"},
 		{name: "a null key became empty", dst: copyOf(src, func(l log) log { l[1].Key = []byte{}; return l }),
-			want: checkpoint.Verification{Source: 6, Matched: 5, Differing: 1, Replaced: 1, Target: 6}},
+			want: catchup.Verification{Source: 6, Matched: 5, Differing: 1, Replaced: 1, Target: 6}},
 		{name: "a tampered copy beside the true one", dst: copyOf(src, func(l log) log {
 			bad := l[1]
 			bad.Value = []byte("tampered")
 			return append(l, bad)
-		}), want: checkpoint.Verification{Source: 6, Matched: 6, Differing: 1, Target: 7},
+		}), want: catchup.Verification{Source: 6, Matched: 6, Differing: 1, Target: 7},
 			first: "source offset 2 differs from its copy at target offset 6"},
 		{name: "a tampered copy before the true one", dst: copyOf(src, func(l log) log {
 			bad := l[1]
 			bad.Value = []byte("tampered")
 			return slices.Concat(l[:1], log{bad}, l[1:])
-		}), want: checkpoint.Verification{Source: 6, Matched: 6, Differing: 1, Target: 7}},
+		}), want: catchup.Verification{Source: 6, Matched: 6, Differing: 1, Target: 7}},
 		{name: "foreign records", dst: copyOf(src, func(l log) log {
 			other := copyAt(src[0], 0)
 			other.Headers[0].Value = catchup.AppendProvenance(nil, catchup.Provenance{Cluster: "elsewhere", Partition: p, Offset: 0})
 			return slices.Concat(log{{Key: []byte("native")}}, l, log{other})
-		}), want: checkpoint.Verification{Source: 6, Matched: 6, Foreign: 2, Target: 8}},
+		}), want: catchup.Verification{Source: 6, Matched: 6, Foreign: 2, Target: 8}},
 		{name: "two records swapped", dst: copyOf(src, func(l log) log { l[1], l[2] = l[2], l[1]; return l }),
-			want:  checkpoint.Verification{Source: 6, Matched: 5, OutOfOrder: 1, Target: 6},
+			want:  catchup.Verification{Source: 6, Matched: 5, OutOfOrder: 1, Target: 6},
 			first: "target offset 2 holds source offset 2 after a copy of source offset 4"},
 		{name: "second half before the first (a backfill before the first run)", dst: copyOf(src, func(l log) log {
 			return slices.Concat(l[3:], l[:3])
-		}), want: checkpoint.Verification{Source: 6, Matched: 3, OutOfOrder: 3, Target: 6}},
+		}), want: catchup.Verification{Source: 6, Matched: 3, OutOfOrder: 3, Target: 6}},
 		{name: "reversed", dst: copyOf(src, func(l log) log { slices.Reverse(l); return l }),
-			want: checkpoint.Verification{Source: 6, Matched: 1, OutOfOrder: 5, Target: 6}},
+			want: catchup.Verification{Source: 6, Matched: 1, OutOfOrder: 5, Target: 6}},
 		{name: "loop-prevented record", src: looped(src, 2), dst: copyOf(src, func(l log) log { return append(l[:2:2], l[3:]...) }),
-			want: checkpoint.Verification{Source: 6, Matched: 5, LoopSkipped: 1, Target: 5}},
+			want: catchup.Verification{Source: 6, Matched: 5, LoopSkipped: 1, Target: 5}},
 		{name: "loop-prevented record copied all the same", src: looped(src, 2), dst: copyOf(looped(src, 2), nil),
-			want: checkpoint.Verification{Source: 6, Matched: 6, Target: 6}},
+			want: catchup.Verification{Source: 6, Matched: 6, Target: 6}},
 		{name: "late start: copies before the range", from: 4, dst: copyOf(src, nil),
-			want: checkpoint.Verification{Source: 4, Matched: 4, Outside: 2, Target: 6}},
+			want: catchup.Verification{Source: 4, Matched: 4, Outside: 2, Target: 6}},
 		{name: "late start: nothing before the range", from: 4, dst: copyOf(src[2:], nil),
-			want: checkpoint.Verification{Source: 4, Matched: 4, Target: 4}},
+			want: catchup.Verification{Source: 4, Matched: 4, Target: 4}},
 		{name: "range ends before the copies do", to: 6, dst: copyOf(src, nil),
-			want: checkpoint.Verification{Source: 3, Matched: 3, Outside: 3, Target: 6}},
+			want: catchup.Verification{Source: 3, Matched: 3, Outside: 3, Target: 6}},
 		{name: "a copy of an offset the source does not hold", dst: copyOf(src, func(l log) log {
 			return append(l, copyAt(src[0], 3))
-		}), want: checkpoint.Verification{Source: 6, Matched: 6, Outside: 1, Target: 7},
+		}), want: catchup.Verification{Source: 6, Matched: 6, Outside: 1, Target: 7},
 			first: "target offset 6 is a copy of source offset 3, which the source does not hold"},
 		{name: "empty target", dst: nil,
-			want: checkpoint.Verification{Source: 6, Missing: 6}, first: "source offset 0 is missing from the target"},
+			want: catchup.Verification{Source: 6, Missing: 6}, first: "source offset 0 is missing from the target"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,7 +165,7 @@ func TestPartition(t *testing.T) {
 			want.From, want.To, want.First = tt.from, to, tt.first
 			opts := []cmp.Option{}
 			if tt.first == "" {
-				opts = append(opts, cmpopts.IgnoreFields(checkpoint.Verification{}, "First"))
+				opts = append(opts, cmpopts.IgnoreFields(catchup.Verification{}, "First"))
 			}
 			if diff := cmp.Diff(want, got, opts...); diff != "" {
 				t.Errorf("Partition (-want +got):\n%s", diff)

@@ -54,7 +54,11 @@ type fileGap struct {
 	At   time.Time `json:"at"`
 }
 
-// fileVerification is a checkpoint.Verification as the file spells it.
+// fileVerification is a catchup.Verification as the file spells it: an
+// encoding only, converted to and from it field for field (so a field
+// added to one and not the other does not compile). It stays apart for
+// the file format's names and for the omitempty of the counts added
+// after version 1 was first written.
 type fileVerification struct {
 	At         time.Time `json:"at"`
 	From       int64     `json:"from"`

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
@@ -48,12 +47,7 @@ func (s *ReadOnly) Load(ctx context.Context, pipeline string) ([]checkpoint.Chec
 	if err != nil {
 		return nil, err
 	}
-	out := make([]checkpoint.Checkpoint, 0, len(cps))
-	for _, cp := range cps {
-		out = append(out, cp)
-	}
-	slices.SortFunc(out, func(a, b checkpoint.Checkpoint) int { return a.Partition.Compare(b.Partition) })
-	return out, nil
+	return checkpoint.Ledger(cps).Sorted(), nil
 }
 
 // LoadPartitions implements checkpoint.Store: the checkpoints of those of
@@ -66,7 +60,7 @@ func (s *ReadOnly) LoadPartitions(ctx context.Context, pipeline string, ps []cat
 	if err != nil {
 		return nil, err
 	}
-	return checkpoint.Select(cps, ps, func(cp checkpoint.Checkpoint) checkpoint.Checkpoint { return cp }), nil
+	return checkpoint.Ledger(cps).Select(ps), nil
 }
 
 // load returns the pipeline's checkpoints, their leases expired where no

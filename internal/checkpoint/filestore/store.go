@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -95,12 +94,7 @@ func (s *Store) Load(ctx context.Context, pipeline string) ([]checkpoint.Checkpo
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", pipeline, err)
 	}
-	cps := make([]checkpoint.Checkpoint, 0, len(pl.cps))
-	for _, cp := range pl.cps {
-		cps = append(cps, clone(cp))
-	}
-	slices.SortFunc(cps, func(a, b checkpoint.Checkpoint) int { return a.Partition.Compare(b.Partition) })
-	return cps, nil
+	return checkpoint.Ledger(pl.cps).Sorted(), nil
 }
 
 // LoadPartitions implements checkpoint.Store, from memory after the first
@@ -115,7 +109,7 @@ func (s *Store) LoadPartitions(ctx context.Context, pipeline string, ps []catchu
 	if err != nil {
 		return nil, fmt.Errorf("load %d partitions of %s: %w", len(ps), pipeline, err)
 	}
-	return checkpoint.Select(pl.cps, ps, clone), nil
+	return checkpoint.Ledger(pl.cps).Select(ps), nil
 }
 
 // Acquire implements checkpoint.Store. It returns an error for an empty owner
@@ -127,14 +121,8 @@ func (s *Store) Acquire(ctx context.Context, pipeline string, p catchup.Partitio
 	if owner == "" || ttl <= 0 {
 		return checkpoint.Lease{}, checkpoint.Checkpoint{}, fmt.Errorf("acquire %s %s: owner %q and ttl %s: need an owner and a positive ttl", pipeline, p, owner, ttl)
 	}
-	cp, err := s.update(pipeline, p, func(cp *checkpoint.Checkpoint, found bool, now time.Time) error {
-		if !found {
-			*cp = checkpoint.Checkpoint{Partition: p, TargetEnd: -1}
-		} else if cp.Owner != "" && cp.Owner != owner && !now.After(cp.Expires) {
-			return &checkpoint.LeasedError{Owner: cp.Owner, Expires: cp.Expires}
-		}
-		cp.Owner, cp.Epoch, cp.Expires, cp.Updated = owner, cp.Epoch+1, now.Add(ttl), now
-		return nil
+	cp, err := s.update(pipeline, p, func(lg checkpoint.Ledger, now time.Time) (checkpoint.Checkpoint, error) {
+		return lg.Acquire(p, owner, ttl, now)
 	})
 	if err != nil {
 		return checkpoint.Lease{}, checkpoint.Checkpoint{}, fmt.Errorf("acquire %s %s for %s: %w", pipeline, p, owner, err)
@@ -152,12 +140,8 @@ func (s *Store) Renew(ctx context.Context, l checkpoint.Lease, ttl time.Duration
 	if ttl <= 0 {
 		return checkpoint.Lease{}, fmt.Errorf("renew %s %s: ttl %s: need a positive ttl", l.Pipeline, l.Partition, ttl)
 	}
-	cp, err := s.update(l.Pipeline, l.Partition, func(cp *checkpoint.Checkpoint, found bool, now time.Time) error {
-		if err := held(*cp, found, l); err != nil {
-			return err
-		}
-		cp.Expires, cp.Updated = now.Add(ttl), now
-		return nil
+	cp, err := s.update(l.Pipeline, l.Partition, func(lg checkpoint.Ledger, now time.Time) (checkpoint.Checkpoint, error) {
+		return lg.Renew(l, ttl, now)
 	})
 	if err != nil {
 		return checkpoint.Lease{}, fmt.Errorf("renew %s %s: %w", l.Pipeline, l.Partition, err)
@@ -171,12 +155,8 @@ func (s *Store) Release(ctx context.Context, l checkpoint.Lease) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("release %s %s: %w", l.Pipeline, l.Partition, err)
 	}
-	_, err := s.update(l.Pipeline, l.Partition, func(cp *checkpoint.Checkpoint, found bool, now time.Time) error {
-		if err := held(*cp, found, l); err != nil {
-			return err
-		}
-		cp.Owner, cp.Expires, cp.Updated = "", time.Time{}, now
-		return nil
+	_, err := s.update(l.Pipeline, l.Partition, func(lg checkpoint.Ledger, now time.Time) (checkpoint.Checkpoint, error) {
+		return lg.Release(l, now)
 	})
 	if err != nil {
 		return fmt.Errorf("release %s %s: %w", l.Pipeline, l.Partition, err)
@@ -190,26 +170,8 @@ func (s *Store) Commit(ctx context.Context, l checkpoint.Lease, c checkpoint.Com
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("commit %s %s at %d: %w", l.Pipeline, l.Partition, c.Next, err)
 	}
-	_, err := s.update(l.Pipeline, l.Partition, func(cp *checkpoint.Checkpoint, found bool, now time.Time) error {
-		if err := held(*cp, found, l); err != nil {
-			return err
-		}
-		if c.Next < cp.Next {
-			return fmt.Errorf("stored next offset is %d: %w", cp.Next, checkpoint.ErrRegress)
-		}
-		cp.Exists, cp.Next, cp.TargetEnd = true, c.Next, c.TargetEnd
-		cp.Start = c.KeepStart(cp.Start)
-		cp.Records += c.Records
-		cp.Bytes += c.Bytes
-		cp.Commits++
-		if c.Gap != nil {
-			cp.Gaps = append(cp.Gaps, *c.Gap)
-		}
-		cp.LastError, cp.Updated = c.Error, now
-		if c.Release {
-			cp.Owner, cp.Expires = "", time.Time{}
-		}
-		return nil
+	_, err := s.update(l.Pipeline, l.Partition, func(lg checkpoint.Ledger, now time.Time) (checkpoint.Checkpoint, error) {
+		return lg.Commit(l, c, now)
 	})
 	if err != nil {
 		return fmt.Errorf("commit %s %s at %d: %w", l.Pipeline, l.Partition, c.Next, err)
@@ -222,15 +184,8 @@ func (s *Store) Reset(ctx context.Context, pipeline string, p catchup.Partition,
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("reset %s %s to %d: %w", pipeline, p, next, err)
 	}
-	_, err := s.update(pipeline, p, func(cp *checkpoint.Checkpoint, found bool, now time.Time) error {
-		if !found {
-			*cp = checkpoint.Checkpoint{Partition: p}
-		} else if cp.Owner != "" && !now.After(cp.Expires) {
-			return &checkpoint.LeasedError{Owner: cp.Owner, Expires: cp.Expires}
-		}
-		cp.Exists, cp.Next, cp.TargetEnd = true, next, -1
-		cp.Owner, cp.Expires, cp.Updated = "", time.Time{}, now
-		return nil
+	_, err := s.update(pipeline, p, func(lg checkpoint.Ledger, now time.Time) (checkpoint.Checkpoint, error) {
+		return lg.Reset(p, next, now)
 	})
 	if err != nil {
 		return fmt.Errorf("reset %s %s to %d: %w", pipeline, p, next, err)
@@ -244,12 +199,8 @@ func (s *Store) RecordVerification(ctx context.Context, pipeline string, p catch
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("record verification of %s %s: %w", pipeline, p, err)
 	}
-	_, err := s.update(pipeline, p, func(cp *checkpoint.Checkpoint, found bool, _ time.Time) error {
-		if !found {
-			*cp = checkpoint.Checkpoint{Partition: p, TargetEnd: -1}
-		}
-		cp.LastVerification = &v
-		return nil
+	_, err := s.update(pipeline, p, func(lg checkpoint.Ledger, _ time.Time) (checkpoint.Checkpoint, error) {
+		return lg.RecordVerification(p, v), nil
 	})
 	if err != nil {
 		return fmt.Errorf("record verification of %s %s: %w", pipeline, p, err)
@@ -286,11 +237,10 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
-// update applies f to a copy of p's checkpoint in pipeline name (the zero
-// Checkpoint and found false if there is none). If f succeeds it writes the
-// result to disk, and only then keeps it in memory; it returns a copy of the
-// result.
-func (s *Store) update(name string, p catchup.Partition, f func(cp *checkpoint.Checkpoint, found bool, now time.Time) error) (checkpoint.Checkpoint, error) {
+// update applies f, one of the Ledger's rules, to p's checkpoint in
+// pipeline name. If f succeeds it writes p's new state to disk, and if that
+// fails puts the old state back; it returns f's result.
+func (s *Store) update(name string, p catchup.Partition, f func(lg checkpoint.Ledger, now time.Time) (checkpoint.Checkpoint, error)) (checkpoint.Checkpoint, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pl, err := s.open(name)
@@ -298,11 +248,10 @@ func (s *Store) update(name string, p catchup.Partition, f func(cp *checkpoint.C
 		return checkpoint.Checkpoint{}, err
 	}
 	old, found := pl.cps[p]
-	cp := clone(old)
-	if err := f(&cp, found, s.now()); err != nil {
+	cp, err := f(pl.cps, s.now())
+	if err != nil {
 		return checkpoint.Checkpoint{}, err
 	}
-	pl.cps[p] = cp
 	if err := s.persist(pl, cp); err != nil {
 		if found {
 			pl.cps[p] = old
@@ -311,7 +260,7 @@ func (s *Store) update(name string, p catchup.Partition, f func(cp *checkpoint.C
 		}
 		return checkpoint.Checkpoint{}, err
 	}
-	return clone(cp), nil
+	return cp, nil
 }
 
 // open returns the state of pipeline name, locking it and reading its
@@ -478,31 +427,4 @@ func checkName(name string) error {
 		return fmt.Errorf("pipeline name %q starts with a dot", name)
 	}
 	return nil
-}
-
-// held returns nil if cp, the stored checkpoint (found false if there is
-// none), is held by l.Owner with l.Epoch, or an error wrapping ErrFenced.
-func held(cp checkpoint.Checkpoint, found bool, l checkpoint.Lease) error {
-	switch {
-	case !found:
-		return fmt.Errorf("lease of %s epoch %d: partition was never acquired: %w", l.Owner, l.Epoch, checkpoint.ErrFenced)
-	case l.Owner == "":
-		return fmt.Errorf("lease without an owner: %w", checkpoint.ErrFenced)
-	case cp.Owner == l.Owner && cp.Epoch == l.Epoch:
-		return nil
-	case cp.Owner == "":
-		return fmt.Errorf("lease of %s epoch %d: partition is free at epoch %d: %w", l.Owner, l.Epoch, cp.Epoch, checkpoint.ErrFenced)
-	default:
-		return fmt.Errorf("lease of %s epoch %d: held by %s at epoch %d: %w", l.Owner, l.Epoch, cp.Owner, cp.Epoch, checkpoint.ErrFenced)
-	}
-}
-
-// clone returns cp with its own copies of Gaps and LastVerification.
-func clone(cp checkpoint.Checkpoint) checkpoint.Checkpoint {
-	cp.Gaps = slices.Clone(cp.Gaps)
-	if cp.LastVerification != nil {
-		v := *cp.LastVerification
-		cp.LastVerification = &v
-	}
-	return cp
 }
