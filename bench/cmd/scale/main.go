@@ -26,27 +26,19 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log"
-	"maps"
-	"net"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
@@ -503,216 +495,4 @@ func dispatchOnce(ctx context.Context, path string) error {
 	}
 	fmt.Printf("shards %d invoked %d\n", sum.Shards, invoked.n.Load())
 	return nil
-}
-
-// countInvoker counts the shards a dispatch would invoke.
-type countInvoker struct{ n atomic.Int64 }
-
-func (c *countInvoker) Invoke(context.Context, []byte) error {
-	c.n.Add(1)
-	return nil
-}
-
-// keyCounter counts the requests a kfake cluster receives per API key.
-type keyCounter struct {
-	mu sync.Mutex
-	n  map[int16]int
-}
-
-func countKeys(c *kfake.Cluster) *keyCounter {
-	k := &keyCounter{n: map[int16]int{}}
-	for key := int16(0); key <= kmsg.MaxKey; key++ {
-		c.ControlKey(key, func(kmsg.Request) (kmsg.Response, error, bool) {
-			c.KeepControl()
-			k.mu.Lock()
-			k.n[key]++
-			k.mu.Unlock()
-			return nil, nil, false // observe only
-		})
-	}
-	return k
-}
-
-func (k *keyCounter) reset() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	clear(k.n)
-}
-
-func (k *keyCounter) snapshot() map[string]int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	out := map[string]int{}
-	for key, n := range k.n {
-		out[kmsg.NameForKey(key)] = n
-	}
-	return out
-}
-
-// countingProxy forwards to dynalite and counts requests per operation (the
-// X-Amz-Target header names it).
-type countingProxy struct {
-	url   string
-	mu    sync.Mutex
-	n     map[string]int
-	items int // items returned by reads
-}
-
-func newCountingProxy(endpoint string) (*countingProxy, error) {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	p := &countingProxy{url: "http://" + ln.Addr().String(), n: map[string]int{}}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.ModifyResponse = func(res *http.Response) error {
-		switch op(res.Request) {
-		case "Query", "Scan", "GetItem", "BatchGetItem":
-		default:
-			return nil
-		}
-		body, err := io.ReadAll(res.Body)
-		_ = res.Body.Close()
-		res.Body = io.NopCloser(bytes.NewReader(body))
-		if err != nil {
-			return err
-		}
-		var read struct {
-			Count     int
-			Item      map[string]any
-			Responses map[string][]any
-		}
-		if json.Unmarshal(body, &read) == nil {
-			n := read.Count
-			if read.Item != nil {
-				n++
-			}
-			for _, items := range read.Responses {
-				n += len(items)
-			}
-			p.mu.Lock()
-			p.items += n
-			p.mu.Unlock()
-		}
-		return nil
-	}
-	go func() {
-		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			p.mu.Lock()
-			p.n[op(r)]++
-			p.mu.Unlock()
-			rp.ServeHTTP(w, r)
-		}))
-	}()
-	return p, nil
-}
-
-// op is the DynamoDB operation of r (its X-Amz-Target header names it).
-func op(r *http.Request) string {
-	op := r.Header.Get("X-Amz-Target")
-	if i := strings.LastIndexByte(op, '.'); i >= 0 {
-		op = op[i+1:]
-	}
-	return op
-}
-
-func (p *countingProxy) reset() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	clear(p.n)
-	p.items = 0
-}
-
-func (p *countingProxy) snapshot() (map[string]int, int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return maps.Clone(p.n), p.items
-}
-
-// Monthly cost assumptions (us-east-1, on-demand, stated in the table).
-const (
-	runsPerMonth   = 30 * 24 * 12 // a 5-minute schedule
-	dynamoWriteUSD = 0.625 / 1e6  // per write request unit (on-demand, 2025 price)
-	dynamoReadUSD  = 0.125 / 1e6  // per read request unit
-)
-
-// render writes the table of steps.
-func render(steps []step, label string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n### %s\n\n", strings.TrimSpace("Scale "+label))
-	b.WriteString("| partitions/topics | step | Kafka requests (source) | Kafka requests (target) | DynamoDB requests | DynamoDB items read | peak RSS MiB | goroutines | threads | wall s | block-out KiB | DynamoDB $/month at 5 min |\n")
-	b.WriteString("|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, s := range steps {
-		writes, reads := 0, 0
-		for op, n := range s.dynamo {
-			switch op {
-			case "UpdateItem", "PutItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems":
-				writes += n
-			default:
-				reads += n
-			}
-		}
-		cost := float64(runsPerMonth) * (float64(writes)*dynamoWriteUSD + float64(reads)*dynamoReadUSD)
-		name := s.name
-		if s.err != "" {
-			name += " (failed: " + firstLine(s.err) + ")"
-		}
-		goroutines := "—"
-		if s.goroutines >= 0 {
-			goroutines = fmt.Sprint(s.goroutines)
-		}
-		fmt.Fprintf(&b, "| %d/%d | %s | %s | %s | %s | %d | %d | %s | %d | %.1f | %d | %.2f |\n",
-			s.partitions, s.topics, name, counts(s.kafka["source"]), counts(s.kafka["target"]), counts(s.dynamo), s.itemsRead,
-			s.rssKB/1024, goroutines, s.threads, s.wall.Seconds(), s.outBytes/1024, cost)
-	}
-	b.WriteString("\nDynamoDB cost assumes on-demand at $0.625 per million writes and $0.125 per million reads (one request unit each; items are small), 8,640 runs a month. " +
-		"For comparison, MSK Replicator costs $0.30 per replicator-hour ($219/month) plus $0.08 per GB replicated (us-east-1, assumed); " +
-		"Lambda for the run itself is not included here. " +
-		"Goroutines are sampled (every millisecond) in the in-process children only, the dispatcher and the worker (— for the CLI); threads are the OS threads of every child, sampled every 10 ms. " +
-		"Peak RSS is the child's VmHWM, sampled every 10 ms (rusage maxrss, used before, also counts this harness's memory at the fork). " +
-		"Block-out is what the child wrote to disk (the file store's fsynced files; 0 with DynamoDB).\n")
-	return b.String()
-}
-
-func counts(m map[string]int) string {
-	if len(m) == 0 {
-		return "0"
-	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > 120 {
-		s = s[:120]
-	}
-	return s
-}
-
-// writeSection replaces (or appends) the "## Scale" section of path, from
-// its heading to the next "## " heading, keeping other sections (other
-// engineers regenerate them).
-func writeSection(path, label, table string) error {
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	begin := fmt.Sprintf("<!-- bench-scale %s begin -->", label)
-	end := fmt.Sprintf("<!-- bench-scale %s end -->", label)
-	block := begin + "\n" + table + end
-	s := string(old)
-	if i, j := strings.Index(s, begin), strings.Index(s, end); i >= 0 && j > i {
-		s = s[:i] + block + s[j+len(end):]
-	} else {
-		s += "\n" + block + "\n"
-	}
-	return os.WriteFile(path, []byte(s), 0o644)
 }
