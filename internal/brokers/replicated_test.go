@@ -1,9 +1,11 @@
 package brokers_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -59,6 +61,8 @@ func controlRun() bool { return os.Getenv("CATCHUP_IT_REPLICATED_CONTROL") == "1
 type stallRun struct {
 	idempotent bool
 	wait       string // replication_wait; "": the default (60s)
+	timeout    string // producer.timeout; "": 2s
+	settle     string // takeover_settle, also the poll of the replication wait; "": the default (1s)
 	exact      bool   // fail on duplicates too (loss and disorder always fail)
 	// inDoubt: the run must end with some partition in_doubt (the stall
 	// outlasts replication_wait), and a second run after the stall must
@@ -111,9 +115,15 @@ func TestReplicatedFollowerStall(t *testing.T) {
 	// idempotence (the first timeout is reconciled), and a replication_wait
 	// shorter than the time the high watermark stays stuck: the run ends
 	// in doubt, keeps its lease and sends nothing more; the next run, after
-	// the stall, copies the rest exactly.
+	// the stall, copies the rest exactly. The high watermark moves again
+	// when the ISR shrinks, 6 s after a follower last caught up, and sooner
+	// after the stall began if the follower already lagged (a loaded
+	// machine): so the produce timeout and the wait here are short (1 s +
+	// 0.5 s polled every 100 ms), well inside that, where 2 s + 1 s polled
+	// every 1 s once met it under load (the run ended done).
 	t.Run("both_followers_above_lag_in_doubt", func(t *testing.T) {
-		testFollowerStall(t, e, r, []int32{2, 3}, 9*time.Second, stallRun{wait: "1s", exact: true, inDoubt: true})
+		testFollowerStall(t, e, r, []int32{2, 3}, 9*time.Second,
+			stallRun{wait: "500ms", timeout: "1s", settle: "100ms", exact: true, inDoubt: true})
 	})
 }
 
@@ -140,11 +150,14 @@ func testFollowerStall(t *testing.T, e itEnv, r replicatedtest.Target, followers
 		source: plaintext("it-source", e.source.brokers),
 		target: plaintext("it-replicated", r.Brokers),
 		topic:  topic,
-		extra: "    commit_interval: 200ms\n    fetch_bytes: 4096\n    producer:\n      batch_records: 20\n      timeout: 2s\n" +
-			fmt.Sprintf("      idempotent: %t\n", run.idempotent),
+		extra: "    commit_interval: 200ms\n    fetch_bytes: 4096\n    producer:\n      batch_records: 20\n" +
+			fmt.Sprintf("      timeout: %s\n      idempotent: %t\n", cmp.Or(run.timeout, "2s"), run.idempotent),
 	}
 	if run.wait != "" {
 		s.extra += "    replication_wait: " + run.wait + "\n"
+	}
+	if run.settle != "" {
+		s.extra += "    takeover_settle: " + run.settle + "\n"
 	}
 	var logs syncBuffer
 	defer func() {
@@ -152,10 +165,15 @@ func testFollowerStall(t *testing.T, e itEnv, r replicatedtest.Target, followers
 			t.Logf("engine log:\n%s", logs.String())
 		}
 	}()
-	var copied atomic.Int64
+	var (
+		copied atomic.Int64
+		hold   sync.Mutex // held by the test while it starts the stall: the copy waits
+	)
 	pl := open(ctx, t, s, pipeline.Options{Log: captureLog(&logs), OnProgress: func(records, _ int64) {
 		copied.Add(records)
 		time.Sleep(replThrottle)
+		hold.Lock()
+		hold.Unlock() //nolint:staticcheck // SA2001: an empty critical section is the point: wait while the test holds it
 	}})
 	defer pl.Close()
 	type outcome struct {
@@ -174,10 +192,20 @@ func testFollowerStall(t *testing.T, e itEnv, r replicatedtest.Target, followers
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+	// The stall starts from followers that are in the ISR and caught up:
+	// the copy is held, with no write in flight, until they are. Kafka
+	// drops a follower from the ISR replica.lag.time.max.ms after it last
+	// caught up, not after it stopped; on a loaded machine a follower of a
+	// busy copy may not have caught up for seconds, and its stall would
+	// then shrink the ISR (and free the high watermark) within a second.
+	hold.Lock()
+	time.Sleep(time.Second)
+	r.WaitInSync(ctx, t, topic, replPartitions, 1)
 	var resumed []<-chan struct{}
 	for _, f := range followers {
 		resumed = append(resumed, r.Stall(t, f, stall))
 	}
+	hold.Unlock()
 	var o outcome
 	select {
 	case o = <-done:
