@@ -1,10 +1,17 @@
 // Command kafkactl is the benchmark harness's small Kafka admin and stopwatch:
 //
-//	kafkactl recreate -brokers B -topic T -partitions N
+//	kafkactl recreate -brokers B -topic T -partitions N [-rf R]
 //	    delete T if it exists, wait until it is gone, create it with N
-//	    partitions (replication factor 1), wait until every partition has a leader
-//	kafkactl count -brokers B -topic T
-//	    print the number of records in T (sum of end minus log start offsets)
+//	    partitions (replication factor R, default 1), wait until every partition has a leader
+//	kafkactl count -brokers B -topic T [-committed]
+//	    print the number of records in T (sum of end minus log start offsets);
+//	    with -committed, the records a read_committed consumer reads from the
+//	    start (transaction markers and aborted records left out), read until
+//	    no more arrive for 2 s
+//	kafkactl seed -brokers B -topic T -want N [-value BYTES]
+//	    append N records with keys ("key-<n>") and two headers (trace-id,
+//	    origin) and values of BYTES (default 1024) random letters, spread
+//	    round-robin over T's partitions, acks all (franz-go, its defaults)
 //	kafkactl produce -brokers B -topic T
 //	    append one record (1 KiB value) to partition 0 of T, acks all
 //	kafkactl wait -brokers B -topic T -want N [-pid PID] [-since MS] [-timeout D] [-stall D]
@@ -19,18 +26,23 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	cfg "github.com/kafka-catchup/catchup/internal/config"
@@ -55,6 +67,9 @@ func mainErr() int {
 	since := fs.Int64("since", 0, "start of the measurement, Unix ms (wait; default now)")
 	timeout := fs.Duration("timeout", 2*time.Hour, "give up after this long")
 	stall := fs.Duration("stall", 2*time.Minute, "wait: give up when the count has not grown for this long")
+	rf := fs.Int("rf", 1, "replication factor (recreate)")
+	committed := fs.Bool("committed", false, "count: read the records under read_committed")
+	value := fs.Int("value", 1024, "value bytes (seed)")
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		return 2
 	}
@@ -66,12 +81,19 @@ func mainErr() int {
 	var err error
 	switch os.Args[1] {
 	case "recreate":
-		err = recreate(ctx, *brokers, *topic, *partitions)
+		err = recreate(ctx, *brokers, *topic, *partitions, *rf)
 	case "count":
 		var n int64
-		if n, err = count(ctx, *brokers, *topic); err == nil {
+		if *committed {
+			n, err = countCommitted(ctx, *brokers, *topic)
+		} else {
+			n, err = count(ctx, *brokers, *topic)
+		}
+		if err == nil {
 			fmt.Println(n)
 		}
+	case "seed":
+		err = seed(ctx, *brokers, *topic, *want, *value)
 	case "produce":
 		err = produceOne(ctx, *brokers, *topic)
 	case "wait":
@@ -94,12 +116,12 @@ func mainErr() int {
 }
 
 func usage() int {
-	fmt.Fprintln(os.Stderr, "usage: kafkactl recreate|count|produce|wait -brokers B -topic T [-partitions N] [-want N -pid PID -since MS]")
+	fmt.Fprintln(os.Stderr, "usage: kafkactl recreate|count|seed|produce|wait -brokers B -topic T [-partitions N -rf R] [-committed] [-want N -value BYTES] [-want N -pid PID -since MS]")
 	return 2
 }
 
-func recreate(ctx context.Context, brokers, topic string, partitions int) error {
-	cl := &kafka.Client{Addr: kafka.TCP(brokers), Timeout: 30 * time.Second}
+func recreate(ctx context.Context, brokers, topic string, partitions, rf int) error {
+	cl := &kafka.Client{Addr: kafka.TCP(strings.Split(brokers, ",")[0]), Timeout: 30 * time.Second}
 	exists, err := topicPartitions(ctx, cl, topic)
 	if err != nil {
 		return err
@@ -130,7 +152,7 @@ func recreate(ctx context.Context, brokers, topic string, partitions int) error 
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		resp, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
-			Topic: topic, NumPartitions: partitions, ReplicationFactor: 1,
+			Topic: topic, NumPartitions: partitions, ReplicationFactor: rf,
 		}}})
 		if err == nil {
 			err = resp.Errors[topic]
@@ -215,7 +237,7 @@ type counter struct {
 }
 
 func newCounter(ctx context.Context, brokers, topic string) (*counter, error) {
-	src, err := kafkago.NewSource(cfg.Cluster{Name: "bench", Brokers: []string{brokers}}, "read_uncommitted", nil)
+	src, err := kafkago.NewSource(cfg.Cluster{Name: "bench", Brokers: strings.Split(brokers, ",")}, "read_uncommitted", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +347,7 @@ func wait(ctx context.Context, brokers, topic string, want int64, pid int, start
 }
 
 func produceOne(ctx context.Context, brokers, topic string) error {
-	tgt, err := kafkago.NewTarget(cfg.Cluster{Name: "bench", Brokers: []string{brokers}}, cfg.Producer{Acks: "all"}, nil)
+	tgt, err := kafkago.NewTarget(cfg.Cluster{Name: "bench", Brokers: strings.Split(brokers, ",")}, cfg.Producer{Acks: "all"}, nil)
 	if err != nil {
 		return err
 	}
@@ -340,4 +362,86 @@ func produceOne(ctx context.Context, brokers, topic string) error {
 		err = errors.New("the record was not acknowledged")
 	}
 	return err
+}
+
+// countCommitted reads topic from the start under read_committed and
+// returns the records read once none arrived for 2 s.
+func countCommitted(ctx context.Context, brokers, topic string) (int64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchMaxWait(500*time.Millisecond))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	var n int64
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		got := 0
+		fs.EachRecord(func(*kgo.Record) { got++ })
+		var ferr error
+		fs.EachError(func(t string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				ferr = fmt.Errorf("fetch %s/%d: %w", t, p, err)
+			}
+		})
+		if ferr != nil {
+			return n, ferr
+		}
+		if got == 0 {
+			return n, nil
+		}
+		n += int64(got)
+	}
+}
+
+// seed appends n keyed records with headers to topic, round-robin over its
+// partitions.
+func seed(ctx context.Context, brokers, topic string, n int64, size int) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.MaxBufferedRecords(100000))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	letters := make([]byte, size+4096)
+	for i := range letters {
+		letters[i] = 'A' + byte(rand.IntN(26))
+	}
+	var (
+		mu   sync.Mutex
+		perr error
+	)
+	done := func(_ *kgo.Record, err error) {
+		if err != nil {
+			mu.Lock()
+			perr = cmp.Or(perr, err)
+			mu.Unlock()
+		}
+	}
+	for i := range n {
+		off := rand.IntN(4096)
+		cl.Produce(ctx, &kgo.Record{
+			Key:   fmt.Appendf(nil, "key-%012d", i),
+			Value: letters[off : off+size],
+			Headers: []kgo.RecordHeader{
+				{Key: "trace-id", Value: fmt.Appendf(nil, "%016x", rand.Uint64())},
+				{Key: "origin", Value: []byte("bench")},
+			},
+		}, done)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if perr != nil {
+		return fmt.Errorf("seed %s: %w", topic, perr)
+	}
+	return nil
 }
