@@ -854,7 +854,7 @@ put "$META" load_end "$(load1)"
 put "$META" failed "${FAILED[*]}"
 if [[ -n "$BENCH_REPORT" ]]; then
 	mkdir -p "$(dirname "$BENCH_REPORT")"
-	"$BIN/report" -in "$OUT" -o "$BENCH_REPORT"
+	"$BIN/report" -in "$OUT" -scale "$REPO/docs/scale.md" -o "$BENCH_REPORT"
 	log "wrote $BENCH_REPORT"
 fi
 if ((${#FAILED[@]})); then

@@ -33,12 +33,16 @@ import (
 func main() {
 	in := flag.String("in", "", "results folder of bench/run.sh (required)")
 	out := flag.String("o", "", "report file (default stdout)")
+	scale := flag.String("scale", "", "docs/scale.md, whose tables (make bench-scale) the report summarises")
 	flag.Parse()
 	if *in == "" || flag.NArg() != 0 {
 		fmt.Fprintln(os.Stderr, "usage: report -in DIR [-o FILE]")
 		os.Exit(2)
 	}
 	r, err := load(*in)
+	if err == nil {
+		r.scalePath = *scale
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "report:", err)
 		os.Exit(1)
@@ -96,9 +100,10 @@ type step struct {
 }
 
 type results struct {
-	dir   string
-	meta  map[string]string
-	steps []*step
+	dir       string
+	scalePath string // docs/scale.md; "" leaves its summary out
+	meta      map[string]string
+	steps     []*step
 }
 
 func load(dir string) (*results, error) {
@@ -521,7 +526,7 @@ func (r *results) write(w *bufio.Writer) {
 		m["started"], cmp.Or(m["finished"], "(unfinished)"))
 	fmt.Fprintf(w, "catchup drains a backlog from one real Apache Kafka broker to another, next to what else could do it, ")
 	fmt.Fprintf(w, "one tool after the other on the same data, each into a freshly deleted and recreated target topic of %s partitions. ", m["partitions"])
-	fmt.Fprintf(w, "MB are 10^6 bytes of record values (keys are null, no headers), as written by Kafka's ProducerPerformance; ")
+	fmt.Fprintf(w, "MB are 10^6 bytes of record values (keys are null, no headers, except in the keyed shape: keys of 16 bytes and two headers, written by `kafkactl seed`), as written by Kafka's ProducerPerformance; ")
 	fmt.Fprintf(w, "records/s and MB/s are the backlog divided by the wall time from the start of the process to the end of the copy ")
 	fmt.Fprintf(w, "(for the MirrorMakers, which never stop, until the target's end offsets reached the backlog, polled every 100 ms); ")
 	fmt.Fprintf(w, "CPU-s are user+sys of the replicator process (from /usr/bin/time, or /proc/PID/stat when the target was full), ")
@@ -529,7 +534,7 @@ func (r *results) write(w *bufio.Writer) {
 	fmt.Fprintf(w, "Before the measurements of each record shape, a warm-up (not reported) reads the backlog and writes it to the target once, ")
 	fmt.Fprintf(w, "so that the brokers' JIT-compiled fetch and produce paths are warm for everyone. ")
 	if n := m["repeat"]; n != "" && n != "1" {
-		fmt.Fprintf(w, "The ceiling steps and `catchup run` (file store) ran %s times each, interleaved round by round so that a drift in the machine's load hits them alike; ", n)
+		fmt.Fprintf(w, "The ceiling steps, `catchup run` (file store) and every peer (franzcopy, the MirrorMakers, kcat) ran %s times each, interleaved round by round so that a drift in the machine's load hits them alike; ", n)
 		fmt.Fprintf(w, "their rows show the median run (by records/s; of an even number, the slower middle one), with the range in the runs column, and the ratios use the medians. ")
 		fmt.Fprintf(w, "Every other figure is one run on a machine shared with other jobs: expect ±20%% from one run to the next (the load is in the last column).\n\n")
 	} else {
@@ -553,6 +558,8 @@ func (r *results) write(w *bufio.Writer) {
 	r.writeTargets(w)
 	r.writeWindow(w)
 	r.writeProfile(w)
+	r.writeScale(w)
+	r.writeCost(w)
 	r.writeTimeline(w)
 	r.writeCommands(w)
 }
@@ -571,13 +578,17 @@ func (r *results) writeMachine(w *bufio.Writer) {
 		row("baseline", fmt.Sprintf("commit %s (%s), BENCH_BASELINE", m["baseline_commit"], m["baseline_subject"]))
 	}
 	row("brokers", fmt.Sprintf("Apache Kafka %s, single-node KRaft (test/kafka/start.sh), %s, loopback", m["kafka_version"], m["broker_heap"]))
+	if m["dst_rf3"] != "" {
+		row("3-broker target (rf3 rows)", fmt.Sprintf("Apache Kafka %s: a KRaft controller and three brokers (test/kafka/start.sh as test/kafka/cluster.sh starts the replicated target; brokers at %s), "+
+			"topics of replication factor 3, min.insync.replicas=2, unclean leader election off; every copier at acks=all. 5 broker JVMs and a controller on %s cores", m["kafka_version"], m["broker_heap"], m["cores"]))
+	}
 	row("Java", m["java"])
 	row("MirrorMaker 2", fmt.Sprintf("org.apache.kafka:connect-mirror %s (the newest on Maven Central; bench/pom.xml), %s %s", m["mm2_version"], m["heap_mm2"], m["jvm_perf"]))
 	row("MirrorMaker 1", fmt.Sprintf("kafka.tools.MirrorMaker of Kafka %s, %s", m["mm1_version"], m["heap_mm1"]))
 	row("Kafka perf tools", fmt.Sprintf("Kafka %s, %s", m["kafka_version"], m["heap_perf"]))
 	row("kcat", cmp.Or(m["kcat"], "–"))
-	row("settings", fmt.Sprintf("BENCH_GB=%s BENCH_SMALL_GB=%s BENCH_SCALES=%q BENCH_REPEAT=%s BENCH_BASELINE=%q",
-		m["bench_gb"], m["bench_small_gb"], m["bench_scales"], cmp.Or(m["repeat"], "1"), m["baseline"]))
+	row("settings", fmt.Sprintf("BENCH_GB=%s BENCH_SMALL_GB=%s BENCH_SCALES=%q BENCH_REPEAT=%s BENCH_BASELINE=%q BENCH_SHAPES=%q BENCH_TOPOLOGIES=%q BENCH_QUICK=%s",
+		m["bench_gb"], m["bench_small_gb"], m["bench_scales"], cmp.Or(m["repeat"], "1"), m["baseline"], m["shapes"], m["topologies"], cmp.Or(m["quick"], "0")))
 	row("whole run", fmt.Sprintf("%s s (build and fetch %s s, brokers up %s s)", m["total_s"], m["build_fetch_s"], m["brokers_up_s"]))
 	fmt.Fprintln(w)
 }
@@ -1315,4 +1326,118 @@ func (r *results) writeCommands(w *bufio.Writer) {
 	fmt.Fprintf(w, "\n## Scale: 100 to 10,000 partitions\n\n")
 	fmt.Fprintf(w, "See [scale.md](scale.md): `make bench-scale` writes its tables there (Kafka requests per API key, ")
 	fmt.Fprintf(w, "DynamoDB requests and items read, peak RSS, goroutines, bytes written, at 100 to 10,000 partitions).\n")
+}
+
+// scaleRow is one row of a docs/scale.md table, with the heading it is under.
+type scaleRow struct {
+	heading string
+	cells   []string
+}
+
+// scaleRows reads the tables of docs/scale.md (make bench-scale) and returns,
+// for each size and step, the row of the newest table that has it: the
+// sections are in the order they were measured, oldest first, and those
+// under a "History" or "Before" heading are not the current code's.
+func scaleRows(path string) (map[string]scaleRow, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	rows := map[string]scaleRow{}
+	heading, skip := "", false
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if strings.HasPrefix(line, "#") {
+			heading = strings.TrimSpace(strings.TrimLeft(line, "#"))
+			skip = strings.HasPrefix(heading, "History") || strings.HasPrefix(heading, "Before")
+			continue
+		}
+		if skip || !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) != 12 || !strings.Contains(cells[0], "/") || strings.HasPrefix(cells[0], "partitions") {
+			continue
+		}
+		rows[cells[0]+" "+cells[1]] = scaleRow{heading, cells}
+	}
+	return rows, nil
+}
+
+func (r *results) writeScale(w *bufio.Writer) {
+	if r.scalePath == "" {
+		return
+	}
+	rows, err := scaleRows(r.scalePath)
+	if err != nil || len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "## Scale: 100 to 10,000 partitions (from docs/scale.md)\n\n")
+	fmt.Fprintf(w, "`make bench-scale` (not run by `make bench`: in-process kfake clusters of 3 brokers each and dynalite, the real binary; see [scale.md](scale.md) for every step and the history). ")
+	fmt.Fprintf(w, "The newest measurement of each size and step, as that file has it; DynamoDB $/month at a 5-minute schedule with the prices stated there.\n\n")
+	fmt.Fprintf(w, "| partitions/topics | step | Kafka requests (source) | Kafka requests (target) | DynamoDB requests | peak RSS MiB | DynamoDB $/month at 5 min | from the table |\n|---|---|---|---|---|--:|--:|---|\n")
+	var keys []string
+	for k := range rows {
+		keys = append(keys, k)
+	}
+	size := func(k string) int { n, _ := strconv.Atoi(strings.SplitN(k, "/", 2)[0]); return n }
+	steps := []string{"run (first)", "run (idle)", "run (1% active)", "run (all active)", "worker (64-partition shard, active)"}
+	order := func(k string) int {
+		for i, st := range steps {
+			if strings.HasSuffix(k, " "+st) {
+				return i
+			}
+		}
+		return len(steps)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(size(a), size(b)), cmp.Compare(a, b)) })
+	for _, k := range keys {
+		if order(k) == len(steps) || !strings.HasSuffix(strings.SplitN(k, " ", 2)[0], "/100") && !strings.HasPrefix(k, "100/10 ") {
+			continue
+		}
+		c := rows[k].cells
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c[0], c[1], c[2], c[3], c[4], c[6], c[11], rows[k].heading)
+	}
+	fmt.Fprintln(w)
+}
+
+// Prices, stated as assumptions (us-east-1, on-demand, USD). The MSK
+// Replicator and DynamoDB figures are docs/scale.md's (issue 13, read from
+// the AWS price pages in 2026-11); the others were taken from the AWS price
+// pages as last known on 2026-12-02 and not re-checked from the bench
+// machine, which has no web access. Check them before quoting.
+const (
+	priceMSKReplicatorHour = 0.30         // per replicator-hour (aws.amazon.com/msk/pricing)
+	priceMSKReplicatorGB   = 0.08         // per GB replicated
+	priceMSKConnectMCUHour = 0.11         // MSK Connect, per MCU-hour (1 vCPU, 4 GiB)
+	priceEC2M5LargeHour    = 0.096        // m5.large, 2 vCPU, 8 GiB (aws.amazon.com/ec2/pricing/on-demand)
+	priceLambdaGBSecond    = 0.0000166667 // x86 (aws.amazon.com/lambda/pricing)
+	lambdaGBPerVCPU        = 1.769        // Lambda gives one vCPU at 1,769 MB
+	hoursPerMonth          = 730.0
+)
+
+// writeCost compares a month of copying with the prices above, catchup's
+// compute from this run's MB per CPU-s (1 KiB, single-broker target).
+func (r *results) writeCost(w *bufio.Writer) {
+	c := r.okStep("1k", "catchup")
+	fmt.Fprintf(w, "## Cost per month: catchup, MSK Replicator, an always-on MirrorMaker 2\n\n")
+	fmt.Fprintf(w, "Assumed prices (us-east-1, on-demand, USD; **assumptions, check before quoting**): MSK Replicator $%.2f per replicator-hour and $%.2f per GB replicated, ", priceMSKReplicatorHour, priceMSKReplicatorGB)
+	fmt.Fprintf(w, "DynamoDB $0.625 per million write units (as docs/scale.md states them, from the AWS price pages read in 2026-11); ")
+	fmt.Fprintf(w, "MSK Connect $%.2f per MCU-hour, EC2 m5.large $%.3f per hour, Lambda $%.10f per GB-s with one vCPU at %.0f MB (AWS price pages as last known on 2026-12-02, not re-checked from this machine). ", priceMSKConnectMCUHour, priceEC2M5LargeHour, priceLambdaGBSecond, lambdaGBPerVCPU*1000)
+	fmt.Fprintf(w, "Data transfer between AZs or regions is the same for every option and left out, as are the Kafka clusters themselves. A month is %.0f hours; the volume 3 TB a month (100 GB a day).\n\n", hoursPerMonth)
+	const gb = 3000.0
+	fmt.Fprintf(w, "| option | fixed $/month | $ for 3 TB | total $/month | what it assumes |\n|---|--:|--:|--:|---|\n")
+	fmt.Fprintf(w, "| MSK Replicator | %.0f | %.0f | %.0f | one replicator, running all the time |\n", priceMSKReplicatorHour*hoursPerMonth, priceMSKReplicatorGB*gb, priceMSKReplicatorHour*hoursPerMonth+priceMSKReplicatorGB*gb)
+	fmt.Fprintf(w, "| MirrorMaker 2 on MSK Connect | %.0f | 0 | %.0f | 2 MCU always on (MSK Connect's smallest autoscaled worker is 1 MCU; 2 for a second worker) |\n", 2*priceMSKConnectMCUHour*hoursPerMonth, 2*priceMSKConnectMCUHour*hoursPerMonth)
+	fmt.Fprintf(w, "| MirrorMaker 2 on EC2 | %.0f | 0 | %.0f | one m5.large always on (no standby), operated by you |\n", priceEC2M5LargeHour*hoursPerMonth, priceEC2M5LargeHour*hoursPerMonth)
+	if c != nil && !math.IsNaN(c.mbPerCPU()) {
+		cpuS := gb * 1000 / c.mbPerCPU()
+		lambda := cpuS * lambdaGBPerVCPU * priceLambdaGBSecond
+		fmt.Fprintf(w, "| catchup on Lambda every 5 min, 1,000 partitions, DynamoDB store | 10.80 | %.2f | %.0f | compute: 3 TB at this run's %s MB per CPU-s (1 KiB) = %s CPU-s on a 1-vCPU Lambda; DynamoDB: the 1,000/100 all-active row of the scale table (2 writes per active partition per run) |\n",
+			lambda, 10.80+lambda, f0(c.mbPerCPU()), thousands(cpuS))
+		fmt.Fprintf(w, "| catchup on EC2, nightly window | %.0f | 0 | %.0f | the same m5.large for 2 h a day, or any host that already runs |\n\n", priceEC2M5LargeHour*60, priceEC2M5LargeHour*60)
+	} else {
+		fmt.Fprintf(w, "\n")
+	}
+	fmt.Fprintf(w, "catchup's cost follows the data it copies and the partitions it checkpoints, not the hours: an idle month costs its DynamoDB reads (0.00 in the scale table at 5 min). ")
+	fmt.Fprintf(w, "MSK Replicator and MirrorMaker 2 run all the time and copy continuously; catchup copies in windows (or `run --every`), so the comparison holds where a lag of a window is acceptable.\n\n")
 }
