@@ -29,6 +29,8 @@
 #   mm1        MirrorMaker 1 (kafka.tools.MirrorMaker of Kafka 3.9), no-loss settings
 #   kcat       kcat -C | kcat -P, the naive baseline
 #   profile    the catchup copy again, in bench/cmd/profile with the Go CPU profiler
+#   latency    (once) produce to visibility at a steady 1 MB/s, p50/p99:
+#              `catchup run --every 1s` and MirrorMaker 2 tuned, running continuously
 #   window     (once, not per shape) a 1-record window, 5 times, file store
 # for four record shapes, 8 partitions each: 1 KiB values ("1k"), 100-byte
 # values ("100b"), 1 KiB values in zstd batches copied to a zstd target
@@ -69,13 +71,14 @@
 #   BENCH_QUICK=1      a reviewer's run (under 10 minutes on an idle machine):
 #                      BENCH_GB=0.05 BENCH_SMALL_GB=0.05 BENCH_SCALES="" BENCH_REPEAT=1,
 #                      shapes "1k 100b", tools "ceiling catchup franzcopy mm2
-#                      mm2-tuned mm2-eos mm1 kcat"; explicit settings win
+#                      mm2-tuned mm2-eos mm1 kcat latency", 20 s of latency; explicit settings win
 #   BENCH_GB           1 KiB backlog, in units of 1e6 records (1.024 GB of values) [1]
 #   BENCH_SMALL_GB     100-byte backlog, in units of 1e7 records (1 GB of values) [0.5]
 #   BENCH_SCALES       multiples of the 1 KiB backlog for the memory check ["4"; "" skips]
 #   BENCH_SHAPES       ["1k 100b 1k-zstd 1k-keyed"]
 #   BENCH_TOPOLOGIES   ["single rf3"]
-#   BENCH_TOOLS        ["ceiling perf catchup catchup-dynamodb franzcopy mm2 mm2-tuned mm2-eos mm1 kcat profile window"]
+#   BENCH_TOOLS        ["ceiling perf catchup catchup-dynamodb franzcopy mm2 mm2-tuned mm2-eos mm1 kcat profile latency window"]
+#   BENCH_LATENCY_S    seconds of steady 1 MB/s for the latency steps [60; quick 20]
 #   BENCH_PARTITIONS   [8]
 #   BENCH_REPEAT       runs of each ceiling step, of catchup (file store) and of each peer [3]
 #   BENCH_BASELINE     git revision to compare with, side by side ["": none]
@@ -124,14 +127,15 @@ if [[ "$BENCH_QUICK" == 1 ]]; then
 	BENCH_SCALES="${BENCH_SCALES-}"
 	BENCH_REPEAT="${BENCH_REPEAT:-1}"
 	BENCH_SHAPES="${BENCH_SHAPES:-1k 100b}"
-	BENCH_TOOLS="${BENCH_TOOLS:-ceiling catchup franzcopy mm2 mm2-tuned mm2-eos mm1 kcat}"
+	BENCH_TOOLS="${BENCH_TOOLS:-ceiling catchup franzcopy mm2 mm2-tuned mm2-eos mm1 kcat latency}"
+	BENCH_LATENCY_S="${BENCH_LATENCY_S:-20}"
 fi
 BENCH_GB="${BENCH_GB:-1}"
 BENCH_SMALL_GB="${BENCH_SMALL_GB:-0.5}"
 BENCH_SCALES="${BENCH_SCALES-4}"
 BENCH_SHAPES="${BENCH_SHAPES:-1k 100b 1k-zstd 1k-keyed}"
 BENCH_TOPOLOGIES="${BENCH_TOPOLOGIES:-single rf3}"
-BENCH_TOOLS="${BENCH_TOOLS:-ceiling perf catchup catchup-dynamodb franzcopy mm2 mm2-tuned mm2-eos mm1 kcat profile window}"
+BENCH_TOOLS="${BENCH_TOOLS:-ceiling perf catchup catchup-dynamodb franzcopy mm2 mm2-tuned mm2-eos mm1 kcat profile latency window}"
 BENCH_PARTITIONS="${BENCH_PARTITIONS:-8}"
 BENCH_REPEAT="${BENCH_REPEAT:-3}"
 BENCH_BASELINE="${BENCH_BASELINE:-}"
@@ -142,6 +146,7 @@ BENCH_MM1_VERSION="${BENCH_MM1_VERSION:-3.9.2}"
 BENCH_MM2_VERSION="${BENCH_MM2_VERSION:-4.3.1}"
 BENCH_BROKER_HEAP="${BENCH_BROKER_HEAP:--Xms1g -Xmx1g}"
 BENCH_TIMEOUT="${BENCH_TIMEOUT:-3600}"
+BENCH_LATENCY_S="${BENCH_LATENCY_S:-60}"
 
 # The JVM options of Kafka's bin/kafka-run-class.sh, and the heaps its
 # wrapper scripts set, so that the Java tools run as users run them.
@@ -315,7 +320,7 @@ fi
 KAFKA_LIBS="$("$REPO/test/kafka/fetch.sh" "$BENCH_KAFKA_VERSION")"
 MM1_LIBS="" MM2_LIBS=""
 if has_tool mm1; then MM1_LIBS="$("$REPO/test/kafka/fetch.sh" "$BENCH_MM1_VERSION")"; fi
-if has_tool mm2 || has_tool mm2-tuned || has_tool mm2-eos; then MM2_LIBS="$(BENCH_MM2_VERSION="$BENCH_MM2_VERSION" "$HERE/fetch-mirror.sh")"; fi
+if has_tool mm2 || has_tool mm2-tuned || has_tool mm2-eos || has_tool latency; then MM2_LIBS="$(BENCH_MM2_VERSION="$BENCH_MM2_VERSION" "$HERE/fetch-mirror.sh")"; fi
 put "$META" build_fetch_s "$((($(now_ms) - t) / 1000))"
 
 # jcmd HEAP LIBS LOGFILE LEVEL: sets JCMD, a java command line up to the main class.
@@ -750,6 +755,40 @@ step_window() {
 	check_target
 }
 
+# Latency of a continuous copy at a steady 1 MB/s (1,000 records of 1 KiB a
+# second), single-broker target: `catchup run --every 1s` (file store) or
+# MirrorMaker 2 tuned, started first and primed (a short probe repeated until
+# its records arrive), then `kafkactl latency` produces for
+# BENCH_LATENCY_S seconds and reads the target: produce time to visibility.
+step_latency() { # step_latency catchup|mm2
+	local pid i
+	"$BIN/kafkactl" recreate -brokers "$SRC" -topic "$TOPIC" -partitions "$BENCH_PARTITIONS"
+	fresh_target
+	if [[ "$1" == catchup ]]; then
+		catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
+		cmdline "$STEP/cmd.txt" "$BIN/catchup" run -c "$STEP/catchup.yaml" --every 1s
+		launch "$STEP/copier.out" "$STEP/copier.err" "$BIN/catchup" run -c "$STEP/catchup.yaml" --every 1s
+	else
+		render "$HERE/templates/mm2.properties" "$STEP/mm2.properties" S=srclat T=dstlat SRC="$SRC" DST="$DST" \
+			TOPIC="$TOPIC" TASKS="$BENCH_PARTITIONS" RF="$RF" COMPRESSION=none
+		render "$HERE/templates/mm2-tuned.properties" "$STEP/mm2-tuned.properties" S=srclat T=dstlat COMPRESSION=none
+		cat "$STEP/mm2-tuned.properties" >>"$STEP/mm2.properties"
+		jcmd "${HEAP_MM2[*]}" "$MM2_LIBS" "$STEP/mm2.log" INFO
+		cmdline "$STEP/cmd.txt" "${JCMD[@]}" org.apache.kafka.connect.mirror.MirrorMaker "$STEP/mm2.properties"
+		launch "$STEP/copier.out" "$STEP/copier.err" "${JCMD[@]}" org.apache.kafka.connect.mirror.MirrorMaker "$STEP/mm2.properties"
+	fi
+	pid="$LAUNCHED"
+	for ((i = 0; ; i++)); do
+		"$BIN/kafkactl" latency -brokers "$SRC" -target "$DST" -topic "$TOPIC" -for 2s -warmup 0s >>"$STEP/prime.out" 2>>"$STEP/prime.err" && break
+		((i < 10)) || die "the copier did not start copying (see $STEP/prime.err)"
+	done
+	put "$STEP/step.env" primed_s "$((i + 1))"
+	cmdline "$STEP/cmd.txt" "$BIN/kafkactl" latency -brokers "$SRC" -target "$DST" -topic "$TOPIC" -rate 1000 -value 1024 -for "${BENCH_LATENCY_S}s" -warmup 5s
+	timed latency "$BIN/kafkactl" latency -brokers "$SRC" -target "$DST" -topic "$TOPIC" -rate 1000 -value 1024 -for "${BENCH_LATENCY_S}s" -warmup 5s
+	put "$STEP/step.env" copier_cpu_s "$(proc_cpu "$pid")"
+	stop_group "$pid"
+}
+
 # run_ab TOOL FUNCTION ARGS...: run_step TOOL with this commit's binaries
 # and, with a baseline, TOOL-baseline with the baseline's. The baseline goes
 # second in odd rounds and first in even ones, so that neither always runs
@@ -842,6 +881,12 @@ for SHAPE in $BENCH_SHAPES; do
 		done
 	fi
 done
+if has_tool latency; then
+	SHAPE=latency TOPIC=bench-latency VALUE=1024 RECORDS=0 COMPRESSION=none KEYED=0
+	use_topology single
+	run_step latency latency-catchup step_latency catchup
+	run_step latency latency-mm2-tuned step_latency mm2
+fi
 if has_tool window; then
 	SHAPE=window TOPIC=bench-window VALUE=1024 RECORDS=1 COMPRESSION=none KEYED=0
 	use_topology single

@@ -12,6 +12,16 @@
 //	    append N records with keys ("key-<n>") and two headers (trace-id,
 //	    origin) and values of BYTES (default 1024) random letters, spread
 //	    round-robin over T's partitions, acks all (franz-go, its defaults)
+//	kafkactl latency -brokers SRC -target DST -topic T [-rate R] [-value BYTES] [-for D] [-warmup D]
+//	    produce R records a second (default 1000) of BYTES (default 1024) to
+//	    T on SRC for D (default 60s), round-robin over its partitions, and
+//	    read T on DST (the records of earlier calls left out by their
+//	    timestamps; the copy keeps them): each record's latency is
+//	    the time it was read minus its timestamp (the produce time, which
+//	    the copier keeps). Prints JSON: records produced and seen, and the
+//	    p50, p99 and max latency in ms of the records produced after the
+//	    -warmup (default 10s). Fails if a record was not seen 30 s after
+//	    the end.
 //	kafkactl produce -brokers B -topic T
 //	    append one record (1 KiB value) to partition 0 of T, acks all
 //	kafkactl wait -brokers B -topic T -want N [-pid PID] [-since MS] [-timeout D] [-stall D]
@@ -35,6 +45,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,7 +80,11 @@ func mainErr() int {
 	stall := fs.Duration("stall", 2*time.Minute, "wait: give up when the count has not grown for this long")
 	rf := fs.Int("rf", 1, "replication factor (recreate)")
 	committed := fs.Bool("committed", false, "count: read the records under read_committed")
-	value := fs.Int("value", 1024, "value bytes (seed)")
+	value := fs.Int("value", 1024, "value bytes (seed, latency)")
+	target := fs.String("target", "", "target brokers (latency)")
+	rate := fs.Int("rate", 1000, "records a second (latency)")
+	dur := fs.Duration("for", time.Minute, "how long to produce (latency)")
+	warm := fs.Duration("warmup", 10*time.Second, "left out of the percentiles (latency)")
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		return 2
 	}
@@ -94,6 +109,11 @@ func mainErr() int {
 		}
 	case "seed":
 		err = seed(ctx, *brokers, *topic, *want, *value)
+	case "latency":
+		var r *latencyResult
+		if r, err = latency(ctx, *brokers, *target, *topic, *rate, *value, *dur, *warm); err == nil {
+			err = json.NewEncoder(os.Stdout).Encode(r)
+		}
 	case "produce":
 		err = produceOne(ctx, *brokers, *topic)
 	case "wait":
@@ -444,4 +464,120 @@ func seed(ctx context.Context, brokers, topic string, n int64, size int) error {
 		return fmt.Errorf("seed %s: %w", topic, perr)
 	}
 	return nil
+}
+
+type latencyResult struct {
+	Produced int64   `json:"produced"`
+	Seen     int64   `json:"seen"`
+	Measured int     `json:"measured"` // after the warm-up
+	P50MS    float64 `json:"p50_ms"`
+	P99MS    float64 `json:"p99_ms"`
+	MaxMS    float64 `json:"max_ms"`
+}
+
+func latency(ctx context.Context, src, dst, topic string, rate, size int, d, warm time.Duration) (*latencyResult, error) {
+	if dst == "" || rate <= 0 {
+		return nil, errors.New("latency: -target and a positive -rate are required")
+	}
+	prod, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(src, ",")...), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerLinger(0))
+	if err != nil {
+		return nil, err
+	}
+	defer prod.Close()
+	cons, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(dst, ",")...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(50*time.Millisecond))
+	if err != nil {
+		return nil, err
+	}
+	defer cons.Close()
+	value := make([]byte, size)
+	for i := range value {
+		value[i] = 'A' + byte(i%26)
+	}
+	start := time.Now()
+	measureFrom := start.Add(warm)
+	var (
+		mu        sync.Mutex
+		lat       []float64
+		seen      int64
+		produced  int64
+		perr      error
+		lastStart time.Time // records produced after this need not be seen
+	)
+	done := make(chan struct{})
+	go func() { // the consumer
+		defer close(done)
+		for ctx.Err() == nil {
+			fs := cons.PollFetches(pollCtx(ctx, 200*time.Millisecond))
+			now := time.Now()
+			mu.Lock()
+			fs.EachRecord(func(r *kgo.Record) {
+				if r.Timestamp.Before(start) {
+					return // an earlier call's record
+				}
+				seen++
+				if !r.Timestamp.Before(measureFrom) {
+					lat = append(lat, float64(now.Sub(r.Timestamp).Microseconds())/1000)
+				}
+			})
+			all := produced > 0 && seen >= produced && !lastStart.IsZero()
+			mu.Unlock()
+			if all {
+				return
+			}
+		}
+	}()
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	defer tick.Stop()
+	for time.Since(start) < d {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+		prod.Produce(ctx, &kgo.Record{Value: value, Timestamp: time.Now()}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				mu.Lock()
+				perr = cmp.Or(perr, err)
+				mu.Unlock()
+			}
+		})
+		mu.Lock()
+		produced++
+		mu.Unlock()
+	}
+	if err := prod.Flush(ctx); err != nil {
+		return nil, err
+	}
+	mu.Lock()
+	lastStart = time.Now()
+	mu.Unlock()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if perr != nil {
+		return nil, fmt.Errorf("latency: produce: %w", perr)
+	}
+	if seen < produced {
+		return nil, fmt.Errorf("latency: %d records produced, %d seen on the target 30 s after the end", produced, seen)
+	}
+	r := &latencyResult{Produced: produced, Seen: seen, Measured: len(lat)}
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		r.P50MS, r.P99MS, r.MaxMS = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
+	}
+	return r, nil
+}
+
+// pollCtx bounds one poll; its cancel runs when the parent ends or at d.
+func pollCtx(ctx context.Context, d time.Duration) context.Context {
+	c, cancel := context.WithTimeout(ctx, d)
+	time.AfterFunc(d, cancel)
+	return c
 }
