@@ -666,7 +666,9 @@ measure_until_full() {
 }
 
 step_mm2() { # step_mm2 [tuned|eos]: MirrorMaker 2 at its defaults, tuned, or tuned with exactly-once
-	local s="src${SHAPE//-/}" t="dst${SHAPE//-/}" v
+	# aliases of this step only: MirrorMaker 2 keeps its source offsets in
+	# mm2-offsets.ALIAS.internal on the target, which a later step would resume from
+	local s="src$STEP_N" t="dst$STEP_N" v
 	put "$STEP/step.env" records "$RECORDS"
 	fresh_target
 	render "$HERE/templates/mm2.properties" "$STEP/mm2.properties" S="$s" T="$t" SRC="$SRC" DST="$DST" \
@@ -769,9 +771,9 @@ step_latency() { # step_latency catchup|mm2
 		cmdline "$STEP/cmd.txt" "$BIN/catchup" run -c "$STEP/catchup.yaml" --every 1s
 		launch "$STEP/copier.out" "$STEP/copier.err" "$BIN/catchup" run -c "$STEP/catchup.yaml" --every 1s
 	else
-		render "$HERE/templates/mm2.properties" "$STEP/mm2.properties" S=srclat T=dstlat SRC="$SRC" DST="$DST" \
+		render "$HERE/templates/mm2.properties" "$STEP/mm2.properties" S="src$STEP_N" T="dst$STEP_N" SRC="$SRC" DST="$DST" \
 			TOPIC="$TOPIC" TASKS="$BENCH_PARTITIONS" RF="$RF" COMPRESSION=none
-		render "$HERE/templates/mm2-tuned.properties" "$STEP/mm2-tuned.properties" S=srclat T=dstlat COMPRESSION=none
+		render "$HERE/templates/mm2-tuned.properties" "$STEP/mm2-tuned.properties" S="src$STEP_N" T="dst$STEP_N" COMPRESSION=none
 		cat "$STEP/mm2-tuned.properties" >>"$STEP/mm2.properties"
 		jcmd "${HEAP_MM2[*]}" "$MM2_LIBS" "$STEP/mm2.log" INFO
 		cmdline "$STEP/cmd.txt" "${JCMD[@]}" org.apache.kafka.connect.mirror.MirrorMaker "$STEP/mm2.properties"
