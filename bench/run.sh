@@ -80,7 +80,8 @@
 #   BENCH_TOOLS        ["ceiling perf catchup catchup-dynamodb franzcopy mm2 mm2-tuned mm2-eos mm1 kcat profile latency window"]
 #   BENCH_LATENCY_S    seconds of steady 1 MB/s for the latency steps [60; quick 20]
 #   BENCH_PARTITIONS   [8]
-#   BENCH_REPEAT       runs of each ceiling step, of catchup (file store) and of each peer [3]
+#   BENCH_REPEAT       runs of each ceiling step, of catchup (file store) and of each peer [3];
+#                      "N SHAPE=M ...": M runs for SHAPE, N for the others (e.g. "1 1k=3")
 #   BENCH_BASELINE     git revision to compare with, side by side ["": none]
 #   BENCH_OUT          results folder [bench/out/<UTC time>]
 #   BENCH_REPORT       the report written at the end ["docs/benchmarks.md"; "" skips]
@@ -159,7 +160,22 @@ HEAP_MM1=(-Xmx256M)         # kafka-mirror-maker.sh (kafka-run-class.sh's defaul
 has_tool() { [[ " $BENCH_TOOLS " == *" $1 "* ]]; }
 has_topology() { [[ " $BENCH_TOPOLOGIES " == *" $1 "* ]]; }
 
-[[ "$BENCH_REPEAT" =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT=$BENCH_REPEAT: want a whole number of runs, 1 or more"
+# repeat_of SHAPE: the runs of SHAPE's repeated steps (BENCH_REPEAT: N, or
+# N followed by SHAPE=N pairs for the shapes that differ).
+repeat_of() {
+	local w n=""
+	for w in $BENCH_REPEAT; do
+		case "$w" in
+		"$1"=*) n="${w#*=}" ;;
+		*=*) ;;
+		*) n="${n:-$w}" ;;
+		esac
+	done
+	printf '%s\n' "${n:-1}"
+}
+for w in $BENCH_REPEAT; do
+	[[ "${w#*=}" =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT=$BENCH_REPEAT: want a whole number of runs, 1 or more (or SHAPE=N)"
+done
 # BASE: the baseline's short hash, resolved before anything starts so that a
 # mistyped revision fails in a second, not after the brokers and the seeding.
 BASE=""
@@ -850,7 +866,7 @@ for SHAPE in $BENCH_SHAPES; do
 		RECORDS="$BASE_RECORDS"
 		run_step "$KEY" warmup step_warmup
 		# The repeated steps, interleaved round by round (see the header).
-		for ((ROUND = 1; ROUND <= BENCH_REPEAT; ROUND++)); do
+		for ((ROUND = 1; ROUND <= $(repeat_of "$SHAPE"); ROUND++)); do
 			if has_tool ceiling; then
 				run_ab fetch-only step_ceiling_fetch
 				run_ab produce-only step_ceiling_produce

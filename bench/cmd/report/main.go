@@ -534,7 +534,7 @@ func (r *results) write(w *bufio.Writer) {
 	fmt.Fprintf(w, "Before the measurements of each record shape, a warm-up (not reported) reads the backlog and writes it to the target once, ")
 	fmt.Fprintf(w, "so that the brokers' JIT-compiled fetch and produce paths are warm for everyone. ")
 	if n := m["repeat"]; n != "" && n != "1" {
-		fmt.Fprintf(w, "The ceiling steps, `catchup run` (file store) and every peer (franzcopy, the MirrorMakers, kcat) ran %s times each, interleaved round by round so that a drift in the machine's load hits them alike; ", n)
+		fmt.Fprintf(w, "The ceiling steps, `catchup run` (file store) and every peer (franzcopy, the MirrorMakers, kcat) ran several times each (BENCH_REPEAT=%q: a number of runs, or per shape SHAPE=N; the runs column says how many), interleaved round by round so that a drift in the machine's load hits them alike; ", n)
 		fmt.Fprintf(w, "their rows show the median run (by records/s; of an even number, the slower middle one), with the range in the runs column, and the ratios use the medians. ")
 		fmt.Fprintf(w, "Every other figure is one run on a machine shared with other jobs: expect ±20%% from one run to the next (the load is in the last column).\n\n")
 	} else {
