@@ -76,7 +76,7 @@
 #   BENCH_SMALL_GB     100-byte backlog, in units of 1e7 records (1 GB of values) [0.5]
 #   BENCH_SCALES       multiples of the 1 KiB backlog for the memory check ["4"; "" skips]
 #   BENCH_SHAPES       ["1k 100b 1k-zstd 1k-keyed"]
-#   BENCH_TOPOLOGIES   ["single rf3"]
+#   BENCH_TOPOLOGIES   ["single rf3"]; SHAPE=T1+T2 for a shape that differs ("single rf3 100b=single")
 #   BENCH_TOOLS        ["ceiling perf catchup catchup-dynamodb franzcopy mm2 mm2-tuned mm2-eos mm1 kcat profile latency window"]
 #   BENCH_LATENCY_S    seconds of steady 1 MB/s for the latency steps [60; quick 20]
 #   BENCH_PARTITIONS   [8]
@@ -158,7 +158,21 @@ HEAP_MM2=(-Xms256M -Xmx2G)  # connect-mirror-maker.sh
 HEAP_MM1=(-Xmx256M)         # kafka-mirror-maker.sh (kafka-run-class.sh's default)
 
 has_tool() { [[ " $BENCH_TOOLS " == *" $1 "* ]]; }
-has_topology() { [[ " $BENCH_TOPOLOGIES " == *" $1 "* ]]; }
+# topologies_of SHAPE: the topologies SHAPE runs on (BENCH_TOPOLOGIES: a
+# list, and SHAPE=T1+T2 for a shape that differs, e.g. "single rf3 100b=single").
+topologies_of() {
+	local w all="" own=""
+	for w in $BENCH_TOPOLOGIES; do
+		case "$w" in
+		"$1"=*) own="${w#*=}" ;;
+		*=*) ;;
+		*) all+="${all:+ }$w" ;;
+		esac
+	done
+	if [[ -n "$own" ]]; then all="${own//+/ }"; fi
+	printf '%s\n' "$all"
+}
+has_topology() { [[ " ${BENCH_TOPOLOGIES//[=+]/ } " == *" $1 "* ]]; }
 
 # repeat_of SHAPE: the runs of SHAPE's repeated steps (BENCH_REPEAT: N, or
 # N followed by SHAPE=N pairs for the shapes that differ).
@@ -861,7 +875,7 @@ for SHAPE in $BENCH_SHAPES; do
 	if [[ " ${FAILED[*]} " == *" $KEY seed "* ]]; then
 		continue
 	fi
-	for t in $BENCH_TOPOLOGIES; do
+	for t in $(topologies_of "$SHAPE"); do
 		use_topology "$t"
 		RECORDS="$BASE_RECORDS"
 		run_step "$KEY" warmup step_warmup
