@@ -814,7 +814,8 @@ step_latency() { # step_latency catchup|mm2
 		"$BIN/kafkactl" latency -brokers "$SRC" -target "$DST" -topic "$TOPIC" -for 2s -warmup 0s >>"$STEP/prime.out" 2>>"$STEP/prime.err" && break
 		((i < 10)) || die "the copier did not start copying (see $STEP/prime.err)"
 	done
-	put "$STEP/step.env" primed_s "$((i + 1))"
+	put "$STEP/step.env" primed_probes "$((i + 1))"
+	put "$STEP/step.env" latency_s "$BENCH_LATENCY_S"
 	cmdline "$STEP/cmd.txt" "$BIN/kafkactl" latency -brokers "$SRC" -target "$DST" -topic "$TOPIC" -rate 1000 -value 1024 -for "${BENCH_LATENCY_S}s" -warmup 5s
 	timed latency "$BIN/kafkactl" latency -brokers "$SRC" -target "$DST" -topic "$TOPIC" -rate 1000 -value 1024 -for "${BENCH_LATENCY_S}s" -warmup 5s
 	put "$STEP/step.env" copier_cpu_s "$(proc_cpu "$pid")"

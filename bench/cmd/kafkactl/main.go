@@ -528,7 +528,9 @@ func latency(ctx context.Context, src, dst, topic string, rate, size int, d, war
 			}
 		}
 	}()
-	tick := time.NewTicker(time.Second / time.Duration(rate))
+	// Every 10 ms, produce what the rate owes by now: a steady rate even
+	// when a busy machine wakes this loop late.
+	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for time.Since(start) < d {
 		select {
@@ -536,16 +538,19 @@ func latency(ctx context.Context, src, dst, topic string, rate, size int, d, war
 			return nil, ctx.Err()
 		case <-tick.C:
 		}
-		prod.Produce(ctx, &kgo.Record{Value: value, Timestamp: time.Now()}, func(_ *kgo.Record, err error) {
-			if err != nil {
-				mu.Lock()
-				perr = cmp.Or(perr, err)
-				mu.Unlock()
-			}
-		})
 		mu.Lock()
-		produced++
+		owed := int64(time.Since(start).Seconds()*float64(rate)) - produced
+		produced += max(owed, 0)
 		mu.Unlock()
+		for range owed {
+			prod.Produce(ctx, &kgo.Record{Value: value, Timestamp: time.Now()}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					mu.Lock()
+					perr = cmp.Or(perr, err)
+					mu.Unlock()
+				}
+			})
+		}
 	}
 	if err := prod.Flush(ctx); err != nil {
 		return nil, err

@@ -1464,17 +1464,17 @@ func (r *results) writeLatency(w *bufio.Writer) {
 			fmt.Fprintf(w, "## Latency of a continuous copy at 1 MB/s\n\n")
 			fmt.Fprintf(w, "The copier runs continuously on an empty topic (8 partitions, single-broker target), primed by short probes until their records arrive; then `kafkactl latency` produces 1,000 records of 1 KiB a second (1 MB/s) to the source ")
 			fmt.Fprintf(w, "and reads the target: a record's latency is when it was read on the target minus its timestamp (its produce time, which both copiers keep). The first 5 s are left out. One run each.\n\n")
-			fmt.Fprintf(w, "| copier | p50 ms | p99 ms | max ms | records produced / seen | copier CPU-s | load |\n|---|--:|--:|--:|--:|--:|--:|\n")
+			fmt.Fprintf(w, "| copier | p50 ms | p99 ms | max ms | records produced / seen | MB/s produced | copier CPU-s | load |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
 			head = true
 		}
 		name := map[string]string{"latency-catchup": "`catchup run --every 1s`, file store", "latency-mm2-tuned": "MirrorMaker 2 (dedicated), tuned"}[s.tool]
 		var j latencyJSON
 		if !s.ok || !readJSON(filepath.Join(s.dir, "latency.out"), &j) {
-			fmt.Fprintf(w, "| %s | %s | | | | | %s |\n", cmp.Or(name, s.tool), s.status, s.env["load_before"])
+			fmt.Fprintf(w, "| %s | %s | | | | | | %s |\n", cmp.Or(name, s.tool), s.status, s.env["load_before"])
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s / %s | %s | %s |\n", cmp.Or(name, s.tool), f0(j.P50MS), f0(j.P99MS), f0(j.MaxMS),
-			thousands(float64(j.Produced)), thousands(float64(j.Seen)), s.env["copier_cpu_s"], s.env["load_before"])
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s / %s | %s | %s | %s |\n", cmp.Or(name, s.tool), f0(j.P50MS), f0(j.P99MS), f0(j.MaxMS),
+			thousands(float64(j.Produced)), thousands(float64(j.Seen)), f2(float64(j.Produced)*1024/1e6/num(s.env, "latency_s")), s.env["copier_cpu_s"], s.env["load_before"])
 	}
 	if head {
 		fmt.Fprintf(w, "\n`catchup run --every 1s` copies a window, waits 1 s, and copies the next: its latency is about that second plus a run (list offsets, fetch, produce, commit); ")
