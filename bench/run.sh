@@ -472,7 +472,7 @@ run_step() {
 	put "$STEP/step.env" load_before "$(load1)"
 	put "$STEP/step.env" src_cpu_before "$(proc_cpu "$SRC_PID")"
 	put "$STEP/step.env" topology "$TOPO"
-	put "$STEP/step.env" dst_cpu_before "$(procs_cpu $DST_PIDS)"
+	put "$STEP/step.env" dst_cpu_before "$(procs_cpu "$DST_PIDS")"
 	log "---- $shape $tool, round $ROUND (load $(load1))"
 	t="$(now_ms)"
 	(
@@ -485,7 +485,7 @@ run_step() {
 	reap
 	put "$STEP/step.env" step_s "$((($(now_ms) - t) / 1000))"
 	put "$STEP/step.env" src_cpu_after "$(proc_cpu "$SRC_PID")"
-	put "$STEP/step.env" dst_cpu_after "$(procs_cpu $DST_PIDS)"
+	put "$STEP/step.env" dst_cpu_after "$(procs_cpu "$DST_PIDS")"
 	put "$STEP/step.env" load_after "$(load1)"
 	put "$STEP/step.env" status "$([[ $rc == 0 ]] && echo ok || echo "failed (exit status $rc)")"
 	if ((rc != 0)); then
