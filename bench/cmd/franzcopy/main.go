@@ -30,7 +30,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func main() {
+func main() { os.Exit(mainErr()) }
+
+func mainErr() int {
 	from := flag.String("from", "", "source bootstrap brokers, comma separated (required)")
 	to := flag.String("to", "", "target bootstrap brokers, comma separated (required)")
 	topic := flag.String("topic", "", "topic, the same name on both sides (required)")
@@ -38,7 +40,7 @@ func main() {
 	flag.Parse()
 	if *from == "" || *to == "" || *topic == "" || flag.NArg() != 0 {
 		fmt.Fprintln(os.Stderr, "usage: franzcopy -from SRC -to DST -topic T [-compression none|zstd]")
-		os.Exit(2)
+		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -48,8 +50,9 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "franzcopy:", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 func copyTopic(ctx context.Context, from, to []string, topic, compression string) (records, bytes int64, err error) {
