@@ -1221,6 +1221,7 @@ var areas = []struct{ name, prefix string }{
 	{"allocation", "runtime.(*mheap)"},
 	{"allocation", "runtime.nextFreeFast"},
 	{"CRC-32C of record batches", "hash/crc32."},
+	{"compression (klauspost/compress: zstd, huff0, ...)", "github.com/klauspost/compress"},
 	{"kafka-go (protocol encoding and decoding)", "github.com/segmentio/kafka-go"},
 	{"franz-go kmsg (fetch response decoding in kafkago)", "github.com/twmb/franz-go"},
 	{"catchup (internal/...)", "github.com/kafka-catchup/catchup"},
