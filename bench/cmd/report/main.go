@@ -1429,12 +1429,14 @@ func (r *results) writeCost(w *bufio.Writer) {
 	const gb = 3000.0
 	fmt.Fprintf(w, "| option | fixed $/month | $ for 3 TB | total $/month | what it assumes |\n|---|--:|--:|--:|---|\n")
 	fmt.Fprintf(w, "| MSK Replicator | %.0f | %.0f | %.0f | one replicator, running all the time |\n", priceMSKReplicatorHour*hoursPerMonth, priceMSKReplicatorGB*gb, priceMSKReplicatorHour*hoursPerMonth+priceMSKReplicatorGB*gb)
-	fmt.Fprintf(w, "| MirrorMaker 2 on MSK Connect | %.0f | 0 | %.0f | 2 MCU always on (MSK Connect's smallest autoscaled worker is 1 MCU; 2 for a second worker) |\n", 2*priceMSKConnectMCUHour*hoursPerMonth, 2*priceMSKConnectMCUHour*hoursPerMonth)
+	fmt.Fprintf(w, "| MirrorMaker 2 on MSK Connect | %.0f | 0 | %.0f | 2 MCU always on (one worker of 2 MCU: an assumed size for 100 GB a day) |\n", 2*priceMSKConnectMCUHour*hoursPerMonth, 2*priceMSKConnectMCUHour*hoursPerMonth)
 	fmt.Fprintf(w, "| MirrorMaker 2 on EC2 | %.0f | 0 | %.0f | one m5.large always on (no standby), operated by you |\n", priceEC2M5LargeHour*hoursPerMonth, priceEC2M5LargeHour*hoursPerMonth)
 	if c != nil && !math.IsNaN(c.mbPerCPU()) {
 		cpuS := gb * 1000 / c.mbPerCPU()
-		lambda := cpuS * lambdaGBPerVCPU * priceLambdaGBSecond
-		fmt.Fprintf(w, "| catchup on Lambda every 5 min, 1,000 partitions, DynamoDB store | 10.80 | %.2f | %.0f | compute: 3 TB at this run's %s MB per CPU-s (1 KiB) = %s CPU-s on a 1-vCPU Lambda; DynamoDB: the 1,000/100 all-active row of the scale table (2 writes per active partition per run) |\n",
+		// the copy's CPU time, plus 8,640 runs a month of an assumed 2 s
+		// of wall time each (listing offsets, checkpoints, waiting on I/O)
+		lambda := (cpuS + 8640*2) * lambdaGBPerVCPU * priceLambdaGBSecond
+		fmt.Fprintf(w, "| catchup on Lambda every 5 min, 1,000 partitions, DynamoDB store | 10.80 | %.2f | %.0f | compute: 3 TB at this run's %s MB per CPU-s (1 KiB) = %s CPU-s on a 1-vCPU Lambda, plus 8,640 runs of an assumed 2 s; DynamoDB: the 1,000/100 all-active row of the scale table (2 writes per active partition per run) |\n",
 			lambda, 10.80+lambda, f0(c.mbPerCPU()), thousands(cpuS))
 		fmt.Fprintf(w, "| catchup on EC2, nightly window | %.0f | 0 | %.0f | the same m5.large for 2 h a day, or any host that already runs |\n\n", priceEC2M5LargeHour*60, priceEC2M5LargeHour*60)
 	} else {
