@@ -1377,27 +1377,15 @@ func (r *results) writeScale(w *bufio.Writer) {
 	fmt.Fprintf(w, "`make bench-scale` (not run by `make bench`: in-process kfake clusters of 3 brokers each and dynalite, the real binary; see [scale.md](scale.md) for every step and the history). ")
 	fmt.Fprintf(w, "The newest measurement of each size and step, as that file has it; DynamoDB $/month at a 5-minute schedule with the prices stated there.\n\n")
 	fmt.Fprintf(w, "| partitions/topics | step | Kafka requests (source) | Kafka requests (target) | DynamoDB requests | peak RSS MiB | DynamoDB $/month at 5 min | from the table |\n|---|---|---|---|---|--:|--:|---|\n")
-	var keys []string
-	for k := range rows {
-		keys = append(keys, k)
-	}
-	size := func(k string) int { n, _ := strconv.Atoi(strings.SplitN(k, "/", 2)[0]); return n }
-	steps := []string{"run (first)", "run (idle)", "run (1% active)", "run (all active)", "worker (64-partition shard, active)"}
-	order := func(k string) int {
-		for i, st := range steps {
-			if strings.HasSuffix(k, " "+st) {
-				return i
+	for _, size := range []string{"100/10", "1000/100", "10000/100"} {
+		for _, st := range []string{"run (first)", "run (idle)", "run (1% active)", "run (all active)", "worker (64-partition shard, active)"} {
+			row, ok := rows[size+" "+st]
+			if !ok {
+				continue
 			}
+			c := row.cells
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c[0], c[1], c[2], c[3], c[4], c[6], c[11], row.heading)
 		}
-		return len(steps)
-	}
-	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(size(a), size(b)), cmp.Compare(a, b)) })
-	for _, k := range keys {
-		if order(k) == len(steps) || !strings.HasSuffix(strings.SplitN(k, " ", 2)[0], "/100") && !strings.HasPrefix(k, "100/10 ") {
-			continue
-		}
-		c := rows[k].cells
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c[0], c[1], c[2], c[3], c[4], c[6], c[11], rows[k].heading)
 	}
 	fmt.Fprintln(w)
 }
