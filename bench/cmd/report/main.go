@@ -1013,7 +1013,7 @@ func (r *results) writeTargets(w *bufio.Writer) {
 		if ceil, which := r.ceiling(shape); which != "" {
 			x := ratio(c.rate, ceil)
 			v := verdict(x, 0.85, false, "")
-			if shape != "1k" {
+			if strings.TrimSuffix(shape, "-rf3") != "1k" {
 				v += " (the target is for 1 KiB records)"
 			}
 			row("throughput ≥ 0.85 × min(produce-only, fetch-only)", shape, f2(x)+" ×"+overCeiling(x), ceilingVerdict(x, v))
@@ -1025,7 +1025,7 @@ func (r *results) writeTargets(w *bufio.Writer) {
 		if b := r.okStep(shape, "fetch+produce"); b != nil {
 			y := ratio(c.rate, b.rate)
 			want := 0.9
-			if shape != "1k" {
+			if strings.TrimSuffix(shape, "-rf3") != "1k" {
 				want = 0.8
 			}
 			row(fmt.Sprintf("throughput ≥ %.1f × the true shared ceiling (fetch+produce at once)", want), shape, f2(y)+" ×"+overCeiling(y), ceilingVerdict(y, verdict(y, want, false, "")))
