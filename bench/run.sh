@@ -68,7 +68,7 @@
 #   BENCH_BASELINE=main BENCH_TOOLS="ceiling catchup" BENCH_SCALES="" bench/run.sh
 #
 # Environment (defaults in brackets):
-#   BENCH_QUICK=1      a reviewer's run (17.6 min on 2 cores shared at load 11-28):
+#   BENCH_QUICK=1      a reviewer's run (7.9 min on 2 cores at load 0.3-4.5; 17.6 min at load 11-28):
 #                      BENCH_GB=0.05 BENCH_SMALL_GB=0.05 BENCH_SCALES="" BENCH_REPEAT=1,
 #                      shapes "1k 100b", tools "ceiling catchup franzcopy mm2
 #                      mm2-tuned mm2-eos mm1 kcat latency", 20 s of latency; explicit settings win
