@@ -179,7 +179,7 @@ bench-go: ## Go benchmarks of the hot path and kfake copies, via benchstat; BASE
 	bench/gobench.sh $(BASE)
 
 .PHONY: bench
-bench: ## real brokers: ceiling, catchup, MirrorMaker 2 and 1, kcat side by side -> docs/benchmarks.md (BENCH_BASELINE=REV also runs REV; bench/run.sh --help)
+bench: ## real brokers, single-broker and 3-broker RF=3 targets: ceiling, catchup, franz-go copier, MirrorMaker 2 (defaults, tuned, exactly-once) and 1, kcat -> docs/benchmarks.md (BENCH_QUICK=1: a short run; BENCH_BASELINE=REV also runs REV; bench/run.sh --help)
 	bench/run.sh
 
 .PHONY: bench-scale

@@ -102,3 +102,9 @@ cmdline() {
 records_of() {
 	awk -v g="$1" -v n="$2" 'BEGIN { printf "%d\n", g * n + 0.5 }'
 }
+
+# procs_cpu "PID PID...": the sum of proc_cpu over the PIDs of the list.
+procs_cpu() {
+	local p
+	for p in $1; do proc_cpu "$p"; done | awk '{ s += $1 } END { printf "%.2f\n", s }'
+}

@@ -17,25 +17,44 @@
 #              settings, the brokers' own limits, for reference
 #   catchup    `catchup run` at its defaults, file store
 #   catchup-dynamodb   the same with the DynamoDB store (dynalite on loopback)
-#   mm2        MirrorMaker 2, dedicated mode (connect-mirror, bench/pom.xml)
+#   franzcopy  bench/cmd/franzcopy: the franz-go copier a Go engineer would
+#              write instead (assigned partitions, idempotent producer,
+#              partition, key, headers and timestamp kept)
+#   mm2        MirrorMaker 2, dedicated mode (connect-mirror, bench/pom.xml),
+#              producer and consumer at their defaults
+#   mm2-tuned  the same with the throughput settings of
+#              bench/templates/mm2-tuned.properties (their source is there)
+#   mm2-eos    mm2-tuned with exactly.once.source.support=enabled
+#              (bench/templates/mm2-eos.properties), the peer's exact mode
 #   mm1        MirrorMaker 1 (kafka.tools.MirrorMaker of Kafka 3.9), no-loss settings
 #   kcat       kcat -C | kcat -P, the naive baseline
 #   profile    the catchup copy again, in bench/cmd/profile with the Go CPU profiler
+#   latency    (once) produce to visibility at a steady 1 MB/s, p50/p99:
+#              `catchup run --every 1s` and MirrorMaker 2 tuned, running continuously
 #   window     (once, not per shape) a 1-record window, 5 times, file store
-# for two record shapes: 1 KiB values ("1k") and 100-byte values ("100b"),
-# 8 partitions each; then `catchup run` again on a 1 KiB backlog BENCH_SCALES
-# times larger (memory must stay flat). Before the measurements of a shape, a
+# for four record shapes, 8 partitions each: 1 KiB values ("1k"), 100-byte
+# values ("100b"), 1 KiB values in zstd batches copied to a zstd target
+# ("1k-zstd": seeded with compression.type=zstd, every copier told to
+# compress with zstd), and 1 KiB values with keys and two headers
+# ("1k-keyed": seeded by kafkactl seed), each on two topologies
+# (BENCH_TOPOLOGIES): "single", the source broker to a single-broker target,
+# and "rf3", the same source to a 3-broker target (a dedicated KRaft
+# controller and three brokers, test/kafka/start.sh as cluster.sh starts
+# them) with topics of replication factor 3, min.insync.replicas=2, every
+# copier at acks=all; an rf3 step's shape is SHAPE-rf3 in the results. Then
+# `catchup run` again on a 1 KiB backlog BENCH_SCALES times larger
+# (single-broker target; memory must stay flat). Before the measurements of a shape, a
 # warm-up (ceiling fetch and produce once, not reported) warms the brokers'
 # JIT. MirrorMaker 1 and 2 run until the
 # target's end offsets reach the backlog (polled every 100 ms), then stop.
 # The results (raw outputs, one folder per step) go to BENCH_OUT, and
 # bench/cmd/report turns them into docs/benchmarks.md.
 #
-# Repeats: the ceiling steps and catchup (file store) run BENCH_REPEAT times
-# each, interleaved (fetch-only, produce-only, fetch+produce, catchup, then
-# again), so that a drift in the machine's load hits them alike; the report
-# shows the median run of each (by records/s) and its range. The other steps
-# run once.
+# Repeats: the ceiling steps, catchup (file store) and every peer (franzcopy,
+# the MirrorMakers, kcat) run BENCH_REPEAT times each, interleaved (round 1
+# of every step, then round 2, ...), so that a drift in the machine's load
+# hits them alike; the report shows the median run of each (by records/s)
+# and its range. The perf tools, catchup-dynamodb, profile and window run once.
 #
 # Baseline: with BENCH_BASELINE=REV (any git revision), catchup and ceiling
 # are also built from REV into $BENCH_OUT/bin/baseline/ (from a git archive
@@ -49,13 +68,20 @@
 #   BENCH_BASELINE=main BENCH_TOOLS="ceiling catchup" BENCH_SCALES="" bench/run.sh
 #
 # Environment (defaults in brackets):
+#   BENCH_QUICK=1      a reviewer's run (7.9 min on 2 cores at load 0.3-4.5; 17.6 min at load 11-28):
+#                      BENCH_GB=0.05 BENCH_SMALL_GB=0.05 BENCH_SCALES="" BENCH_REPEAT=1,
+#                      shapes "1k 100b", tools "ceiling catchup franzcopy mm2
+#                      mm2-tuned mm2-eos mm1 kcat latency", 20 s of latency; explicit settings win
 #   BENCH_GB           1 KiB backlog, in units of 1e6 records (1.024 GB of values) [1]
 #   BENCH_SMALL_GB     100-byte backlog, in units of 1e7 records (1 GB of values) [0.5]
 #   BENCH_SCALES       multiples of the 1 KiB backlog for the memory check ["4"; "" skips]
-#   BENCH_SHAPES       ["1k 100b"]
-#   BENCH_TOOLS        ["ceiling perf catchup catchup-dynamodb mm2 mm1 kcat profile window"]
+#   BENCH_SHAPES       ["1k 100b 1k-zstd 1k-keyed"]
+#   BENCH_TOPOLOGIES   ["single rf3"]; SHAPE=T1+T2 for a shape that differs ("single rf3 100b=single")
+#   BENCH_TOOLS        ["ceiling perf catchup catchup-dynamodb franzcopy mm2 mm2-tuned mm2-eos mm1 kcat profile latency window"]
+#   BENCH_LATENCY_S    seconds of steady 1 MB/s for the latency steps [60; quick 20]
 #   BENCH_PARTITIONS   [8]
-#   BENCH_REPEAT       runs of each ceiling step and of catchup (file store) [3]
+#   BENCH_REPEAT       runs of each ceiling step, of catchup (file store) and of each peer [3];
+#                      "N SHAPE=M ...": M runs for SHAPE, N for the others (e.g. "1 1k=3")
 #   BENCH_BASELINE     git revision to compare with, side by side ["": none]
 #   BENCH_OUT          results folder [bench/out/<UTC time>]
 #   BENCH_REPORT       the report written at the end ["docs/benchmarks.md"; "" skips]
@@ -95,11 +121,22 @@ case "${1:-}" in
 	;;
 esac
 
+BENCH_QUICK="${BENCH_QUICK:-0}"
+if [[ "$BENCH_QUICK" == 1 ]]; then
+	BENCH_GB="${BENCH_GB:-0.05}"
+	BENCH_SMALL_GB="${BENCH_SMALL_GB:-0.05}"
+	BENCH_SCALES="${BENCH_SCALES-}"
+	BENCH_REPEAT="${BENCH_REPEAT:-1}"
+	BENCH_SHAPES="${BENCH_SHAPES:-1k 100b}"
+	BENCH_TOOLS="${BENCH_TOOLS:-ceiling catchup franzcopy mm2 mm2-tuned mm2-eos mm1 kcat latency}"
+	BENCH_LATENCY_S="${BENCH_LATENCY_S:-20}"
+fi
 BENCH_GB="${BENCH_GB:-1}"
 BENCH_SMALL_GB="${BENCH_SMALL_GB:-0.5}"
 BENCH_SCALES="${BENCH_SCALES-4}"
-BENCH_SHAPES="${BENCH_SHAPES:-1k 100b}"
-BENCH_TOOLS="${BENCH_TOOLS:-ceiling perf catchup catchup-dynamodb mm2 mm1 kcat profile window}"
+BENCH_SHAPES="${BENCH_SHAPES:-1k 100b 1k-zstd 1k-keyed}"
+BENCH_TOPOLOGIES="${BENCH_TOPOLOGIES:-single rf3}"
+BENCH_TOOLS="${BENCH_TOOLS:-ceiling perf catchup catchup-dynamodb franzcopy mm2 mm2-tuned mm2-eos mm1 kcat profile latency window}"
 BENCH_PARTITIONS="${BENCH_PARTITIONS:-8}"
 BENCH_REPEAT="${BENCH_REPEAT:-3}"
 BENCH_BASELINE="${BENCH_BASELINE:-}"
@@ -110,6 +147,7 @@ BENCH_MM1_VERSION="${BENCH_MM1_VERSION:-3.9.2}"
 BENCH_MM2_VERSION="${BENCH_MM2_VERSION:-4.3.1}"
 BENCH_BROKER_HEAP="${BENCH_BROKER_HEAP:--Xms1g -Xmx1g}"
 BENCH_TIMEOUT="${BENCH_TIMEOUT:-3600}"
+BENCH_LATENCY_S="${BENCH_LATENCY_S:-60}"
 
 # The JVM options of Kafka's bin/kafka-run-class.sh, and the heaps its
 # wrapper scripts set, so that the Java tools run as users run them.
@@ -120,8 +158,38 @@ HEAP_MM2=(-Xms256M -Xmx2G)  # connect-mirror-maker.sh
 HEAP_MM1=(-Xmx256M)         # kafka-mirror-maker.sh (kafka-run-class.sh's default)
 
 has_tool() { [[ " $BENCH_TOOLS " == *" $1 "* ]]; }
+# topologies_of SHAPE: the topologies SHAPE runs on (BENCH_TOPOLOGIES: a
+# list, and SHAPE=T1+T2 for a shape that differs, e.g. "single rf3 100b=single").
+topologies_of() {
+	local w all="" own=""
+	for w in $BENCH_TOPOLOGIES; do
+		case "$w" in
+		"$1"=*) own="${w#*=}" ;;
+		*=*) ;;
+		*) all+="${all:+ }$w" ;;
+		esac
+	done
+	if [[ -n "$own" ]]; then all="${own//+/ }"; fi
+	printf '%s\n' "$all"
+}
+has_topology() { [[ " ${BENCH_TOPOLOGIES//[=+]/ } " == *" $1 "* ]]; }
 
-[[ "$BENCH_REPEAT" =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT=$BENCH_REPEAT: want a whole number of runs, 1 or more"
+# repeat_of SHAPE: the runs of SHAPE's repeated steps (BENCH_REPEAT: N, or
+# N followed by SHAPE=N pairs for the shapes that differ).
+repeat_of() {
+	local w n=""
+	for w in $BENCH_REPEAT; do
+		case "$w" in
+		"$1"=*) n="${w#*=}" ;;
+		*=*) ;;
+		*) n="${n:-$w}" ;;
+		esac
+	done
+	printf '%s\n' "${n:-1}"
+}
+for w in $BENCH_REPEAT; do
+	[[ "${w#*=}" =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT=$BENCH_REPEAT: want a whole number of runs, 1 or more (or SHAPE=N)"
+done
 # BASE: the baseline's short hash, resolved before anything starts so that a
 # mistyped revision fails in a second, not after the brokers and the seeding.
 BASE=""
@@ -162,10 +230,13 @@ cleanup() {
 		stop_group "$DYN_PID"
 	fi
 	if ((BROKERS_UP)); then
-		"$REPO/test/kafka/stop.sh" "$RUN/kafka/source" &
-		local s=$!
-		"$REPO/test/kafka/stop.sh" "$RUN/kafka/target"
-		wait "$s"
+		local d
+		for d in "$RUN/kafka/source" "$RUN/kafka/target" "$RUN/kafka/rf3/broker-"*; do
+			[[ -d "$d" ]] && "$REPO/test/kafka/stop.sh" "$d" &
+		done
+		wait
+		# the brokers before their controller, so that they shut down cleanly
+		[[ -d "$RUN/kafka/rf3/controller" ]] && "$REPO/test/kafka/stop.sh" "$RUN/kafka/rf3/controller"
 	fi
 	if [[ "${BENCH_KEEP:-0}" == 1 ]]; then
 		log "kept $RUN (BENCH_KEEP=1)"
@@ -243,6 +314,8 @@ put "$META" bench_small_gb "$BENCH_SMALL_GB"
 put "$META" bench_scales "$BENCH_SCALES"
 put "$META" tools "$BENCH_TOOLS"
 put "$META" shapes "$BENCH_SHAPES"
+put "$META" topologies "$BENCH_TOPOLOGIES"
+put "$META" quick "$BENCH_QUICK"
 put "$META" repeat "$BENCH_REPEAT"
 if [[ -n "$BASE" ]]; then
 	put "$META" baseline "$BASE"
@@ -262,7 +335,7 @@ log "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f
 
 t="$(now_ms)"
 (cd "$REPO" && go build -trimpath -o "$BIN/catchup" ./cmd/catchup &&
-	go build -trimpath -o "$BIN/" ./bench/cmd/ceiling ./bench/cmd/kafkactl ./bench/cmd/profile ./bench/cmd/report)
+	go build -trimpath -o "$BIN/" ./bench/cmd/ceiling ./bench/cmd/kafkactl ./bench/cmd/profile ./bench/cmd/report ./bench/cmd/franzcopy)
 if [[ -n "$BASE" ]]; then
 	# git archive, not git worktree add: nothing is registered in the
 	# repository that another session works in. The baseline's own ceiling,
@@ -277,7 +350,7 @@ fi
 KAFKA_LIBS="$("$REPO/test/kafka/fetch.sh" "$BENCH_KAFKA_VERSION")"
 MM1_LIBS="" MM2_LIBS=""
 if has_tool mm1; then MM1_LIBS="$("$REPO/test/kafka/fetch.sh" "$BENCH_MM1_VERSION")"; fi
-if has_tool mm2; then MM2_LIBS="$(BENCH_MM2_VERSION="$BENCH_MM2_VERSION" "$HERE/fetch-mirror.sh")"; fi
+if has_tool mm2 || has_tool mm2-tuned || has_tool mm2-eos || has_tool latency; then MM2_LIBS="$(BENCH_MM2_VERSION="$BENCH_MM2_VERSION" "$HERE/fetch-mirror.sh")"; fi
 put "$META" build_fetch_s "$((($(now_ms) - t) / 1000))"
 
 # jcmd HEAP LIBS LOGFILE LEVEL: sets JCMD, a java command line up to the main class.
@@ -302,18 +375,57 @@ for c in source target; do
 		CATCHUP_KAFKA_SASL_SSL=0 "$REPO/test/kafka/start.sh" "$RUN/kafka/$c" >"$RUN/$c.start" 2>"$RUN/$c.start.err" &
 	starting[$c]=$!
 done
-for c in source target; do
+# The replicated target as test/kafka/cluster.sh starts it (its up_replicated):
+# a dedicated KRaft controller, then three brokers, replication factor 3 and
+# min.insync.replicas=2 (CATCHUP_KAFKA_REPLICAS=3), with the Kafka default
+# replica lag and session timeouts (cluster.sh shortens them for fault tests).
+start_rf3() {
+	local dir="$RUN/kafka/rf3" cid cline voters n rc=0
+	local -a bp=()
+	cid="$(new_cluster_id)"
+	mkdir -p "$dir"
+	cline="$(CATCHUP_KAFKA_VERSION="$BENCH_KAFKA_VERSION" CATCHUP_KAFKA_SASL_SSL=0 CATCHUP_KAFKA_ROLE=controller \
+		CATCHUP_KAFKA_NODE_ID=100 CATCHUP_KAFKA_CLUSTER_ID="$cid" CATCHUP_KAFKA_REPLICAS=3 \
+		"$REPO/test/kafka/start.sh" "$dir/controller")" || return 1
+	voters="100@$(tr ' ' '\n' <<<"$cline" | sed -n 's/^CONTROLLER=//p')"
+	for n in 1 2 3; do
+		CATCHUP_KAFKA_VERSION="$BENCH_KAFKA_VERSION" CATCHUP_KAFKA_HEAP_OPTS="$BENCH_BROKER_HEAP" CATCHUP_KAFKA_SASL_SSL=0 \
+			CATCHUP_KAFKA_ROLE=broker CATCHUP_KAFKA_NODE_ID=$n CATCHUP_KAFKA_VOTERS="$voters" \
+			CATCHUP_KAFKA_CLUSTER_ID="$cid" CATCHUP_KAFKA_REPLICAS=3 \
+			"$REPO/test/kafka/start.sh" "$dir/broker-$n" >"$dir/broker-$n.start" &
+		bp+=($!)
+	done
+	for n in "${bp[@]}"; do
+		wait "$n" || rc=1
+	done
+	return "$rc"
+}
+if has_topology rf3; then
+	start_rf3 >"$RUN/rf3.start" 2>"$RUN/rf3.start.err" &
+	starting[rf3]=$!
+fi
+for c in "${!starting[@]}"; do
 	wait "${starting[$c]}" || {
-		cat "$RUN/source.start.err" "$RUN/target.start.err" >&2
+		cat "$RUN/"*.start.err "$RUN/kafka/rf3/"*/server.log 2>/dev/null | tail -n 50 >&2
 		die "the brokers did not start"
 	}
 done
 field() { tr ' ' '\n' <"$1" | sed -n "s/^$2=//p"; }
-SRC="$(field "$RUN/source.start" BROKERS)" DST="$(field "$RUN/target.start" BROKERS)"
-SRC_PID="$(field "$RUN/source.start" PID)" DST_PID="$(field "$RUN/target.start" PID)"
+SRC="$(field "$RUN/source.start" BROKERS)" DST1="$(field "$RUN/target.start" BROKERS)"
+SRC_PID="$(field "$RUN/source.start" PID)" DST1_PID="$(field "$RUN/target.start" PID)"
+DST3="" DST3_PIDS=""
+if has_topology rf3; then
+	for n in 1 2 3; do
+		DST3+="${DST3:+,}$(field "$RUN/kafka/rf3/broker-$n.start" BROKERS)"
+		DST3_PIDS+="$(field "$RUN/kafka/rf3/broker-$n.start" PID) "
+	done
+	DST3_PIDS+="$(cat "$RUN/kafka/rf3/controller/pid")"
+fi
+DST="$DST1" DST_PIDS="$DST1_PID" RF=1
 put "$META" brokers_up_s "$((($(now_ms) - t) / 1000))"
 put "$META" src "$SRC"
-put "$META" dst "$DST"
+put "$META" dst "$DST1"
+put "$META" dst_rf3 "$DST3"
 put "$META" run "$RUN"
 put "$META" out "$OUT"
 put "$META" bin "$BIN"
@@ -321,7 +433,7 @@ put "$META" repo "$REPO"
 put "$META" kafka_libs "$KAFKA_LIBS"
 put "$META" mm1_libs "$MM1_LIBS"
 put "$META" mm2_libs "$MM2_LIBS"
-log "brokers: source $SRC (pid $SRC_PID), target $DST (pid $DST_PID), Kafka $BENCH_KAFKA_VERSION, heap $BENCH_BROKER_HEAP"
+log "brokers: source $SRC (pid $SRC_PID), target $DST1 (pid $DST1_PID), rf3 target ${DST3:-(not started)} (pids $DST3_PIDS), Kafka $BENCH_KAFKA_VERSION, heap $BENCH_BROKER_HEAP"
 
 # ---------------------------------------------------------------- dynalite
 
@@ -359,7 +471,8 @@ run_step() {
 	put "$STEP/step.env" value_bytes "$VALUE"
 	put "$STEP/step.env" load_before "$(load1)"
 	put "$STEP/step.env" src_cpu_before "$(proc_cpu "$SRC_PID")"
-	put "$STEP/step.env" dst_cpu_before "$(proc_cpu "$DST_PID")"
+	put "$STEP/step.env" topology "$TOPO"
+	put "$STEP/step.env" dst_cpu_before "$(procs_cpu "$DST_PIDS")"
 	log "---- $shape $tool, round $ROUND (load $(load1))"
 	t="$(now_ms)"
 	(
@@ -372,7 +485,7 @@ run_step() {
 	reap
 	put "$STEP/step.env" step_s "$((($(now_ms) - t) / 1000))"
 	put "$STEP/step.env" src_cpu_after "$(proc_cpu "$SRC_PID")"
-	put "$STEP/step.env" dst_cpu_after "$(proc_cpu "$DST_PID")"
+	put "$STEP/step.env" dst_cpu_after "$(procs_cpu "$DST_PIDS")"
 	put "$STEP/step.env" load_after "$(load1)"
 	put "$STEP/step.env" status "$([[ $rc == 0 ]] && echo ok || echo "failed (exit status $rc)")"
 	if ((rc != 0)); then
@@ -397,7 +510,7 @@ timed() {
 
 # fresh_target: delete and recreate the target topic.
 fresh_target() {
-	"$BIN/kafkactl" recreate -brokers "$DST" -topic "$TOPIC" -partitions "$BENCH_PARTITIONS"
+	"$BIN/kafkactl" recreate -brokers "$DST" -topic "$TOPIC" -partitions "$BENCH_PARTITIONS" -rf "$RF"
 }
 
 # check_target: the target topic must hold exactly the backlog.
@@ -419,7 +532,7 @@ start_waiter() {
 }
 
 catchup_config() { # catchup_config FILE STORE
-	render "$HERE/templates/catchup.yaml" "$1" STORE="$2" SRC="$SRC" DST="$DST" TOPIC="$TOPIC"
+	render "$HERE/templates/catchup.yaml" "$1" STORE="$2" SRC="$SRC" DST="${DST//,/\", \"}" TOPIC="$TOPIC" COMPRESSION="$COMPRESSION"
 }
 
 # seed N: append N records of VALUE bytes to the source topic with ProducerPerformance.
@@ -428,9 +541,13 @@ seed() {
 	jcmd "${HEAP_PERF[*]}" "$KAFKA_LIBS" "$STEP/java.log" WARN
 	put "$STEP/step.env" records "$n"
 	t="$(now_ms)"
-	timed seed "${JCMD[@]}" org.apache.kafka.tools.ProducerPerformance --bootstrap-server "$SRC" \
-		--topic "$TOPIC" --num-records "$n" --record-size "$VALUE" --throughput -1 \
-		--command-property acks=all
+	if [[ "$KEYED" == 1 ]]; then
+		timed seed "$BIN/kafkactl" seed -brokers "$SRC" -topic "$TOPIC" -want "$n" -value "$VALUE"
+	else
+		timed seed "${JCMD[@]}" org.apache.kafka.tools.ProducerPerformance --bootstrap-server "$SRC" \
+			--topic "$TOPIC" --num-records "$n" --record-size "$VALUE" --throughput -1 \
+			--command-property acks=all --command-property compression.type="$COMPRESSION"
+	fi
 	put "$STEP/step.env" seed_s "$((($(now_ms) - t) / 1000))"
 }
 
@@ -495,7 +612,7 @@ step_producer_perf() {
 	# given time to fill, buffer room for them, no compression.
 	timed perf "${JCMD[@]}" org.apache.kafka.tools.ProducerPerformance --bootstrap-server "$DST" \
 		--topic "$TOPIC" --num-records "$RECORDS" --record-size "$VALUE" --throughput -1 \
-		--command-property acks=all --command-property batch.size=262144 \
+		--command-property acks=all --command-property batch.size=262144 --command-property compression.type="$COMPRESSION" \
 		--command-property linger.ms=10 --command-property buffer.memory=134217728
 	check_target
 }
@@ -528,6 +645,15 @@ step_catchup() { # step_catchup file|dynamodb BINDIR
 	check_target
 }
 
+step_franzcopy() {
+	put "$STEP/step.env" records "$RECORDS"
+	fresh_target
+	start_waiter
+	timed franzcopy "$BIN/franzcopy" -from "$SRC" -to "$DST" -topic "$TOPIC" -compression "$COMPRESSION"
+	await "$WAITER" 60 || true
+	check_target
+}
+
 step_profile() {
 	put "$STEP/step.env" records "$RECORDS"
 	fresh_target
@@ -551,19 +677,48 @@ measure_until_full() {
 	pid="$LAUNCHED"
 	start_waiter "$pid"
 	await "$WAITER" "$((BENCH_TIMEOUT + 10))" || rc=$?
+	if ((rc == 0)) && [[ "${COMMITTED:-0}" == 1 ]]; then
+		local n deadline=$(($(date +%s) + 300))
+		until n="$("$BIN/kafkactl" count -committed -brokers "$DST" -topic "$TOPIC")" && [[ "$n" == "$RECORDS" ]]; do
+			(($(date +%s) < deadline)) || die "$name: a read_committed consumer counts ${n:-?} records, want $RECORDS"
+			sleep 1
+		done
+		put "$STEP/step.env" committed_visible_ms "$(now_ms)"
+	fi
 	stop_group "$pid"
 	wait "$pid" 2>/dev/null || true
 	((rc == 0)) || die "$name did not fill the target (exit status $rc): $(cat "$STEP/wait.err")"
-	check_target
+	if [[ "${COMMITTED:-0}" == 1 ]]; then
+		put "$STEP/step.env" target_records "$RECORDS" # counted read_committed above
+	else
+		check_target
+	fi
 }
 
-step_mm2() {
-	local s="src$SHAPE" t="dst$SHAPE"
+step_mm2() { # step_mm2 [tuned|eos]: MirrorMaker 2 at its defaults, tuned, or tuned with exactly-once
+	# aliases of this step only: MirrorMaker 2 keeps its source offsets in
+	# mm2-offsets.ALIAS.internal on the target, which a later step would resume from
+	local s="src$STEP_N" t="dst$STEP_N" v
 	put "$STEP/step.env" records "$RECORDS"
 	fresh_target
 	render "$HERE/templates/mm2.properties" "$STEP/mm2.properties" S="$s" T="$t" SRC="$SRC" DST="$DST" \
-		TOPIC="$TOPIC" TASKS="$BENCH_PARTITIONS"
+		TOPIC="$TOPIC" TASKS="$BENCH_PARTITIONS" RF="$RF" COMPRESSION="$COMPRESSION"
+	for v in tuned eos; do
+		[[ "${1:-}" == tuned && "$v" == eos ]] && break
+		[[ -z "${1:-}" ]] && break
+		render "$HERE/templates/mm2-$v.properties" "$STEP/mm2-$v.properties" S="$s" T="$t" COMPRESSION="$COMPRESSION"
+		cat "$STEP/mm2-$v.properties" >>"$STEP/mm2.properties"
+		rm "$STEP/mm2-$v.properties"
+	done
 	jcmd "${HEAP_MM2[*]}" "$MM2_LIBS" "$STEP/mm2.log" INFO
+	if [[ "${1:-}" == eos ]]; then
+		# Transaction markers take offsets: the end offsets reach the backlog
+		# a little before the last records do, and those may still be in an
+		# open transaction. The time is taken there (in MirrorMaker's
+		# favour); then it runs on until a read_committed consumer counts
+		# the whole backlog, so that stopping it aborts nothing.
+		COMMITTED=1
+	fi
 	measure_until_full mm2 "${JCMD[@]}" org.apache.kafka.connect.mirror.MirrorMaker "$STEP/mm2.properties"
 }
 
@@ -571,7 +726,7 @@ step_mm1() {
 	put "$STEP/step.env" records "$RECORDS"
 	fresh_target
 	render "$HERE/templates/mm1-consumer.properties" "$STEP/consumer.properties" SRC="$SRC" GROUP="bench-mm1-$STEP_N"
-	render "$HERE/templates/mm1-producer.properties" "$STEP/producer.properties" DST="$DST"
+	render "$HERE/templates/mm1-producer.properties" "$STEP/producer.properties" DST="$DST" COMPRESSION="$COMPRESSION"
 	jcmd "${HEAP_MM1[*]}" "$MM1_LIBS" "$STEP/mm1.log" INFO
 	measure_until_full mm1 "${JCMD[@]}" kafka.tools.MirrorMaker \
 		--consumer.config "$STEP/consumer.properties" --producer.config "$STEP/producer.properties" \
@@ -582,20 +737,25 @@ step_mm1() {
 # Only values cross the pipe, each followed by the byte 0x1e (-D '\x1e'):
 # keys, headers, timestamps and the source partition are lost, and a value
 # holding that byte would be split in two (ProducerPerformance writes A-Z only).
+# With keys (1k-keyed), -K '\x1f' on both ends keeps the key (headers,
+# timestamps and partition are still lost); zstd: kcat -P -z zstd.
 step_kcat() {
 	local c p rc=0
+	local -a key=() z=()
+	[[ "$KEYED" == 1 ]] && key=(-K '\x1f')
+	[[ "$COMPRESSION" != none ]] && z=(-z "$COMPRESSION")
 	put "$STEP/step.env" records "$RECORDS"
 	fresh_target
 	mkfifo "$STEP/pipe"
 	start_waiter
-	printf "kcat -C -b %s -t %s -o beginning -e -q -D '%s' | kcat -P -b %s -t %s -D '%s'\n" \
-		"$SRC" "$TOPIC" '\x1e' "$DST" "$TOPIC" '\x1e' >>"$STEP/cmd.txt"
+	printf "kcat -C -b %s -t %s -o beginning -e -q -D '%s' %s | kcat -P -b %s -t %s -D '%s' %s %s\n" \
+		"$SRC" "$TOPIC" '\x1e' "${key[*]}" "$DST" "$TOPIC" '\x1e' "${key[*]}" "${z[*]}" >>"$STEP/cmd.txt"
 	setsid /usr/bin/time -f "$TIME_FMT" -o "$STEP/producer.time" \
-		kcat -P -b "$DST" -t "$TOPIC" -D '\x1e' <"$STEP/pipe" >"$STEP/producer.out" 2>"$STEP/producer.err" &
+		kcat -P -b "$DST" -t "$TOPIC" -D '\x1e' "${key[@]}" "${z[@]}" <"$STEP/pipe" >"$STEP/producer.out" 2>"$STEP/producer.err" &
 	p=$!
 	printf '%s\n' "$p" >>"$RUN/pids"
 	setsid /usr/bin/time -f "$TIME_FMT" -o "$STEP/consumer.time" \
-		kcat -C -b "$SRC" -t "$TOPIC" -o beginning -e -q -D '\x1e' >"$STEP/pipe" 2>"$STEP/consumer.err" </dev/null &
+		kcat -C -b "$SRC" -t "$TOPIC" -o beginning -e -q -D '\x1e' "${key[@]}" >"$STEP/pipe" 2>"$STEP/consumer.err" </dev/null &
 	c=$!
 	printf '%s\n' "$c" >>"$RUN/pids"
 	await "$c" "$BENCH_TIMEOUT" || rc=$?
@@ -627,6 +787,41 @@ step_window() {
 	check_target
 }
 
+# Latency of a continuous copy at a steady 1 MB/s (1,000 records of 1 KiB a
+# second), single-broker target: `catchup run --every 1s` (file store) or
+# MirrorMaker 2 tuned, started first and primed (a short probe repeated until
+# its records arrive), then `kafkactl latency` produces for
+# BENCH_LATENCY_S seconds and reads the target: produce time to visibility.
+step_latency() { # step_latency catchup|mm2
+	local pid i
+	"$BIN/kafkactl" recreate -brokers "$SRC" -topic "$TOPIC" -partitions "$BENCH_PARTITIONS"
+	fresh_target
+	if [[ "$1" == catchup ]]; then
+		catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
+		cmdline "$STEP/cmd.txt" "$BIN/catchup" run -c "$STEP/catchup.yaml" --every 1s
+		launch "$STEP/copier.out" "$STEP/copier.err" "$BIN/catchup" run -c "$STEP/catchup.yaml" --every 1s
+	else
+		render "$HERE/templates/mm2.properties" "$STEP/mm2.properties" S="src$STEP_N" T="dst$STEP_N" SRC="$SRC" DST="$DST" \
+			TOPIC="$TOPIC" TASKS="$BENCH_PARTITIONS" RF="$RF" COMPRESSION=none
+		render "$HERE/templates/mm2-tuned.properties" "$STEP/mm2-tuned.properties" S="src$STEP_N" T="dst$STEP_N" COMPRESSION=none
+		cat "$STEP/mm2-tuned.properties" >>"$STEP/mm2.properties"
+		jcmd "${HEAP_MM2[*]}" "$MM2_LIBS" "$STEP/mm2.log" INFO
+		cmdline "$STEP/cmd.txt" "${JCMD[@]}" org.apache.kafka.connect.mirror.MirrorMaker "$STEP/mm2.properties"
+		launch "$STEP/copier.out" "$STEP/copier.err" "${JCMD[@]}" org.apache.kafka.connect.mirror.MirrorMaker "$STEP/mm2.properties"
+	fi
+	pid="$LAUNCHED"
+	for ((i = 0; ; i++)); do
+		"$BIN/kafkactl" latency -brokers "$SRC" -target "$DST" -topic "$TOPIC" -for 2s -warmup 0s >>"$STEP/prime.out" 2>>"$STEP/prime.err" && break
+		((i < 10)) || die "the copier did not start copying (see $STEP/prime.err)"
+	done
+	put "$STEP/step.env" primed_probes "$((i + 1))"
+	put "$STEP/step.env" latency_s "$BENCH_LATENCY_S"
+	cmdline "$STEP/cmd.txt" "$BIN/kafkactl" latency -brokers "$SRC" -target "$DST" -topic "$TOPIC" -rate 1000 -value 1024 -for "${BENCH_LATENCY_S}s" -warmup 5s
+	timed latency "$BIN/kafkactl" latency -brokers "$SRC" -target "$DST" -topic "$TOPIC" -rate 1000 -value 1024 -for "${BENCH_LATENCY_S}s" -warmup 5s
+	put "$STEP/step.env" copier_cpu_s "$(proc_cpu "$pid")"
+	stop_group "$pid"
+}
+
 # run_ab TOOL FUNCTION ARGS...: run_step TOOL with this commit's binaries
 # and, with a baseline, TOOL-baseline with the baseline's. The baseline goes
 # second in odd rounds and first in even ones, so that neither always runs
@@ -635,21 +830,34 @@ run_ab() {
 	local tool="$1"
 	shift
 	if [[ -z "$BASE" ]]; then
-		run_step "$SHAPE" "$tool" "$@" "$BIN"
+		run_step "$KEY" "$tool" "$@" "$BIN"
 	elif ((ROUND % 2)); then
-		run_step "$SHAPE" "$tool" "$@" "$BIN"
-		run_step "$SHAPE" "$tool-baseline" "$@" "$BIN/baseline"
+		run_step "$KEY" "$tool" "$@" "$BIN"
+		run_step "$KEY" "$tool-baseline" "$@" "$BIN/baseline"
 	else
-		run_step "$SHAPE" "$tool-baseline" "$@" "$BIN/baseline"
-		run_step "$SHAPE" "$tool" "$@" "$BIN"
+		run_step "$KEY" "$tool-baseline" "$@" "$BIN/baseline"
+		run_step "$KEY" "$tool" "$@" "$BIN"
 	fi
 }
 
 # ---------------------------------------------------------------- the run
 
+# use_topology single|rf3: the target of the steps that follow; KEY is the
+# shape as the results name it (SHAPE, or SHAPE-rf3).
+use_topology() {
+	TOPO="$1"
+	case "$TOPO" in
+	single) DST="$DST1" DST_PIDS="$DST1_PID" RF=1 KEY="$SHAPE" ;;
+	rf3) DST="$DST3" DST_PIDS="$DST3_PIDS" RF=3 KEY="$SHAPE-rf3" ;;
+	*) die "unknown topology $TOPO (single, rf3)" ;;
+	esac
+}
+
+TOPO=single KEY=""
 for SHAPE in $BENCH_SHAPES; do
+	KEYED=0 COMPRESSION=none
 	case "$SHAPE" in
-	1k)
+	1k | 1k-zstd | 1k-keyed)
 		VALUE=1024
 		RECORDS="$(records_of "$BENCH_GB" 1000000)"
 		;;
@@ -657,46 +865,64 @@ for SHAPE in $BENCH_SHAPES; do
 		VALUE=100
 		RECORDS="$(records_of "$BENCH_SMALL_GB" 10000000)"
 		;;
-	*) die "unknown shape $SHAPE (1k, 100b)" ;;
+	*) die "unknown shape $SHAPE (1k, 100b, 1k-zstd, 1k-keyed)" ;;
 	esac
+	[[ "$SHAPE" == 1k-zstd ]] && COMPRESSION=zstd
+	[[ "$SHAPE" == 1k-keyed ]] && KEYED=1
 	TOPIC="bench-$SHAPE"
 	BASE_RECORDS="$RECORDS"
-	run_step "$SHAPE" seed step_seed
-	if [[ " ${FAILED[*]} " == *" $SHAPE seed "* ]]; then
+	use_topology single
+	run_step "$KEY" seed step_seed
+	if [[ " ${FAILED[*]} " == *" $KEY seed "* ]]; then
 		continue
 	fi
-	run_step "$SHAPE" warmup step_warmup
-	# The repeated steps, interleaved round by round (see the header).
-	for ((ROUND = 1; ROUND <= BENCH_REPEAT; ROUND++)); do
-		if has_tool ceiling; then
-			run_ab fetch-only step_ceiling_fetch
-			run_ab produce-only step_ceiling_produce
-			run_step "$SHAPE" fetch+produce step_ceiling_both "$BIN"
+	for t in $(topologies_of "$SHAPE"); do
+		use_topology "$t"
+		RECORDS="$BASE_RECORDS"
+		run_step "$KEY" warmup step_warmup
+		# The repeated steps, interleaved round by round (see the header).
+		for ((ROUND = 1; ROUND <= $(repeat_of "$SHAPE"); ROUND++)); do
+			if has_tool ceiling; then
+				run_ab fetch-only step_ceiling_fetch
+				run_ab produce-only step_ceiling_produce
+				run_step "$KEY" fetch+produce step_ceiling_both "$BIN"
+			fi
+			if has_tool catchup; then
+				run_ab catchup step_catchup file
+			fi
+			has_tool franzcopy && run_step "$KEY" franzcopy step_franzcopy
+			has_tool mm2 && run_step "$KEY" mm2 step_mm2
+			has_tool mm2-tuned && run_step "$KEY" mm2-tuned step_mm2 tuned
+			has_tool mm2-eos && run_step "$KEY" mm2-eos step_mm2 eos
+			has_tool mm1 && run_step "$KEY" mm1 step_mm1
+			has_tool kcat && run_step "$KEY" kcat step_kcat
+		done
+		ROUND=1
+		if has_tool perf; then
+			run_step "$KEY" producer-perf step_producer_perf
+			run_step "$KEY" consumer-perf step_consumer_perf
 		fi
-		if has_tool catchup; then
-			run_ab catchup step_catchup file
-		fi
+		has_tool catchup-dynamodb && run_step "$KEY" catchup-dynamodb step_catchup dynamodb "$BIN"
+		has_tool profile && run_step "$KEY" profile step_profile
 	done
-	ROUND=1
-	if has_tool perf; then
-		run_step "$SHAPE" producer-perf step_producer_perf
-		run_step "$SHAPE" consumer-perf step_consumer_perf
-	fi
-	has_tool catchup-dynamodb && run_step "$SHAPE" catchup-dynamodb step_catchup dynamodb "$BIN"
-	has_tool mm2 && run_step "$SHAPE" mm2 step_mm2
-	has_tool mm1 && run_step "$SHAPE" mm1 step_mm1
-	has_tool kcat && run_step "$SHAPE" kcat step_kcat
-	has_tool profile && run_step "$SHAPE" profile step_profile
+	use_topology single
 	if [[ "$SHAPE" == 1k ]] && has_tool catchup; then
 		for x in $BENCH_SCALES; do
 			RECORDS=$((BASE_RECORDS * x))
-			run_step "$SHAPE" "seed-x$x" step_seed_more "$RECORDS"
-			run_step "$SHAPE" "catchup-x$x" step_catchup file "$BIN"
+			run_step "$KEY" "seed-x$x" step_seed_more "$RECORDS"
+			run_step "$KEY" "catchup-x$x" step_catchup file "$BIN"
 		done
 	fi
 done
+if has_tool latency; then
+	SHAPE=latency TOPIC=bench-latency VALUE=1024 RECORDS=0 COMPRESSION=none KEYED=0
+	use_topology single
+	run_step latency latency-catchup step_latency catchup
+	run_step latency latency-mm2-tuned step_latency mm2
+fi
 if has_tool window; then
-	SHAPE=window TOPIC=bench-window VALUE=1024 RECORDS=1
+	SHAPE=window TOPIC=bench-window VALUE=1024 RECORDS=1 COMPRESSION=none KEYED=0
+	use_topology single
 	run_step window catchup-window step_window
 fi
 
@@ -706,7 +932,7 @@ put "$META" load_end "$(load1)"
 put "$META" failed "${FAILED[*]}"
 if [[ -n "$BENCH_REPORT" ]]; then
 	mkdir -p "$(dirname "$BENCH_REPORT")"
-	"$BIN/report" -in "$OUT" -o "$BENCH_REPORT"
+	"$BIN/report" -in "$OUT" -scale "$REPO/docs/scale.md" -o "$BENCH_REPORT"
 	log "wrote $BENCH_REPORT"
 fi
 if ((${#FAILED[@]})); then

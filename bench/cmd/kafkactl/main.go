@@ -1,10 +1,27 @@
 // Command kafkactl is the benchmark harness's small Kafka admin and stopwatch:
 //
-//	kafkactl recreate -brokers B -topic T -partitions N
+//	kafkactl recreate -brokers B -topic T -partitions N [-rf R]
 //	    delete T if it exists, wait until it is gone, create it with N
-//	    partitions (replication factor 1), wait until every partition has a leader
-//	kafkactl count -brokers B -topic T
-//	    print the number of records in T (sum of end minus log start offsets)
+//	    partitions (replication factor R, default 1), wait until every partition has a leader
+//	kafkactl count -brokers B -topic T [-committed]
+//	    print the number of records in T (sum of end minus log start offsets);
+//	    with -committed, the records a read_committed consumer reads from the
+//	    start (transaction markers and aborted records left out), read until
+//	    no more arrive for 2 s
+//	kafkactl seed -brokers B -topic T -want N [-value BYTES]
+//	    append N records with keys ("key-<n>") and two headers (trace-id,
+//	    origin) and values of BYTES (default 1024) random letters, spread
+//	    round-robin over T's partitions, acks all (franz-go, its defaults)
+//	kafkactl latency -brokers SRC -target DST -topic T [-rate R] [-value BYTES] [-for D] [-warmup D]
+//	    produce R records a second (default 1000) of BYTES (default 1024) to
+//	    T on SRC for D (default 60s), round-robin over its partitions, and
+//	    read T on DST (the records of earlier calls left out by their
+//	    timestamps; the copy keeps them): each record's latency is
+//	    the time it was read minus its timestamp (the produce time, which
+//	    the copier keeps). Prints JSON: records produced and seen, and the
+//	    p50, p99 and max latency in ms of the records produced after the
+//	    -warmup (default 10s). Fails if a record was not seen 30 s after
+//	    the end.
 //	kafkactl produce -brokers B -topic T
 //	    append one record (1 KiB value) to partition 0 of T, acks all
 //	kafkactl wait -brokers B -topic T -want N [-pid PID] [-since MS] [-timeout D] [-stall D]
@@ -19,18 +36,24 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	cfg "github.com/kafka-catchup/catchup/internal/config"
@@ -56,6 +79,13 @@ func mainErr() int {
 	since := fs.Int64("since", 0, "start of the measurement, Unix ms (wait; default now)")
 	timeout := fs.Duration("timeout", 2*time.Hour, "give up after this long")
 	stall := fs.Duration("stall", 2*time.Minute, "wait: give up when the count has not grown for this long")
+	rf := fs.Int("rf", 1, "replication factor (recreate)")
+	committed := fs.Bool("committed", false, "count: read the records under read_committed")
+	value := fs.Int("value", 1024, "value bytes (seed, latency)")
+	target := fs.String("target", "", "target brokers (latency)")
+	rate := fs.Int("rate", 1000, "records a second (latency)")
+	dur := fs.Duration("for", time.Minute, "how long to produce (latency)")
+	warm := fs.Duration("warmup", 10*time.Second, "left out of the percentiles (latency)")
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		return 2
 	}
@@ -67,11 +97,23 @@ func mainErr() int {
 	var err error
 	switch os.Args[1] {
 	case "recreate":
-		err = recreate(ctx, *brokers, *topic, *partitions)
+		err = recreate(ctx, *brokers, *topic, *partitions, *rf)
 	case "count":
 		var n int64
-		if n, err = count(ctx, *brokers, *topic); err == nil {
+		if *committed {
+			n, err = countCommitted(ctx, *brokers, *topic)
+		} else {
+			n, err = count(ctx, *brokers, *topic)
+		}
+		if err == nil {
 			fmt.Println(n)
+		}
+	case "seed":
+		err = seed(ctx, *brokers, *topic, *want, *value)
+	case "latency":
+		var r *latencyResult
+		if r, err = latency(ctx, *brokers, *target, *topic, *rate, *value, *dur, *warm); err == nil {
+			err = json.NewEncoder(os.Stdout).Encode(r)
 		}
 	case "produce":
 		err = produceOne(ctx, *brokers, *topic)
@@ -95,12 +137,12 @@ func mainErr() int {
 }
 
 func usage() int {
-	fmt.Fprintln(os.Stderr, "usage: kafkactl recreate|count|produce|wait -brokers B -topic T [-partitions N] [-want N -pid PID -since MS]")
+	fmt.Fprintln(os.Stderr, "usage: kafkactl recreate|count|seed|produce|wait -brokers B -topic T [-partitions N -rf R] [-committed] [-want N -value BYTES] [-want N -pid PID -since MS]")
 	return 2
 }
 
-func recreate(ctx context.Context, brokers, topic string, partitions int) error {
-	cl := &kafka.Client{Addr: kafka.TCP(brokers), Timeout: 30 * time.Second}
+func recreate(ctx context.Context, brokers, topic string, partitions, rf int) error {
+	cl := &kafka.Client{Addr: kafka.TCP(strings.Split(brokers, ",")[0]), Timeout: 30 * time.Second}
 	exists, err := topicPartitions(ctx, cl, topic)
 	if err != nil {
 		return err
@@ -131,7 +173,7 @@ func recreate(ctx context.Context, brokers, topic string, partitions int) error 
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		resp, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
-			Topic: topic, NumPartitions: partitions, ReplicationFactor: 1,
+			Topic: topic, NumPartitions: partitions, ReplicationFactor: rf,
 		}}})
 		if err == nil {
 			err = resp.Errors[topic]
@@ -216,7 +258,7 @@ type counter struct {
 }
 
 func newCounter(ctx context.Context, brokers, topic string) (*counter, error) {
-	src, err := pipeline.ConnectReader(cfg.Cluster{Name: "bench", Brokers: []string{brokers}}, "read_uncommitted")
+	src, err := pipeline.ConnectReader(cfg.Cluster{Name: "bench", Brokers: strings.Split(brokers, ",")}, "read_uncommitted")
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +370,7 @@ func wait(ctx context.Context, brokers, topic string, want int64, pid int, start
 func produceOne(ctx context.Context, brokers, topic string) error {
 	producer := cfg.Producer{Acks: "all"}
 	producer.SetDefaults()
-	tgt, err := pipeline.ConnectWriter(cfg.Cluster{Name: "bench", Brokers: []string{brokers}}, producer)
+	tgt, err := pipeline.ConnectWriter(cfg.Cluster{Name: "bench", Brokers: strings.Split(brokers, ",")}, producer)
 	if err != nil {
 		return err
 	}
@@ -343,4 +385,207 @@ func produceOne(ctx context.Context, brokers, topic string) error {
 		err = errors.New("the record was not acknowledged")
 	}
 	return err
+}
+
+// countCommitted reads topic from the start under read_committed and
+// returns the records read once none arrived for 2 s.
+func countCommitted(ctx context.Context, brokers, topic string) (int64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchMaxWait(500*time.Millisecond))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	var n int64
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		got := 0
+		fs.EachRecord(func(*kgo.Record) { got++ })
+		var ferr error
+		fs.EachError(func(t string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				ferr = fmt.Errorf("fetch %s/%d: %w", t, p, err)
+			}
+		})
+		if ferr != nil {
+			return n, ferr
+		}
+		if got == 0 {
+			return n, nil
+		}
+		n += int64(got)
+	}
+}
+
+// seed appends n keyed records with headers to topic, round-robin over its
+// partitions.
+func seed(ctx context.Context, brokers, topic string, n int64, size int) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.MaxBufferedRecords(100000))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	letters := make([]byte, size+4096)
+	for i := range letters {
+		letters[i] = 'A' + byte(rand.IntN(26))
+	}
+	var (
+		mu   sync.Mutex
+		perr error
+	)
+	done := func(_ *kgo.Record, err error) {
+		if err != nil {
+			mu.Lock()
+			perr = cmp.Or(perr, err)
+			mu.Unlock()
+		}
+	}
+	for i := range n {
+		off := rand.IntN(4096)
+		cl.Produce(ctx, &kgo.Record{
+			Key:   fmt.Appendf(nil, "key-%012d", i),
+			Value: letters[off : off+size],
+			Headers: []kgo.RecordHeader{
+				{Key: "trace-id", Value: fmt.Appendf(nil, "%016x", rand.Uint64())},
+				{Key: "origin", Value: []byte("bench")},
+			},
+		}, done)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if perr != nil {
+		return fmt.Errorf("seed %s: %w", topic, perr)
+	}
+	return nil
+}
+
+type latencyResult struct {
+	Produced int64   `json:"produced"`
+	Seen     int64   `json:"seen"`
+	Measured int     `json:"measured"` // after the warm-up
+	P50MS    float64 `json:"p50_ms"`
+	P99MS    float64 `json:"p99_ms"`
+	MaxMS    float64 `json:"max_ms"`
+}
+
+func latency(ctx context.Context, src, dst, topic string, rate, size int, d, warm time.Duration) (*latencyResult, error) {
+	if dst == "" || rate <= 0 {
+		return nil, errors.New("latency: -target and a positive -rate are required")
+	}
+	prod, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(src, ",")...), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerLinger(0))
+	if err != nil {
+		return nil, err
+	}
+	defer prod.Close()
+	cons, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(dst, ",")...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(50*time.Millisecond))
+	if err != nil {
+		return nil, err
+	}
+	defer cons.Close()
+	value := make([]byte, size)
+	for i := range value {
+		value[i] = 'A' + byte(i%26)
+	}
+	start := time.Now()
+	measureFrom := start.Add(warm)
+	var (
+		mu        sync.Mutex
+		lat       []float64
+		seen      int64
+		produced  int64
+		perr      error
+		lastStart time.Time // records produced after this need not be seen
+	)
+	done := make(chan struct{})
+	go func() { // the consumer
+		defer close(done)
+		for ctx.Err() == nil {
+			fs := cons.PollFetches(pollCtx(ctx, 200*time.Millisecond))
+			now := time.Now()
+			mu.Lock()
+			fs.EachRecord(func(r *kgo.Record) {
+				if r.Timestamp.Before(start) {
+					return // an earlier call's record
+				}
+				seen++
+				if !r.Timestamp.Before(measureFrom) {
+					lat = append(lat, float64(now.Sub(r.Timestamp).Microseconds())/1000)
+				}
+			})
+			all := produced > 0 && seen >= produced && !lastStart.IsZero()
+			mu.Unlock()
+			if all {
+				return
+			}
+		}
+	}()
+	// Every 10 ms, produce what the rate owes by now: a steady rate even
+	// when a busy machine wakes this loop late.
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for time.Since(start) < d {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+		mu.Lock()
+		owed := int64(time.Since(start).Seconds()*float64(rate)) - produced
+		produced += max(owed, 0)
+		mu.Unlock()
+		for range owed {
+			prod.Produce(ctx, &kgo.Record{Value: value, Timestamp: time.Now()}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					mu.Lock()
+					perr = cmp.Or(perr, err)
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	if err := prod.Flush(ctx); err != nil {
+		return nil, err
+	}
+	mu.Lock()
+	lastStart = time.Now()
+	mu.Unlock()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if perr != nil {
+		return nil, fmt.Errorf("latency: produce: %w", perr)
+	}
+	if seen < produced {
+		return nil, fmt.Errorf("latency: %d records produced, %d seen on the target 30 s after the end", produced, seen)
+	}
+	r := &latencyResult{Produced: produced, Seen: seen, Measured: len(lat)}
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		r.P50MS, r.P99MS, r.MaxMS = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
+	}
+	return r, nil
+}
+
+// pollCtx bounds one poll; its cancel runs when the parent ends or at d.
+func pollCtx(ctx context.Context, d time.Duration) context.Context {
+	c, cancel := context.WithTimeout(ctx, d)
+	time.AfterFunc(d, cancel)
+	return c
 }

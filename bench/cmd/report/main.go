@@ -33,12 +33,16 @@ import (
 func main() {
 	in := flag.String("in", "", "results folder of bench/run.sh (required)")
 	out := flag.String("o", "", "report file (default stdout)")
+	scale := flag.String("scale", "", "docs/scale.md, whose tables (make bench-scale) the report summarises")
 	flag.Parse()
 	if *in == "" || flag.NArg() != 0 {
 		fmt.Fprintln(os.Stderr, "usage: report -in DIR [-o FILE]")
 		os.Exit(2)
 	}
 	r, err := load(*in)
+	if err == nil {
+		r.scalePath = *scale
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "report:", err)
 		os.Exit(1)
@@ -96,9 +100,10 @@ type step struct {
 }
 
 type results struct {
-	dir   string
-	meta  map[string]string
-	steps []*step
+	dir       string
+	scalePath string // docs/scale.md; "" leaves its summary out
+	meta      map[string]string
+	steps     []*step
 }
 
 func load(dir string) (*results, error) {
@@ -309,6 +314,13 @@ func readStep(dir string) (*step, error) {
 			s.rate, s.rateSelf = atof(f[5]), true
 		}
 		s.note = "rate as the tool reports it (nMsg.sec: group join included, JVM start excluded)"
+	case s.tool == "franzcopy":
+		t := readTime(p("franzcopy.time"))
+		s.wall, s.cpu, s.rssKB = t.wall, t.cpu, t.rssKB
+		if s.wall > 0 {
+			s.rate = float64(s.records) / s.wall
+		}
+		s.note = "bench/cmd/franzcopy at franz-go's defaults (idempotent, acks=all, 1 MB batches, 10 ms linger); whole process, as for catchup"
 	case s.kind == "catchup" || s.tool == "catchup-dynamodb" || strings.HasPrefix(s.tool, "catchup-x"):
 		t := readTime(p("catchup.time"))
 		s.wall, s.cpu, s.rssKB = t.wall, t.cpu, t.rssKB
@@ -325,7 +337,11 @@ func readStep(dir string) (*step, error) {
 			s.rate = float64(s.records) / j.WallS
 		}
 		s.note = "catchup's engine in bench/cmd/profile with the CPU profiler on"
-	case s.tool == "mm2" || s.tool == "mm1":
+	case strings.HasPrefix(s.tool, "mm"):
+		if s.tool == "mm2-eos" {
+			s.note = "exactly.once.source.support=enabled on top of the tuned settings; the time is when the end offsets (transaction markers included) reached the backlog, " +
+				"a little before the last transaction was committed (in MirrorMaker's favour); the whole backlog was then counted by a read_committed consumer"
+		}
 		if w.FullS > 0 {
 			s.wall, s.cpu, s.rssKB = w.FullS, w.CPUS, w.RSSKB
 			s.rate = float64(s.records) / w.FullS
@@ -343,6 +359,10 @@ func readStep(dir string) (*step, error) {
 			"(kcat -P spreads the records with librdkafka's partitioner) are not kept, a null value would arrive empty, " +
 			"and a value holding the byte 0x1e would be split in two (ProducerPerformance writes A–Z only, so the counts match here); " +
 			"both kcat processes: CPU summed, RSS the sum of their peaks"
+		if strings.HasPrefix(s.shape, "1k-keyed") {
+			s.note = "keys kept (`-K '\\x1f'` on both ends, a key holding 0x1f would be cut); the two headers, timestamps and the source partition are lost " +
+				"(the same key may land in another partition than at the source); values as in the other shapes; both kcat processes: CPU summed, RSS the sum of their peaks"
+		}
 	}
 	return s, nil
 }
@@ -411,7 +431,7 @@ func (r *results) find(shape, tool string) *step {
 func (r *results) shapes() []string {
 	var out []string
 	for _, s := range r.steps {
-		if s.shape != "window" && !slices.Contains(out, s.shape) {
+		if s.shape != "window" && s.shape != "latency" && !slices.Contains(out, s.shape) {
 			out = append(out, s.shape)
 		}
 	}
@@ -428,7 +448,10 @@ var toolNames = map[string]string{
 	"consumer-perf":    "Kafka ConsumerPerformance (reference)",
 	"catchup":          "**catchup run**, file store",
 	"catchup-dynamodb": "**catchup run**, DynamoDB store",
-	"mm2":              "MirrorMaker 2 (dedicated)",
+	"mm2":              "MirrorMaker 2 (dedicated), defaults",
+	"mm2-tuned":        "MirrorMaker 2 (dedicated), tuned",
+	"mm2-eos":          "MirrorMaker 2 (dedicated), tuned, exactly-once",
+	"franzcopy":        "franz-go copier (bench/cmd/franzcopy)",
 	"mm1":              "MirrorMaker 1",
 	"kcat":             "kcat -C \\| kcat -P",
 	"profile":          "catchup engine + CPU profiler",
@@ -503,7 +526,7 @@ func (r *results) write(w *bufio.Writer) {
 		m["started"], cmp.Or(m["finished"], "(unfinished)"))
 	fmt.Fprintf(w, "catchup drains a backlog from one real Apache Kafka broker to another, next to what else could do it, ")
 	fmt.Fprintf(w, "one tool after the other on the same data, each into a freshly deleted and recreated target topic of %s partitions. ", m["partitions"])
-	fmt.Fprintf(w, "MB are 10^6 bytes of record values (keys are null, no headers), as written by Kafka's ProducerPerformance; ")
+	fmt.Fprintf(w, "MB are 10^6 bytes of record values (keys are null, no headers, except in the keyed shape: keys of 16 bytes and two headers, written by `kafkactl seed`), as written by Kafka's ProducerPerformance; ")
 	fmt.Fprintf(w, "records/s and MB/s are the backlog divided by the wall time from the start of the process to the end of the copy ")
 	fmt.Fprintf(w, "(for the MirrorMakers, which never stop, until the target's end offsets reached the backlog, polled every 100 ms); ")
 	fmt.Fprintf(w, "CPU-s are user+sys of the replicator process (from /usr/bin/time, or /proc/PID/stat when the target was full), ")
@@ -511,7 +534,7 @@ func (r *results) write(w *bufio.Writer) {
 	fmt.Fprintf(w, "Before the measurements of each record shape, a warm-up (not reported) reads the backlog and writes it to the target once, ")
 	fmt.Fprintf(w, "so that the brokers' JIT-compiled fetch and produce paths are warm for everyone. ")
 	if n := m["repeat"]; n != "" && n != "1" {
-		fmt.Fprintf(w, "The ceiling steps and `catchup run` (file store) ran %s times each, interleaved round by round so that a drift in the machine's load hits them alike; ", n)
+		fmt.Fprintf(w, "The ceiling steps, `catchup run` (file store) and every peer (franzcopy, the MirrorMakers, kcat) ran several times each (BENCH_REPEAT=%q: a number of runs, or per shape SHAPE=N; the runs column says how many), interleaved round by round so that a drift in the machine's load hits them alike; ", n)
 		fmt.Fprintf(w, "their rows show the median run (by records/s; of an even number, the slower middle one), with the range in the runs column, and the ratios use the medians. ")
 		fmt.Fprintf(w, "Every other figure is one run on a machine shared with other jobs: expect ±20%% from one run to the next (the load is in the last column).\n\n")
 	} else {
@@ -534,7 +557,10 @@ func (r *results) write(w *bufio.Writer) {
 	}
 	r.writeTargets(w)
 	r.writeWindow(w)
+	r.writeLatency(w)
 	r.writeProfile(w)
+	r.writeScale(w)
+	r.writeCost(w)
 	r.writeTimeline(w)
 	r.writeCommands(w)
 }
@@ -553,28 +579,44 @@ func (r *results) writeMachine(w *bufio.Writer) {
 		row("baseline", fmt.Sprintf("commit %s (%s), BENCH_BASELINE", m["baseline_commit"], m["baseline_subject"]))
 	}
 	row("brokers", fmt.Sprintf("Apache Kafka %s, single-node KRaft (test/kafka/start.sh), %s, loopback", m["kafka_version"], m["broker_heap"]))
+	if m["dst_rf3"] != "" {
+		row("3-broker target (rf3 rows)", fmt.Sprintf("Apache Kafka %s: a KRaft controller and three brokers (test/kafka/start.sh as test/kafka/cluster.sh starts the replicated target; brokers at %s), "+
+			"topics of replication factor 3, min.insync.replicas=2, unclean leader election off; every copier at acks=all. 5 broker JVMs and a controller on %s cores", m["kafka_version"], m["broker_heap"], m["cores"]))
+	}
 	row("Java", m["java"])
 	row("MirrorMaker 2", fmt.Sprintf("org.apache.kafka:connect-mirror %s (the newest on Maven Central; bench/pom.xml), %s %s", m["mm2_version"], m["heap_mm2"], m["jvm_perf"]))
 	row("MirrorMaker 1", fmt.Sprintf("kafka.tools.MirrorMaker of Kafka %s, %s", m["mm1_version"], m["heap_mm1"]))
 	row("Kafka perf tools", fmt.Sprintf("Kafka %s, %s", m["kafka_version"], m["heap_perf"]))
 	row("kcat", cmp.Or(m["kcat"], "–"))
-	row("settings", fmt.Sprintf("BENCH_GB=%s BENCH_SMALL_GB=%s BENCH_SCALES=%q BENCH_REPEAT=%s BENCH_BASELINE=%q",
-		m["bench_gb"], m["bench_small_gb"], m["bench_scales"], cmp.Or(m["repeat"], "1"), m["baseline"]))
+	row("settings", fmt.Sprintf("BENCH_GB=%s BENCH_SMALL_GB=%s BENCH_SCALES=%q BENCH_REPEAT=%s BENCH_BASELINE=%q BENCH_SHAPES=%q BENCH_TOPOLOGIES=%q BENCH_QUICK=%s",
+		m["bench_gb"], m["bench_small_gb"], m["bench_scales"], cmp.Or(m["repeat"], "1"), m["baseline"], m["shapes"], m["topologies"], cmp.Or(m["quick"], "0")))
 	row("whole run", fmt.Sprintf("%s s (build and fetch %s s, brokers up %s s)", m["total_s"], m["build_fetch_s"], m["brokers_up_s"]))
 	fmt.Fprintln(w)
 }
 
-func (r *results) writeShape(w *bufio.Writer, shape string) {
-	seed := r.find(shape, "seed")
-	var title string
-	switch shape {
-	case "1k":
-		title = "1 KiB values"
-	case "100b":
-		title = "100-byte values"
-	default:
-		title = shape
+// shapeTitle names a shape of the results (SHAPE or SHAPE-rf3).
+func shapeTitle(shape string) string {
+	base, rf3 := strings.CutSuffix(shape, "-rf3")
+	title := map[string]string{
+		"1k": "1 KiB values", "100b": "100-byte values",
+		"1k-zstd": "1 KiB values, zstd source batches to a zstd target", "1k-keyed": "1 KiB values with keys and two headers",
+	}[base]
+	title = cmp.Or(title, base)
+	if rf3 {
+		return title + " → 3-broker target, RF=3, min.insync.replicas=2, acks=all"
 	}
+	return title + " → single-broker target"
+}
+
+// seedOf is the seeding step of shape: rf3 shapes copy the backlog seeded
+// for the single-broker run of the same shape.
+func (r *results) seedOf(shape string) *step {
+	return r.find(strings.TrimSuffix(shape, "-rf3"), "seed")
+}
+
+func (r *results) writeShape(w *bufio.Writer, shape string) {
+	seed := r.seedOf(shape)
+	title := shapeTitle(shape)
 	fmt.Fprintf(w, "## %s", title)
 	if seed != nil {
 		fmt.Fprintf(w, ": %s records, %s MB, %s partitions", thousands(float64(seed.records)), f0(seed.mb()), r.meta["partitions"])
@@ -637,7 +679,12 @@ func (r *results) writeShape(w *bufio.Writer, shape string) {
 	fmt.Fprintf(w, "runs: how many times the step ran; the row is the median run. ")
 	fmt.Fprintf(w, "first record s: from the process start to the first record in the target (polled every 100 ms), the start-up cost; ")
 	fmt.Fprintf(w, "records/s after it: the rest of the backlog over the rest of the time; ")
-	fmt.Fprintf(w, "cores busy: the replicator's and both brokers' CPU-s over the wall time (the machine has %s).\n\n", r.meta["cores"])
+	fmt.Fprintf(w, "cores busy: the replicator's and the brokers' CPU-s over the wall time (the machine has %s). ", r.meta["cores"])
+	if strings.HasSuffix(shape, "-rf3") {
+		fmt.Fprintf(w, "Broker CPU-s here is the source broker, the three target brokers and their controller. ")
+	}
+	fmt.Fprintf(w, "On %s cores shared by the replicator and the brokers, the brokers dominate: compare broker CPU-s with the replicator's CPU-s in each row; "+
+		"a replicator that spends less CPU leaves more to the brokers, which is why throughput and MB per CPU-s differ less than CPU does.\n\n", r.meta["cores"])
 	for _, n := range notes {
 		fmt.Fprintf(w, "- %s\n", n)
 	}
@@ -871,7 +918,7 @@ func (r *results) writeRatios(w *bufio.Writer, shape string) {
 		x := ratio(c.rate, b.rate)
 		fmt.Fprintf(w, "| measured fetch+produce at once (ceiling both), %s rec/s | %s%s | %s | |\n", thousands(b.rate), f2(x), overCeiling(x), f2(ratio(c.mbPerCPU(), b.mbPerCPU())))
 	}
-	for _, t := range []string{"mm2", "mm1", "kcat", "catchup-dynamodb"} {
+	for _, t := range []string{"franzcopy", "mm2", "mm2-tuned", "mm2-eos", "mm1", "kcat", "catchup-dynamodb"} {
 		o := r.okStep(shape, t)
 		if o == nil {
 			continue
@@ -881,7 +928,7 @@ func (r *results) writeRatios(w *bufio.Writer, shape string) {
 			rss = f2(float64(c.rssKB) / float64(o.rssKB))
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", toolName(t), f2(ratio(c.rate, o.rate)), f2(ratio(c.mbPerCPU(), o.mbPerCPU())), rss)
-		if (t == "mm2" || t == "mm1") && !math.IsNaN(o.steadyRate) {
+		if strings.HasPrefix(t, "mm") && !math.IsNaN(o.steadyRate) {
 			fmt.Fprintf(w, "| %s, both after their first record (start-up left out) | %s | %s | |\n", toolName(t),
 				f2(ratio(c.steadyRate, o.steadyRate)), f2(ratio(c.mbPerCPU(), o.steadyMB/o.steadyCPU)))
 		}
@@ -966,7 +1013,7 @@ func (r *results) writeTargets(w *bufio.Writer) {
 		if ceil, which := r.ceiling(shape); which != "" {
 			x := ratio(c.rate, ceil)
 			v := verdict(x, 0.85, false, "")
-			if shape != "1k" {
+			if strings.TrimSuffix(shape, "-rf3") != "1k" {
 				v += " (the target is for 1 KiB records)"
 			}
 			row("throughput ≥ 0.85 × min(produce-only, fetch-only)", shape, f2(x)+" ×"+overCeiling(x), ceilingVerdict(x, v))
@@ -978,20 +1025,22 @@ func (r *results) writeTargets(w *bufio.Writer) {
 		if b := r.okStep(shape, "fetch+produce"); b != nil {
 			y := ratio(c.rate, b.rate)
 			want := 0.9
-			if shape != "1k" {
+			if strings.TrimSuffix(shape, "-rf3") != "1k" {
 				want = 0.8
 			}
 			row(fmt.Sprintf("throughput ≥ %.1f × the true shared ceiling (fetch+produce at once)", want), shape, f2(y)+" ×"+overCeiling(y), ceilingVerdict(y, verdict(y, want, false, "")))
 		}
-		for _, t := range []string{"mm2", "mm1"} {
-			if o := r.okStep(shape, t); o != nil {
-				x := ratio(c.mbPerCPU(), o.mbPerCPU())
-				row("MB per CPU-s ≥ 2 × "+toolName(t), shape, f2(x)+" ×", verdict(x, 2, false, ""))
-			}
+		if b := r.okStep(shape, "fetch+produce"); b != nil {
+			y := ratio(c.rate, b.rate)
+			row("throughput ≥ 0.95 × the true shared ceiling (issue 18)", shape, f2(y)+" ×"+overCeiling(y), ceilingVerdict(y, verdict(y, 0.95, false, "")))
 		}
-		if o := r.okStep(shape, "mm2"); o != nil {
-			x := ratio(c.rate, o.rate)
-			row("throughput ≥ MirrorMaker 2", shape, f2(x)+" ×", verdict(x, 1, false, ""))
+		if bt := r.bestPeer(shape, func(s *step) float64 { return s.rate }); bt != nil {
+			x := ratio(c.rate, bt.rate)
+			row("throughput ≥ 2 × the best tuned peer ("+toolName(bt.tool)+")", shape, f2(x)+" ×", verdict(x, 2, false, ""))
+		}
+		if bc := r.bestPeer(shape, (*step).mbPerCPU); bc != nil {
+			x := ratio(c.mbPerCPU(), bc.mbPerCPU())
+			row("MB per CPU-s ≥ 2 × the best tuned peer ("+toolName(bc.tool)+")", shape, f2(x)+" ×", verdict(x, 2, false, ""))
 		}
 		if c.rssKB > 0 {
 			x := float64(c.rssKB) / 1024
@@ -1021,6 +1070,23 @@ func (r *results) writeTargets(w *bufio.Writer) {
 			fmt.Sprintf("%.0f ms (median of %d)", win.engineMedian, win.n), verdict(win.engineMedian, 50, true, " ms"))
 	}
 	fmt.Fprintln(w)
+}
+
+// tunedPeers are the peers that keep what a copy must keep (partition,
+// key, headers, timestamp), each at its best settings here: kcat, which
+// keeps values only, and MirrorMaker 2 at its defaults are not among them.
+var tunedPeers = []string{"franzcopy", "mm2-tuned", "mm2-eos", "mm1"}
+
+// bestPeer returns the median run of the tuned peer with the highest by in
+// shape, nil when none ran.
+func (r *results) bestPeer(shape string, by func(*step) float64) *step {
+	var best *step
+	for _, t := range tunedPeers {
+		if o := r.okStep(shape, t); o != nil && !math.IsNaN(by(o)) && (best == nil || by(o) > by(best)) {
+			best = o
+		}
+	}
+	return best
 }
 
 type windowResult struct {
@@ -1155,6 +1221,7 @@ var areas = []struct{ name, prefix string }{
 	{"allocation", "runtime.(*mheap)"},
 	{"allocation", "runtime.nextFreeFast"},
 	{"CRC-32C of record batches", "hash/crc32."},
+	{"compression (klauspost/compress: zstd, huff0, ...)", "github.com/klauspost/compress"},
 	{"kafka-go (protocol encoding and decoding)", "github.com/segmentio/kafka-go"},
 	{"franz-go kmsg (fetch response decoding in kafkago)", "github.com/twmb/franz-go"},
 	{"catchup (internal/...)", "github.com/kafka-catchup/catchup"},
@@ -1261,4 +1328,147 @@ func (r *results) writeCommands(w *bufio.Writer) {
 	fmt.Fprintf(w, "\n## Scale: 100 to 10,000 partitions\n\n")
 	fmt.Fprintf(w, "See [scale.md](scale.md): `make bench-scale` writes its tables there (Kafka requests per API key, ")
 	fmt.Fprintf(w, "DynamoDB requests and items read, peak RSS, goroutines, bytes written, at 100 to 10,000 partitions).\n")
+}
+
+// scaleRow is one row of a docs/scale.md table, with the heading it is under.
+type scaleRow struct {
+	heading string
+	cells   []string
+}
+
+// scaleRows reads the tables of docs/scale.md (make bench-scale) and returns,
+// for each size and step, the row of the newest table that has it: the
+// sections are in the order they were measured, oldest first, and those
+// under a "History" or "Before" heading are not the current code's.
+func scaleRows(path string) (map[string]scaleRow, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	rows := map[string]scaleRow{}
+	heading, skip := "", false
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if strings.HasPrefix(line, "#") {
+			heading = strings.TrimSpace(strings.TrimLeft(line, "#"))
+			skip = strings.HasPrefix(heading, "History") || strings.HasPrefix(heading, "Before")
+			continue
+		}
+		if skip || !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) != 12 || !strings.Contains(cells[0], "/") || strings.HasPrefix(cells[0], "partitions") {
+			continue
+		}
+		rows[cells[0]+" "+cells[1]] = scaleRow{heading, cells}
+	}
+	return rows, nil
+}
+
+func (r *results) writeScale(w *bufio.Writer) {
+	if r.scalePath == "" {
+		return
+	}
+	rows, err := scaleRows(r.scalePath)
+	if err != nil || len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "## Scale: 100 to 10,000 partitions (from docs/scale.md)\n\n")
+	fmt.Fprintf(w, "`make bench-scale` (not run by `make bench`: in-process kfake clusters of 3 brokers each and dynalite, the real binary; see [scale.md](scale.md) for every step and the history). ")
+	fmt.Fprintf(w, "The newest measurement of each size and step, as that file has it; DynamoDB $/month at a 5-minute schedule with the prices stated there.\n\n")
+	fmt.Fprintf(w, "| partitions/topics | step | Kafka requests (source) | Kafka requests (target) | DynamoDB requests | peak RSS MiB | DynamoDB $/month at 5 min | from the table |\n|---|---|---|---|---|--:|--:|---|\n")
+	for _, size := range []string{"100/10", "1000/100", "10000/100"} {
+		for _, st := range []string{"run (first)", "run (idle)", "run (1% active)", "run (all active)", "worker (64-partition shard, active)"} {
+			row, ok := rows[size+" "+st]
+			if !ok {
+				continue
+			}
+			c := row.cells
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c[0], c[1], c[2], c[3], c[4], c[6], c[11], row.heading)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// Prices, stated as assumptions (us-east-1, on-demand, USD). The MSK
+// Replicator and DynamoDB figures are docs/scale.md's (issue 13, read from
+// the AWS price pages in 2026-11); the others were taken from the AWS price
+// pages as last known on 2026-12-02 and not re-checked from the bench
+// machine, which has no web access. Check them before quoting.
+const (
+	priceMSKReplicatorHour = 0.30         // per replicator-hour (aws.amazon.com/msk/pricing)
+	priceMSKReplicatorGB   = 0.08         // per GB replicated
+	priceMSKConnectMCUHour = 0.11         // MSK Connect, per MCU-hour (1 vCPU, 4 GiB)
+	priceEC2M5LargeHour    = 0.096        // m5.large, 2 vCPU, 8 GiB (aws.amazon.com/ec2/pricing/on-demand)
+	priceLambdaGBSecond    = 0.0000166667 // x86 (aws.amazon.com/lambda/pricing)
+	lambdaGBPerVCPU        = 1.769        // Lambda gives one vCPU at 1,769 MB
+	hoursPerMonth          = 730.0
+)
+
+// writeCost compares a month of copying with the prices above, catchup's
+// compute from this run's MB per CPU-s (1 KiB, single-broker target).
+func (r *results) writeCost(w *bufio.Writer) {
+	c := r.okStep("1k", "catchup")
+	fmt.Fprintf(w, "## Cost per month: catchup, MSK Replicator, an always-on MirrorMaker 2\n\n")
+	fmt.Fprintf(w, "Assumed prices (us-east-1, on-demand, USD; **assumptions, check before quoting**): MSK Replicator $%.2f per replicator-hour and $%.2f per GB replicated, ", priceMSKReplicatorHour, priceMSKReplicatorGB)
+	fmt.Fprintf(w, "DynamoDB $0.625 per million write units (as docs/scale.md states them, from the AWS price pages read in 2026-11); ")
+	fmt.Fprintf(w, "MSK Connect $%.2f per MCU-hour, EC2 m5.large $%.3f per hour, Lambda $%.10f per GB-s with one vCPU at %.0f MB (AWS price pages as last known on 2026-12-02, not re-checked from this machine). ", priceMSKConnectMCUHour, priceEC2M5LargeHour, priceLambdaGBSecond, lambdaGBPerVCPU*1000)
+	fmt.Fprintf(w, "Data transfer between AZs or regions is the same for every option and left out, as are the Kafka clusters themselves. A month is %.0f hours; the volume 3 TB a month (100 GB a day).\n\n", hoursPerMonth)
+	const gb = 3000.0
+	fmt.Fprintf(w, "| option | fixed $/month | $ for 3 TB | total $/month | what it assumes |\n|---|--:|--:|--:|---|\n")
+	fmt.Fprintf(w, "| MSK Replicator | %.0f | %.0f | %.0f | one replicator, running all the time |\n", priceMSKReplicatorHour*hoursPerMonth, priceMSKReplicatorGB*gb, priceMSKReplicatorHour*hoursPerMonth+priceMSKReplicatorGB*gb)
+	fmt.Fprintf(w, "| MirrorMaker 2 on MSK Connect | %.0f | 0 | %.0f | 2 MCU always on (one worker of 2 MCU: an assumed size for 100 GB a day) |\n", 2*priceMSKConnectMCUHour*hoursPerMonth, 2*priceMSKConnectMCUHour*hoursPerMonth)
+	fmt.Fprintf(w, "| MirrorMaker 2 on EC2 | %.0f | 0 | %.0f | one m5.large always on (no standby), operated by you |\n", priceEC2M5LargeHour*hoursPerMonth, priceEC2M5LargeHour*hoursPerMonth)
+	if c != nil && !math.IsNaN(c.mbPerCPU()) {
+		cpuS := gb * 1000 / c.mbPerCPU()
+		// the copy's CPU time, plus 8,640 runs a month of an assumed 2 s
+		// of wall time each (listing offsets, checkpoints, waiting on I/O)
+		lambda := (cpuS + 8640*2) * lambdaGBPerVCPU * priceLambdaGBSecond
+		fmt.Fprintf(w, "| catchup on Lambda every 5 min, 1,000 partitions, DynamoDB store | 10.80 | %.2f | %.0f | compute: 3 TB at this run's %s MB per CPU-s (1 KiB) = %s CPU-s on a 1-vCPU Lambda, plus 8,640 runs of an assumed 2 s; DynamoDB: the 1,000/100 all-active row of the scale table (2 writes per active partition per run) |\n",
+			lambda, 10.80+lambda, f0(c.mbPerCPU()), thousands(cpuS))
+		fmt.Fprintf(w, "| catchup on EC2, nightly window | %.0f | 0 | %.0f | the same m5.large for 2 h a day, or any host that already runs |\n\n", priceEC2M5LargeHour*60, priceEC2M5LargeHour*60)
+	} else {
+		fmt.Fprintf(w, "\n")
+	}
+	fmt.Fprintf(w, "catchup's cost follows the data it copies and the partitions it checkpoints, not the hours: an idle month costs its DynamoDB reads (0.00 in the scale table at 5 min). ")
+	fmt.Fprintf(w, "MSK Replicator and MirrorMaker 2 run all the time and copy continuously; catchup copies in windows (or `run --every`), so the comparison holds where a lag of a window is acceptable.\n\n")
+}
+
+type latencyJSON struct {
+	Produced int64   `json:"produced"`
+	Seen     int64   `json:"seen"`
+	Measured int     `json:"measured"`
+	P50MS    float64 `json:"p50_ms"`
+	P99MS    float64 `json:"p99_ms"`
+	MaxMS    float64 `json:"max_ms"`
+}
+
+// writeLatency shows the latency steps: produce on the source to visible
+// on the target, at a steady 1 MB/s, for the continuous copiers.
+func (r *results) writeLatency(w *bufio.Writer) {
+	head := false
+	for _, s := range r.steps {
+		if s.shape != "latency" {
+			continue
+		}
+		if !head {
+			fmt.Fprintf(w, "## Latency of a continuous copy at 1 MB/s\n\n")
+			fmt.Fprintf(w, "The copier runs continuously on an empty topic (8 partitions, single-broker target), primed by short probes until their records arrive; then `kafkactl latency` produces 1,000 records of 1 KiB a second (1 MB/s) to the source ")
+			fmt.Fprintf(w, "and reads the target: a record's latency is when it was read on the target minus its timestamp (its produce time, which both copiers keep). The first 5 s are left out. One run each.\n\n")
+			fmt.Fprintf(w, "| copier | p50 ms | p99 ms | max ms | records produced / seen | MB/s produced | copier CPU-s | load |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
+			head = true
+		}
+		name := map[string]string{"latency-catchup": "`catchup run --every 1s`, file store", "latency-mm2-tuned": "MirrorMaker 2 (dedicated), tuned"}[s.tool]
+		var j latencyJSON
+		if !s.ok || !readJSON(filepath.Join(s.dir, "latency.out"), &j) {
+			fmt.Fprintf(w, "| %s | %s | | | | | | %s |\n", cmp.Or(name, s.tool), s.status, s.env["load_before"])
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s / %s | %s | %s | %s |\n", cmp.Or(name, s.tool), f0(j.P50MS), f0(j.P99MS), f0(j.MaxMS),
+			thousands(float64(j.Produced)), thousands(float64(j.Seen)), f2(float64(j.Produced)*1024/1e6/num(s.env, "latency_s")), s.env["copier_cpu_s"], s.env["load_before"])
+	}
+	if head {
+		fmt.Fprintf(w, "\n`catchup run --every 1s` copies a window, waits 1 s, and copies the next: its latency is about that second plus a run (list offsets, fetch, produce, commit); ")
+		fmt.Fprintf(w, "MirrorMaker 2 fetches continuously and its tuned producer lingers up to 100 ms. Copier CPU-s is the whole process's, priming and start-up included.\n\n")
+	}
 }
