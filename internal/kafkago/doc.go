@@ -8,6 +8,7 @@
 //	dial.go      Dial, Cluster: kafka-go Transport and Client, TLS, SASL, error naming
 //	exchange.go  exchange: a request that rides the Transport but writes itself and reads its own response
 //	fetch.go     raw fetch; fetch response and record batch v2 decoding (kmsg), CRC, decompression, aborted-transaction filter
+//	zstd.go      zstd batches compressed and decompressed whole by one klauspost encoder and decoder per process
 //	offsets.go   metadata from a broker, ListOffsets with one request per leader
 //	source.go    Source: Partitions, ListOffsets, OffsetsForTime, Fetch
 //	target.go    Target: PartitionCounts, EndOffsets, Produce and its error classes, ReadBack
@@ -25,8 +26,8 @@
 // pooled, authenticated connection) and decodes the response with franz-go's
 // kmsg, used as a codec library only: kmsg decodes the fetch response, the
 // batch headers and the records; catchup splits the batches, checks their
-// CRC, decompresses them with kafka-go's codecs and filters aborted
-// transactions.
+// CRC, decompresses them (zstd with klauspost/compress directly, the others
+// with kafka-go's codecs) and filters aborted transactions.
 //
 // Produce errors fall in three classes (classifyProduce): not appended
 // (catchup.ErrRetriable), maybe appended (catchup.ErrUnknownOutcome), and

@@ -196,6 +196,9 @@ func appendCompressed(b []byte, recs []catchup.Record, first int64, st stamper, 
 	}
 	s.buf = raw
 	defer s.release()
+	if c == compress.Zstd {
+		return appendZstd(b, raw)
+	}
 	out := bytes.NewBuffer(b)
 	w := codec.NewWriter(out)
 	if _, err := w.Write(raw); err != nil {

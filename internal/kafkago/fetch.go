@@ -239,6 +239,15 @@ func (d *recordDecoder) records(b *batch, fetchLeft int) ([]byte, error) {
 		// Room for the rest of the fetch: every batch left may be compressed.
 		d.inflated = make([]byte, 0, d.ratio*max(len(b.Records), fetchLeft))
 	}
+	if c == compress.Zstd {
+		// Into the free space, or a buffer of its own if the batch
+		// does not fit: the batches before keep theirs.
+		out, err := appendUnzstd(d.inflated[:0], b.Records, b.FirstOffset)
+		if err != nil {
+			return nil, err
+		}
+		return d.took(out, len(b.Records)), nil
+	}
 	r := codec.NewReader(bytes.NewReader(b.Records))
 	defer r.Close()
 	out := d.inflated
@@ -257,9 +266,15 @@ func (d *recordDecoder) records(b *batch, fetchLeft int) ([]byte, error) {
 			return nil, fmt.Errorf("record batch at offset %d: %s: %w", b.FirstOffset, codec.Name(), err)
 		}
 	}
+	return d.took(out, len(b.Records)), nil
+}
+
+// took records that out, decompressed from n bytes, took the start of the
+// free space, and returns it capped: the next batch cannot overwrite it.
+func (d *recordDecoder) took(out []byte, n int) []byte {
 	d.inflated = out[len(out):]
-	d.ratio = min(max(d.ratio, len(out)/max(len(b.Records), 1)+1), maxRatioGuess)
-	return out[:len(out):len(out)], nil
+	d.ratio = min(max(d.ratio, len(out)/max(n, 1)+1), maxRatioGuess)
+	return out[:len(out):len(out)]
 }
 
 // appendRecords appends the batch's records at or above from to dst
