@@ -226,8 +226,16 @@ func TestEncodeEmpty(t *testing.T) {
 }
 
 func BenchmarkEncodeProduce(b *testing.B) {
-	for _, size := range []int{100, 1024} {
-		b.Run(fmt.Sprintf("%dB", size), func(b *testing.B) {
+	for _, bc := range []struct {
+		size int
+		c    compress.Compression
+	}{{100, compress.None}, {1024, compress.None}, {1024, compress.Zstd}} {
+		size := bc.size
+		name := fmt.Sprintf("%dB", size)
+		if bc.c != compress.None {
+			name += "/" + bc.c.String()
+		}
+		b.Run(name, func(b *testing.B) {
 			recs := make([]catchup.Record, 1000)
 			for i := range recs {
 				recs[i] = catchup.Record{Offset: int64(i), Value: bytes.Repeat([]byte("v"), size),
@@ -236,7 +244,7 @@ func BenchmarkEncodeProduce(b *testing.B) {
 			}
 			// Stamped with the provenance header, as catchup writes.
 			r := produceRequest{clientID: "catchup", acks: -1, timeoutMs: 30000, partition: catchup.Partition{Topic: "orders"}, recs: recs,
-				stamp: &catchup.Provenance{Cluster: "source", Partition: catchup.Partition{Topic: "orders", Partition: 5}}}
+				compression: bc.c, stamp: &catchup.Provenance{Cluster: "source", Partition: catchup.Partition{Topic: "orders", Partition: 5}}}
 			b.SetBytes(int64(size * len(recs)))
 			b.ReportAllocs()
 			for b.Loop() {

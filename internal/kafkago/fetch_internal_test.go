@@ -289,8 +289,16 @@ func TestParseFetch(t *testing.T) {
 // batches of 1000 records, as catchup's encoder writes them, one header
 // each) into catchup records: the source half of the hot path.
 func BenchmarkDecode(b *testing.B) {
-	for _, size := range []int{100, 1024} {
-		b.Run(fmt.Sprintf("%dB", size), func(b *testing.B) {
+	for _, bc := range []struct {
+		size int
+		c    compress.Compression
+	}{{100, compress.None}, {1024, compress.None}, {1024, compress.Zstd}} {
+		size := bc.size
+		name := fmt.Sprintf("%dB", size)
+		if bc.c != compress.None {
+			name += "/" + bc.c.String()
+		}
+		b.Run(name, func(b *testing.B) {
 			recs := make([]catchup.Record, 1000)
 			for i := range recs {
 				recs[i] = catchup.Record{Offset: int64(i), Key: fmt.Appendf(nil, "key-%d", i), Value: bytes.Repeat([]byte("v"), size),
@@ -300,7 +308,7 @@ func BenchmarkDecode(b *testing.B) {
 			for n := range 8 {
 				start := len(set)
 				var err error
-				if set, err = appendRecordBatch(set, recs, nil, compress.None); err != nil {
+				if set, err = appendRecordBatch(set, recs, nil, bc.c); err != nil {
 					b.Fatal(err)
 				}
 				binary.BigEndian.PutUint64(set[start:], uint64(n*len(recs))) // base offset

@@ -1,0 +1,58 @@
+package kafkago
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/segmentio/kafka-go/compress"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+)
+
+// TestZstdWindow wants a zstd batch written as one frame with a window of
+// at most zstdWindow: the window sizes the encoder's (and any consumer's
+// decoder's) history, and kafka-go's streaming writer used 8 MiB.
+func TestZstdWindow(t *testing.T) {
+	recs := make([]catchup.Record, 512) // 512 KiB of values: more than a window
+	for i := range recs {
+		recs[i] = catchup.Record{Offset: int64(i), Value: bytes.Repeat([]byte{byte(i)}, 1024), Timestamp: time.UnixMilli(1_700_000_000_000)}
+	}
+	b, err := appendRecordBatch(nil, recs, nil, compress.Zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h zstd.Header
+	if err := h.Decode(b[batchHeaderLen:]); err != nil {
+		t.Fatalf("zstd frame header: %v", err)
+	}
+	if h.SingleSegment || h.WindowSize > zstdWindow {
+		t.Errorf("zstd frame: single segment %t, window %d bytes; want a window of at most %d", h.SingleSegment, h.WindowSize, zstdWindow)
+	}
+}
+
+// TestZstdDecodeBound wants a zstd batch that inflates beyond zstdMaxBatch
+// refused with an error naming its offset and the bound, not decoded into
+// an allocation as large as the producer made it.
+func TestZstdDecodeBound(t *testing.T) {
+	b, err := appendRecordBatch(nil, []catchup.Record{{Value: []byte("v")}}, nil, compress.Zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = enc.EncodeAll(make([]byte, zstdMaxBatch+1), b[:batchHeaderLen]) // a zip bomb for records
+	binary.BigEndian.PutUint64(b, 1234)                                 // base offset
+	binary.BigEndian.PutUint32(b[batchLengthAt:], uint32(len(b)-batchLogOverlap))
+	binary.BigEndian.PutUint32(b[batchCRCAt:], crc32.Checksum(b[batchCRCFrom:], castagnoli))
+	_, err = decode(fetched{records: b}, 0, readUncommitted)
+	if err == nil || !strings.Contains(err.Error(), "offset 1234") || !strings.Contains(err.Error(), "128 MiB") {
+		t.Errorf("decode of a batch of %d MiB decompressed: error %v, want one naming offset 1234 and the 128 MiB bound", (zstdMaxBatch+1)>>20, err)
+	}
+}
