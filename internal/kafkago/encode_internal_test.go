@@ -238,7 +238,7 @@ func BenchmarkEncodeProduce(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			recs := make([]catchup.Record, 1000)
 			for i := range recs {
-				recs[i] = catchup.Record{Offset: int64(i), Value: bytes.Repeat([]byte("v"), size),
+				recs[i] = catchup.Record{Offset: int64(i), Value: benchValue(i, size),
 					Timestamp: time.UnixMilli(1_700_000_000_000 + int64(i)),
 				}
 			}

@@ -301,7 +301,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			recs := make([]catchup.Record, 1000)
 			for i := range recs {
-				recs[i] = catchup.Record{Offset: int64(i), Key: fmt.Appendf(nil, "key-%d", i), Value: bytes.Repeat([]byte("v"), size),
+				recs[i] = catchup.Record{Offset: int64(i), Key: fmt.Appendf(nil, "key-%d", i), Value: benchValue(i, size),
 					Timestamp: time.UnixMilli(1_700_000_000_000 + int64(i)), Headers: []catchup.Header{{Key: "trace", Value: []byte("0af7651916cd43dd")}}}
 			}
 			var set []byte

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -55,4 +56,17 @@ func TestZstdDecodeBound(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "offset 1234") || !strings.Contains(err.Error(), "128 MiB") {
 		t.Errorf("decode of a batch of %d MiB decompressed: error %v, want one naming offset 1234 and the 128 MiB bound", (zstdMaxBatch+1)>>20, err)
 	}
+}
+
+// benchValue is the value of record i of a benchmark: size random upper
+// case letters drawn anew for every record, as Kafka's ProducerPerformance
+// writes them (docs/benchmarks.md seeds with it), so that a codec sees what
+// it sees in the real-broker runs rather than one repeated byte.
+func benchValue(i, size int) []byte {
+	r := rand.New(rand.NewPCG(uint64(i), 1))
+	v := make([]byte, size)
+	for j := range v {
+		v[j] = byte('A' + r.IntN(26))
+	}
+	return v
 }
