@@ -27,6 +27,12 @@ const zstdWindow = 64 << 10
 // naming its partition and offset rather than an unbounded allocation.
 const zstdMaxBatch = 128 << 20
 
+// zstdMaxEncoders bounds the encoders EncodeAll keeps: klauspost allocates
+// each one's match tables (1.3 MiB at level 3) when the Encoder is built,
+// for as many encoders as it may run at once, so one per CPU of a 64-core
+// host would cost 80 MiB before the first batch.
+const zstdMaxEncoders = 8
+
 // zstdCodec is the process's zstd encoder and decoder. Both hold no data
 // of a run, only reusable buffers, and EncodeAll and DecodeAll are safe for
 // concurrent use: sharing them across Sources and Targets keeps their
@@ -39,10 +45,10 @@ type zstdCodec struct {
 // sharedZstd builds the process's codec on first use.
 var sharedZstd = sync.OnceValues(func() (*zstdCodec, error) {
 	// SpeedDefault is zstd level 3, kafka-go's default level. One encoder
-	// per CPU: with a single one, the partitions' producers would take
-	// turns compressing.
+	// per CPU, up to zstdMaxEncoders: with a single one, the partitions'
+	// producers would take turns compressing.
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithWindowSize(zstdWindow),
-		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithZeroFrames(true))
+		zstd.WithEncoderConcurrency(min(runtime.GOMAXPROCS(0), zstdMaxEncoders)), zstd.WithZeroFrames(true))
 	if err != nil {
 		return nil, fmt.Errorf("zstd encoder: %w", err)
 	}
