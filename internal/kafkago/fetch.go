@@ -47,6 +47,7 @@ type fetched struct {
 	records  []byte           // record batches, the last one possibly cut short
 	body     []byte           // the whole response, which records is part of
 	spare    []catchup.Record // an empty record slice for decode to fill, or nil
+	inflate  []byte           // an empty decompression buffer for decode, or nil
 }
 
 type abortedTxn struct{ producerID, firstOffset int64 }
@@ -197,6 +198,8 @@ type recordDecoder struct {
 	headers    []catchup.Header // free space after the headers decoded so far
 	rec        kmsg.Record      // scratch: its Headers slice is reused
 	spare      []catchup.Record // an empty slice to decode into if it is large enough, or nil
+	spareBuf   []byte           // an empty decompression buffer to use if it is large enough, or nil
+	buf        []byte           // the first decompression buffer, whole, for the recycler; or nil
 }
 
 // newRecordDecoder sizes a decoder for the record set of one fetch response,
@@ -219,6 +222,13 @@ func newRecordDecoder(records []byte) *recordDecoder {
 	return &recordDecoder{capRecords: n, left: n, maxHeaders: n + len(records)/2, ratio: 4}
 }
 
+// A decoder rounds the decompression buffers it allocates up to whole
+// inflateUnits, or smallInflateUnits for one of an inflateUnit at most.
+const (
+	inflateUnit      = 1 << 20
+	smallInflateUnit = 4 << 10
+)
+
 // maxRatioGuess bounds the compression ratio a decoder plans for: a batch
 // of zeros must not make it reserve a gigabyte for the next one.
 const maxRatioGuess = 16
@@ -237,7 +247,22 @@ func (d *recordDecoder) records(b *batch, fetchLeft int) ([]byte, error) {
 	}
 	if cap(d.inflated) < d.ratio*len(b.Records) {
 		// Room for the rest of the fetch: every batch left may be compressed.
-		d.inflated = make([]byte, 0, d.ratio*max(len(b.Records), fetchLeft))
+		// Rounded up, so that a recycled buffer fits the next fetch,
+		// whose response is a few bytes longer or shorter.
+		n := d.ratio * max(len(b.Records), fetchLeft)
+		unit := inflateUnit
+		if n <= inflateUnit {
+			unit = smallInflateUnit // an anchor check's one record does not take a MiB
+		}
+		n = (n + unit - 1) / unit * unit
+		if cap(d.spareBuf) >= n {
+			d.inflated, d.spareBuf = d.spareBuf[:0], nil
+		} else {
+			d.inflated = make([]byte, 0, n)
+		}
+		if d.buf == nil {
+			d.buf = d.inflated
+		}
 	}
 	if c == compress.Zstd {
 		// Into the free space, or a buffer of its own if the batch
@@ -437,6 +462,7 @@ type decoded struct {
 	records []catchup.Record
 	next    int64 // one past the last offset of the last complete batch, at least from
 	batches int
+	inflate []byte // the decompression buffer the records share, for the recycler; or nil
 }
 
 // decode returns the data records at or above from, without control
@@ -451,7 +477,7 @@ func decode(f fetched, from int64, isolation int8) (decoded, error) {
 	slices.SortFunc(aborted, func(a, b abortedTxn) int { return cmp.Compare(a.firstOffset, b.firstOffset) })
 	var open map[int64]bool // producers inside an aborted transaction
 	dec := newRecordDecoder(f.records)
-	dec.spare = f.spare
+	dec.spare, dec.spareBuf = f.spare, f.inflate
 	buf := f.records
 	for {
 		left := len(buf)
@@ -492,6 +518,10 @@ func decode(f fetched, from int64, isolation int8) (decoded, error) {
 	}
 	if d.batches == 0 && len(f.records) > 0 {
 		return d, errors.New("the response holds part of a record batch only: the broker truncated a batch larger than the fetch size")
+	}
+	d.inflate = dec.buf
+	if d.inflate == nil {
+		d.inflate = dec.spareBuf // unused (nothing compressed): back to the recycler
 	}
 	return d, nil
 }

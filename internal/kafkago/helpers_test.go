@@ -84,6 +84,34 @@ func newProducer(t *testing.T, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
+// namedCodec is a compression codec of franz-go's producer and its name,
+// which tests use as a topic or subtest name.
+type namedCodec struct {
+	name  string
+	codec kgo.CompressionCodec
+}
+
+// compressions returns the codecs Kafka compresses record batches with.
+func compressions() []namedCodec {
+	return []namedCodec{
+		{"gzip", kgo.GzipCompression()},
+		{"snappy", kgo.SnappyCompression()},
+		{"lz4", kgo.Lz4Compression()},
+		{"zstd", kgo.ZstdCompression()},
+	}
+}
+
+// fetchBatch fetches p from offset from, one batch (the broker returns a
+// first batch larger than the byte limit whole).
+func fetchBatch(ctx context.Context, t *testing.T, s *kafkago.Source, p catchup.Partition, from int64) catchup.Fetched {
+	t.Helper()
+	f, err := s.Fetch(ctx, p, from, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 func produceSync(ctx context.Context, t *testing.T, cl *kgo.Client, recs ...*kgo.Record) {
 	t.Helper()
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {

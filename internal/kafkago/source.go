@@ -124,13 +124,13 @@ func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, max
 	marks := catchup.Offsets{Partition: p, LogStart: f.logStart, HighWatermark: f.hwm, LastStable: f.lso}
 	switch code := kafka.Error(f.code); {
 	case code == kafka.OffsetOutOfRange:
-		s.recycle.release(f.body, nil)
+		s.recycle.release(f.body, nil, nil)
 		return catchup.Fetched{Offsets: marks}, s.outOfRange(ctx, marks, from)
 	case f.code != 0:
-		s.recycle.release(f.body, nil)
+		s.recycle.release(f.body, nil, nil)
 		return catchup.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, codeError(f.code))
 	}
-	f.spare = s.recycle.recordSlice()
+	f.spare, f.inflate = s.recycle.recordSlice(), s.recycle.inflateBuf()
 	d, err := decode(f, from, s.isolation)
 	if err != nil {
 		return catchup.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
@@ -139,7 +139,7 @@ func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, max
 		// Kafka answers a fetch between the high watermark and the log
 		// end with nothing, which happens for a moment after a leader
 		// change; beyond the log end it answers OFFSET_OUT_OF_RANGE.
-		s.recycle.release(f.body, d.records)
+		s.recycle.release(f.body, d.records, d.inflate)
 		return catchup.Fetched{Offsets: marks}, mark(fmt.Errorf(
 			"fetch %s at %d: offset above the high watermark %d", p, from, f.hwm), catchup.ErrRetriable)
 	}
@@ -147,7 +147,7 @@ func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, max
 	release := func() {
 		if !released { // at most once: a second release would hand the same memory to two fetches
 			released = true
-			s.recycle.release(f.body, d.records)
+			s.recycle.release(f.body, d.records, d.inflate)
 		}
 	}
 	return catchup.Fetched{Records: d.records, Next: d.next, Offsets: marks, Release: release}, nil

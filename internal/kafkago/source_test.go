@@ -3,8 +3,11 @@ package kafkago_test
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -47,38 +50,29 @@ func TestFetchFidelity(t *testing.T) {
 	ctx := testContext(t)
 	c := newCluster(t, kfake.SeedTopics(1, "plain", "gzip", "snappy", "lz4", "zstd"))
 	base := time.UnixMilli(1_700_000_000_123)
-	for _, tc := range []struct {
-		topic string
-		codec kgo.CompressionCodec
-	}{
-		{"plain", kgo.NoCompression()},
-		{"gzip", kgo.GzipCompression()},
-		{"snappy", kgo.SnappyCompression()},
-		{"lz4", kgo.Lz4Compression()},
-		{"zstd", kgo.ZstdCompression()},
-	} {
+	for _, tc := range append([]namedCodec{{"plain", kgo.NoCompression()}}, compressions()...) {
 		prod := newProducer(t, c, kgo.ProducerBatchCompression(tc.codec))
-		recs := fidelityRecords(tc.topic, 0, base)
+		recs := fidelityRecords(tc.name, 0, base)
 		for i, r := range recs {
-			r.Topic, r.Timestamp = tc.topic, base.Add(time.Duration(i)*time.Second)
+			r.Topic, r.Timestamp = tc.name, base.Add(time.Duration(i)*time.Second)
 		}
 		// Two batches: three records, then the rest.
 		produceSync(ctx, t, prod, recs[:3]...)
 		produceSync(ctx, t, prod, recs[3:]...)
 
 		s := newSource(t, c, "read_committed")
-		p := catchup.Partition{Topic: tc.topic}
+		p := catchup.Partition{Topic: tc.name}
 		for _, from := range []int64{0, 1, 4} {
 			f, err := s.Fetch(ctx, p, from, 1<<20)
 			if err != nil {
-				t.Fatalf("%s: Fetch(%d): %v", tc.topic, from, err)
+				t.Fatalf("%s: Fetch(%d): %v", tc.name, from, err)
 			}
 			if diff := cmp.Diff(wantRecords(recs, 0, base)[from:], f.Records); diff != "" {
-				t.Errorf("%s: Fetch(%d) records (-want +got):\n%s", tc.topic, from, diff)
+				t.Errorf("%s: Fetch(%d) records (-want +got):\n%s", tc.name, from, diff)
 			}
 			want := catchup.Offsets{Partition: p, LogStart: 0, HighWatermark: 6, LastStable: 6}
 			if f.Next != 6 || f.Offsets != want {
-				t.Errorf("%s: Fetch(%d) Next %d, Offsets %+v; want 6, %+v", tc.topic, from, f.Next, f.Offsets, want)
+				t.Errorf("%s: Fetch(%d) Next %d, Offsets %+v; want 6, %+v", tc.name, from, f.Next, f.Offsets, want)
 			}
 		}
 	}
@@ -357,10 +351,7 @@ func TestFetchRelease(t *testing.T) {
 	s := newSource(t, c, "read_committed")
 	fetch := func(from int64) catchup.Fetched {
 		t.Helper()
-		f, err := s.Fetch(ctx, p, from, 1) // one batch per fetch
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := fetchBatch(ctx, t, s, p, from)
 		if len(f.Records) != 2 || f.Records[0].Offset != from || f.Release == nil {
 			t.Fatalf("fetch at %d: %d records, release %v", from, len(f.Records), f.Release != nil)
 		}
@@ -384,6 +375,61 @@ func TestFetchRelease(t *testing.T) {
 	}
 	if got := string(second.Records[0].Value) + string(second.Records[1].Value); got != "a1b1" {
 		t.Fatalf("an unreleased fetch changed under a later one: %q", got)
+	}
+}
+
+// TestFetchReleaseRecyclesDecompression checks the recycling of the buffer
+// compressed batches are decompressed into: a released fetch's buffer
+// serves the next fetch (allocated per fetch, it was 92% of what a zstd
+// copy allocated, and the garbage collector let peak RSS reach 170 MiB),
+// and a fetch not released keeps its records while later fetches are made.
+func TestFetchReleaseRecyclesDecompression(t *testing.T) {
+	for _, tc := range compressions() {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			c := newCluster(t, kfake.SeedTopics(1, "t"))
+			prod := newProducer(t, c, kgo.ProducerBatchCompression(tc.codec))
+			p := catchup.Partition{Topic: "t"}
+			// Half random, half repeated: compressed to about half, within
+			// the decoder's guess of the ratio, as real data is.
+			value := func(i int) string {
+				r := rand.New(rand.NewPCG(1, uint64(i)))
+				b := make([]byte, 500)
+				for j := range b {
+					b[j] = byte(r.Uint32())
+				}
+				return fmt.Sprintf("%d%s%s", i, b, strings.Repeat("x", 500))
+			}
+			for i := range 3 {
+				produceSync(ctx, t, prod, values("t", 0, value(i))...) // one batch each
+			}
+			s := newSource(t, c, "read_committed")
+			fetch := func(from int64) catchup.Fetched {
+				t.Helper()
+				f := fetchBatch(ctx, t, s, p, from)
+				if len(f.Records) != 1 || string(f.Records[0].Value) != value(int(from)) {
+					t.Fatalf("fetch at %d: %d records", from, len(f.Records))
+				}
+				return f
+			}
+			first := fetch(0)
+			second := fetch(1) // first is not released: its buffer is not reused
+			if got := string(first.Records[0].Value); got != value(0) {
+				t.Fatalf("an unreleased fetch changed under a later one: %.8q", got)
+			}
+			if unsafe.SliceData(first.Records[0].Value) == unsafe.SliceData(second.Records[0].Value) {
+				t.Fatal("two unreleased fetches share their decompression buffer")
+			}
+			buf := unsafe.SliceData(first.Records[0].Value) // before the release: the record slice is recycled too
+			first.Release()
+			third := fetch(2)
+			if buf != unsafe.SliceData(third.Records[0].Value) {
+				t.Error("a released fetch's decompression buffer was not reused by the next fetch")
+			}
+			if got := string(second.Records[0].Value); got != value(1) {
+				t.Fatalf("an unreleased fetch changed under a later one: %.8q", got)
+			}
+		})
 	}
 }
 
