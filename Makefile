@@ -95,12 +95,13 @@ shellcheck:
 		$$SUDO apt-get install -y -qq shellcheck >/dev/null || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq shellcheck >/dev/null; }; }
 
 .PHONY: lint
-lint: $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) shellcheck ## golangci-lint (vet, staticcheck, errcheck, revive, gocritic, depguard: the layers, nolintlint), shellcheck, cfn-lint
+lint: $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) shellcheck ## the tree (no tracked binary, no file over 1 MB), golangci-lint (vet, staticcheck, errcheck, revive, gocritic, depguard: the layers, nolintlint), shellcheck, cfn-lint
+	.ci/check-tree
 	$(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) run ./...
 	cd deploy && $(CURDIR)/$(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) run ./...
-	shellcheck -x -P SCRIPTDIR test/kafka/*.sh bench/*.sh .ci/run
+	shellcheck -x -P SCRIPTDIR test/kafka/*.sh bench/*.sh .ci/run .ci/check-tree
 
-# --- Releases, image, deployments (issue 15) -----------------------------
+# --- Releases, image, deployments ----------------------------------------
 # goreleaser and cyclonedx-gomod (the SBOM of each binary, read from the
 # module list Go writes into it: offline) come from the Go module proxy,
 # pinned, built into bin/ like golangci-lint.

@@ -440,7 +440,7 @@ func TestMirrorMakerTypography(t *testing.T) {
 	}
 }
 
-// The seed of issue 15: the MirrorMaker command line as blog posts print it
+// TestMirrorMakerSeedLine: the MirrorMaker command line as blog posts print it
 // (launcher, en dashes, curly quotes), pasted verbatim with real property
 // files of two SCRAM sources, runs a working pipeline per source into a
 // target whose topics --create-topics creates; without --create-topics the

@@ -17,8 +17,8 @@ import (
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
-// What a disaster-recovery replica needs of the brokers beyond records
-// (issue 16): partitions that follow the source.
+// What a disaster-recovery replica needs of the brokers beyond records:
+// partitions that follow the source.
 
 // growTopic raises topic's partition count on the cluster at brokers to n
 // with CreatePartitions, sent by franz-go.

@@ -19,7 +19,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore/dynamotest"
 )
 
-// The process and broker faults of issue 12 on the replicated target, with
+// Process and broker faults on the replicated target (RF 3), with
 // the real catchup binary (built without -race) so that a run can die by
 // SIGKILL and the exit code of each run is the CLI's.
 const (
@@ -31,9 +31,9 @@ const (
 // TestReplicatedCatchupKilled: kill -9 of catchup while follower 2 is
 // stalled longer than producer.timeout, then at once a new run with the same
 // --owner, which takes the lease over while the leader holds records of the
-// dead run above the high watermark. Before issue 12 the new run's settle
-// saw the stuck high watermark hold still, reconciled below it and copied
-// those records again (1,811-9,272 duplicates in the issue). The stall is
+// dead run above the high watermark. A settle that only watched the high
+// watermark hold still would reconcile below it and copy those records
+// again; the wait for the leader's log end prevents that. The stall is
 // below replica.lag.time.max.ms (6 s; the follower returns and the ISR stays
 // whole) and above it (the ISR shrinks by lag while the broker's session
 // lives), with the file store and DynamoDB (dynalite).

@@ -51,7 +51,7 @@ func count(ctx context.Context, t *testing.T, brokers, cluster, topic string, n 
 }
 
 // controlRun: CATCHUP_IT_REPLICATED_CONTROL=1 also runs each stall with
-// the protections of issue 12 turned off, and logs the duplicates they
+// the replicated-target protections turned off, and logs the duplicates they
 // leave without failing on them: replication_wait 0 (reconcile below the
 // high watermark, as before), with idempotent produce on and off; and
 // idempotence off with the wait on, which shows what the wait alone does.
@@ -76,8 +76,7 @@ type stallRun struct {
 // (20 s), so the ISR shrinks by lag, as with a stuck disk or fetcher. A
 // stall longer than producer.timeout makes the leader answer
 // REQUEST_TIMED_OUT for records it appended; without idempotent produce
-// they were sent again and both copies became visible (80 and 160
-// duplicates at 4 s and 9 s, issue 12). A stall that outlasts the re-sends
+// they were sent again and both copies became visible. A stall that outlasts the re-sends
 // (3 x producer.timeout) falls back to reconciliation, which waits until
 // the high watermark reaches the leader's log end (replication_wait).
 func TestReplicatedFollowerStall(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The crash-anywhere proof of issue 4: SIGKILL the real binary at random
+// The crash-anywhere proof: SIGKILL the real binary at random
 // moments, again and again, then let it finish, and compare.
 
 func TestCrashFileStore(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/config"
 )
 
-// TestDisasterRecoveryReplica is issue 16's must-show, through the real
+// TestDisasterRecoveryReplica: a disaster-recovery replica, through the real
 // binary on kfake: a source topic of 5 partitions with two consumer
 // groups and a producer writing throughout; `catchup run --every 1s` with
 // create_topics, config sync and group sync; meanwhile the source topic's

@@ -13,7 +13,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/brokers/replicatedtest"
 )
 
-// The replicated-target configuration of issue 12: the target is the
+// The replicated-target configuration: the target is the
 // 3-broker cluster of test/kafka (RF 3, min.insync.replicas 2,
 // replica.lag.time.max.ms 6 s), so the test runs under test/kafka/it.sh, and
 // followers are SIGSTOPped while the children run and are killed: a child

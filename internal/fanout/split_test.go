@@ -142,8 +142,8 @@ func TestSplitInvariants(t *testing.T) {
 
 // TestSplitScalesWithTheBacklog: 10,000 lagging partitions over 20 shards
 // fit one dispatch when shards may grow to their share of the backlog (500
-// partitions each); with the fixed cap of 64, 8,720 waited (issue 13) and
-// the backlog took 8 dispatches. Bytes still bound a shard.
+// partitions each); with a fixed cap of 64, 8,720 would wait and the
+// backlog would take 8 dispatches. Bytes still bound a shard.
 func TestSplitScalesWithTheBacklog(t *testing.T) {
 	work := make([]Work, 10000)
 	for i := range work {

@@ -5,15 +5,21 @@
 //
 // Files:
 //
-//	dial.go      Dial, Cluster: kafka-go Transport and Client, TLS, SASL, error naming
-//	exchange.go  exchange: a request that rides the Transport but writes itself and reads its own response
-//	fetch.go     raw fetch; fetch response and record batch v2 decoding (kmsg), CRC, decompression, aborted-transaction filter
-//	zstd.go      zstd batches compressed and decompressed whole by one klauspost encoder and decoder per process
-//	offsets.go   metadata from a broker, ListOffsets with one request per leader
-//	source.go    Source: Partitions, ListOffsets, OffsetsForTime, Fetch
-//	target.go    Target: PartitionCounts, EndOffsets, Produce and its error classes, ReadBack
-//	errors.go    retriable marking of read errors and broker codes
-//	admin.go     topic configs and creation (create_topics), group offsets and members (translate)
+//	dial.go         Dial, Cluster: kafka-go Transport and Client, TLS, SASL, error naming
+//	exchange.go     exchange: a request that rides the Transport but writes itself and reads its own response
+//	fetch.go        raw fetch; fetch response and record batch v2 decoding (kmsg), CRC, decompression, aborted-transaction filter
+//	recycle.go      recycler: fetch buffers, record slices and decompression buffers kept for the next fetches
+//	zstd.go         zstd batches compressed and decompressed whole by one klauspost encoder and decoder per process
+//	encode.go       produce requests encoded by hand into reused frames, with the provenance header
+//	idempotence.go  the idempotent producer: producer id and epoch, per-partition sequences, a lost producer
+//	offsets.go      metadata from a broker, ListOffsets with one request per leader
+//	logend.go       Target.LogEnd: a partition leader's log end (OffsetForLeaderEpoch) and high watermark
+//	source.go       Source: Partitions, ListOffsets, OffsetsForTime, Fetch
+//	target.go       Target: PartitionCounts, EndOffsets, Produce and its error classes, ReadBack
+//	errors.go       retriable marking of read errors and broker codes
+//	admin.go        topic configs and creation (create_topics), group offsets and members (translate)
+//	permissions.go  Needs: every request sent per cluster role and feature, its ACL and MSK IAM action
+//	doc.go          this overview
 //
 // Why not kafka-go's Reader, Conn.ReadBatch or Client.Fetch: they return
 // transaction markers as messages or hide their offsets, do not filter

@@ -15,8 +15,8 @@ import (
 
 // Produce requests are encoded here, straight into one pooled buffer, and
 // written to the connection with one Write: kafka-go's encoder goes through
-// a protocol.RecordReader per record and a page buffer per request, which
-// cost a fifth of a copy's CPU for 100-byte records, and it writes a record
+// a protocol.RecordReader per record and a page buffer per request, a cost
+// paid per record that dominates with small records, and it writes a record
 // timestamp of 0 (the Unix epoch) as "now".
 //
 // Produce v3 to v8 (the versions catchup and kafka-go agree on) are the same
@@ -218,8 +218,8 @@ const produceHeaderLen = 4 + 2 + 2 + 4 + 2 + 2 + 2 + 4 + 4 + 2 + 4 + 4 + 4
 // stamper writes the provenance header of the records of one batch. The
 // value's prefix ("v1:<cluster>:<topic>:<partition>:") is the same for every
 // record of the batch, so it is formatted once; only the offset is formatted
-// per record. For small records this halved the header's share of the
-// encoder's CPU.
+// per record, which matters for small records, where the header is a large
+// share of each record's bytes.
 type stamper struct {
 	prefix []byte // catchup.AppendProvenancePrefix of the batch's stamp; nil: no header
 }
@@ -241,8 +241,8 @@ const maxDecimalInt64 = 20
 
 // recordsCap is an upper bound of the size of recs encoded (uncompressed)
 // in a batch: it sizes the frame without sizing every varint and offset of
-// the batch in a pass of its own (that pass was a third of the encoder's CPU
-// for 100-byte records).
+// the batch in a pass of its own, which would cost about as much as encoding
+// small records.
 func recordsCap(recs []catchup.Record, st stamper) int {
 	per := maxRecordOverhead
 	if st.prefix != nil {

@@ -39,7 +39,7 @@ func (c *Cluster) listOffsets(ctx context.Context, ps []catchup.Partition, ts in
 	// costs a NOT_LEADER_OR_FOLLOWER, which is retriable.
 	// Each topic is named once: kafka-go decodes a topic's whole layout for
 	// every name in the request, so one name per partition cost memory in
-	// partitions × partitions per topic (issue 13).
+	// partitions × partitions per topic.
 	topics := make([]string, 0)
 	named := make(map[string]bool)
 	for _, p := range ps {

@@ -6,11 +6,11 @@ import "github.com/kafka-catchup/catchup/internal/catchup"
 // response buffer, the record slice decoded from it and, for compressed
 // batches, the buffer they were decompressed into. Each is a megabyte or
 // more per fetch; allocated afresh, each is zeroed first and collected
-// later, which cost a tenth of a copy's CPU in the profile. The
-// decompression buffer (the ratio guess times the fetch, 4 MiB at the
-// default fetch_bytes) was allocated per fetch: 92% of a zstd copy's
-// allocations, and the garbage collector's heap goal, twice the live heap,
-// put a zstd read's peak RSS at 170 MiB where uncompressed records need 24.
+// later, CPU spent on every fetch. The decompression buffer (the ratio guess
+// times the fetch, 4 MiB at the default fetch_bytes) dominates a compressed
+// copy's allocations, and since the garbage collector lets the heap grow to
+// twice the live heap, allocating it per fetch would set a compressed
+// read's peak RSS by the garbage rather than by what is live.
 // Memory comes back only when the caller of Source.Fetch releases it
 // (catchup.Fetched.Release), after the records were produced; a fetch
 // nobody releases is left to the garbage collector as before.

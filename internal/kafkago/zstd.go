@@ -12,9 +12,8 @@ import (
 // zstd batches are compressed and decompressed whole, with EncodeAll and
 // DecodeAll of one encoder and one decoder per process, instead of kafka-go's
 // streaming codec: its writer keeps an 8 MiB window per pooled encoder and
-// its reader a streaming decoder per batch, which made catchup 0.42× as fast
-// as a franz-go copier on a zstd source and target, with zstd's double-fast
-// encoder 45% of the CPU and peak RSS 193 MiB (docs/benchmarks.md, 1k-zstd).
+// its reader a streaming decoder per batch, costs in CPU and memory that
+// grow with every batch and encoder rather than with what a batch holds.
 
 // zstdWindow is the encoder's window. A record batch is at most the topic's
 // max.message.bytes (1 MiB by default), so a 64 KiB window loses little

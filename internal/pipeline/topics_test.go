@@ -184,8 +184,8 @@ func TestCreateTopicsCopiesPartitionCountAndConfigs(t *testing.T) {
 		t.Errorf("audit.dr/1 holds %v, want [a1]", got)
 	}
 
-	// A target topic with fewer partitions is grown to the source's count
-	// (issue 16), and the run copies all of them.
+	// A target topic with fewer partitions is grown to the source's count,
+	// and the run copies all of them.
 	p := openPipeline(t, yaml("short"), "dr", store)
 	if rep, err := p.Engine.Run(t.Context()); err != nil || len(rep.Partitions) != 3 || rep.Partitions[2].Status != replicate.StatusDone {
 		t.Errorf("run onto a target topic with 2 of 3 partitions: %+v, %v; want its 3 partitions done", rep, err)

@@ -20,16 +20,23 @@
 //
 // # Files
 //
-// engine.go runs a pipeline (options, survey, start and stop offsets, a
-// worker per partition, the results of partitions it does not copy);
-// topics.go checks, creates and grows the target topics; partition.go
-// copies one partition (copyPartition, run) and state.go holds where that
-// copy stands; lease.go renews the lease and makes the commits, named by
-// intent (commitProgress, commitIfDue, commitAndRelease, keepInDoubt);
-// reconcile.go settles and reconciles with the target, from the end
-// offsets targetEnds reads for the whole run; anchor.go checks that the
-// source topic was not recreated; copyloop.go fetches and produces;
-// retry.go is the one retry rule.
+//	kafka.go       Source and Target: what the engine needs of Kafka
+//	engine.go      a run: options, start and stop offsets, a worker per partition
+//	survey.go      watermarks and checkpoints without copying (plan, status), anchor checks
+//	uncopied.go    the results of partitions a run does not copy: gone, idle, not started, leased
+//	begin.go       start: latest across runs, from the topic's begin record
+//	topics.go      the target topics: checked, created and grown
+//	configsync.go  copied topic configs kept in step with the source
+//	partition.go   one partition's copy (copyPartition, run)
+//	state.go       where that copy stands, and the one table of its transitions
+//	lease.go       lease renewal and the commits, named by intent (commitProgress, commitIfDue, commitAndRelease, keepInDoubt)
+//	reconcile.go   settle and reconcile with the target, from the end offsets targetEnds reads for the whole run
+//	anchor.go      the check that the source topic was not recreated
+//	copyloop.go    fetch ahead while producing, window limits, loop prevention
+//	retry.go       the one retry rule
+//	report.go      what a run did, per partition: Report, Result, Status
+//	age.go         a run's time figures: replication latency, record age, retention headroom
+//	doc.go         this overview
 //
 // # The copy of one partition
 //

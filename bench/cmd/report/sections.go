@@ -318,8 +318,8 @@ func (r *results) writeScale(w *bufio.Writer) {
 }
 
 // Prices, stated as assumptions (us-east-1, on-demand, USD). The MSK
-// Replicator and DynamoDB figures are docs/scale.md's (issue 13, read from
-// the AWS price pages in 2026-11); the others were taken from the AWS price
+// Replicator and DynamoDB figures are the scale report's (read from the AWS
+// price pages in 2026-11); the others were taken from the AWS price
 // pages as last known on 2026-12-02 and not re-checked from the bench
 // machine, which has no web access. Check them before quoting.
 const (

@@ -41,7 +41,7 @@ func (r *results) writeTargets(w *bufio.Writer) {
 		}
 		if b := r.okStep(shape, "fetch+produce"); b != nil {
 			y := ratio(c.rate, b.rate)
-			row("throughput ≥ 0.95 × the true shared ceiling (issue 18)", shape, f2(y)+" ×"+overCeiling(y), ceilingVerdict(y, verdict(y, 0.95, false, "")))
+			row("throughput ≥ 0.95 × the true shared ceiling", shape, f2(y)+" ×"+overCeiling(y), ceilingVerdict(y, verdict(y, 0.95, false, "")))
 		}
 		if bt := r.bestPeer(shape, func(s *step) float64 { return s.rate }); bt != nil {
 			x := ratio(c.rate, bt.rate)

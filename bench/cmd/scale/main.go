@@ -1,5 +1,5 @@
 // Command scale measures what catchup costs as a pipeline grows to 10,000
-// partitions (issue 13): it starts two in-process kfake clusters of three
+// partitions: it starts two in-process kfake clusters of three
 // brokers each, dynalite behind a proxy that counts DynamoDB requests per
 // operation, and runs the real catchup binary (run, plan, status) as a child
 // process per step, so that each step's peak RSS is the child's own.

@@ -31,18 +31,15 @@
 // snapshot and the journal's removal leaves lines that the snapshot already
 // holds; replaying them changes nothing.
 //
-// Why a journal: until issue 13 the store rewrote and fsynced the whole
-// pipeline file on every change, O(N) bytes per change and O(N²) per run at
-// N partitions (798 MB for a run of 100 active partitions out of 10,000;
-// BenchmarkRunWriteBytes). One file per topic would still rewrite
-// O(partitions per topic) per change, and group commit (one rewrite for the
-// changes of concurrent partitions) divides the rewrites by the
-// parallelism but keeps each O(N). An embedded database (go.etcd.io/bbolt
-// v1.5.0, NoFreelistSync) writes its dirty 4 KiB pages and a meta page per
-// transaction: 16 to 20 KiB per change at 100 to 10,000 partitions,
-// measured the same way, about 90 times the journal's line, with two
-// fdatasyncs; and it would replace the text files that people read and edit
-// with a binary one, needing a migration. The journal writes a line per
+// Why a journal: rewriting and fsyncing the whole pipeline file on every
+// change costs O(N) bytes per change and O(N²) per run at N partitions
+// (BenchmarkRunWriteBytes measures a run's bytes). One file per topic would
+// still rewrite O(partitions per topic) per change, and group commit (one
+// rewrite for the changes of concurrent partitions) divides the rewrites by
+// the parallelism but keeps each O(N). An embedded database such as bbolt
+// writes whole dirty pages and a meta page per transaction, many times the
+// journal's line, and would replace the text files that people read and
+// edit with a binary one, needing a migration. The journal writes a line per
 // change, keeps the snapshot's format unchanged (old files are read as they
 // are: a snapshot without a journal), and is a few dozen lines.
 //
