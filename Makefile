@@ -180,12 +180,12 @@ bench-go: ## Go benchmarks of the hot path and kfake copies, via benchstat; BASE
 	bench/gobench.sh $(BASE)
 
 .PHONY: bench
-bench: ## real brokers, single-broker and 3-broker RF=3 targets: ceiling, catchup, franz-go copier, MirrorMaker 2 (defaults, tuned, exactly-once) and 1, kcat -> docs/benchmarks.md (BENCH_QUICK=1: a short run; BENCH_BASELINE=REV also runs REV; bench/run.sh --help)
+bench: ## real brokers, single-broker and 3-broker RF=3 targets: ceiling, catchup, franz-go copier, MirrorMaker 2 (defaults, tuned, exactly-once) and 1, kcat -> bench/REPORT.md (BENCH_QUICK=1: a short run; BENCH_BASELINE=REV also runs REV; bench/run.sh --help)
 	bench/run.sh
 
 .PHONY: bench-scale
-bench-scale: deps build ## 100 to 10,000 partitions on in-process kfake clusters and dynalite: requests per API key and operation, peak RSS, goroutines, bytes written -> docs/scale.md (QUICK=1: up to 1,000, ~2 min)
-	$(GO) run ./bench/cmd/scale -catchup $(BIN)/catchup -label "$${LABEL:-current}" -out docs/scale.md $${QUICK:+-quick}
+bench-scale: deps build ## 100 to 10,000 partitions on in-process kfake clusters and dynalite: requests per API key and operation, peak RSS, goroutines, bytes written -> bench/SCALE.md (QUICK=1: up to 1,000, ~2 min)
+	$(GO) run ./bench/cmd/scale -catchup $(BIN)/catchup -label "$${LABEL:-current}" -out bench/SCALE.md $${QUICK:+-quick}
 
 .PHONY: clean
 clean: ## remove built binaries

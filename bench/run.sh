@@ -48,7 +48,7 @@
 # JIT. MirrorMaker 1 and 2 run until the
 # target's end offsets reach the backlog (polled every 100 ms), then stop.
 # The results (raw outputs, one folder per step) go to BENCH_OUT, and
-# bench/cmd/report turns them into docs/benchmarks.md.
+# bench/cmd/report turns them into bench/REPORT.md.
 #
 # Repeats: the ceiling steps, catchup (file store) and every peer (franzcopy,
 # the MirrorMakers, kcat) run BENCH_REPEAT times each, interleaved (round 1
@@ -84,7 +84,7 @@
 #                      "N SHAPE=M ...": M runs for SHAPE, N for the others (e.g. "1 1k=3")
 #   BENCH_BASELINE     git revision to compare with, side by side ["": none]
 #   BENCH_OUT          results folder [bench/out/<UTC time>]
-#   BENCH_REPORT       the report written at the end ["docs/benchmarks.md"; "" skips]
+#   BENCH_REPORT       the report written at the end ["bench/REPORT.md"; "" skips]
 #   BENCH_KAFKA_VERSION / BENCH_MM1_VERSION / BENCH_MM2_VERSION  [4.4.0 / 3.9.2 / 4.3.1]
 #   BENCH_BROKER_HEAP  broker heap ["-Xms1g -Xmx1g"]
 #   BENCH_TIMEOUT      seconds one measurement may take [3600]
@@ -141,7 +141,7 @@ BENCH_PARTITIONS="${BENCH_PARTITIONS:-8}"
 BENCH_REPEAT="${BENCH_REPEAT:-3}"
 BENCH_BASELINE="${BENCH_BASELINE:-}"
 BENCH_OUT="${BENCH_OUT:-$HERE/out/$(date -u +%Y%m%dT%H%M%SZ)}"
-BENCH_REPORT="${BENCH_REPORT-$REPO/docs/benchmarks.md}"
+BENCH_REPORT="${BENCH_REPORT-$REPO/bench/REPORT.md}"
 BENCH_KAFKA_VERSION="${BENCH_KAFKA_VERSION:-4.4.0}"
 BENCH_MM1_VERSION="${BENCH_MM1_VERSION:-3.9.2}"
 BENCH_MM2_VERSION="${BENCH_MM2_VERSION:-4.3.1}"
@@ -932,7 +932,7 @@ put "$META" load_end "$(load1)"
 put "$META" failed "${FAILED[*]}"
 if [[ -n "$BENCH_REPORT" ]]; then
 	mkdir -p "$(dirname "$BENCH_REPORT")"
-	"$BIN/report" -in "$OUT" -scale "$REPO/docs/scale.md" -o "$BENCH_REPORT"
+	"$BIN/report" -in "$OUT" -scale "$REPO/bench/SCALE.md" -o "$BENCH_REPORT"
 	log "wrote $BENCH_REPORT"
 fi
 if ((${#FAILED[@]})); then

@@ -1,12 +1,12 @@
 // Command report turns the results folder of bench/run.sh into
-// docs/benchmarks.md:
+// bench/REPORT.md:
 //
-//	report -in bench/out/<run> -o docs/benchmarks.md
+//	report -in bench/out/<run> -o bench/REPORT.md
 //
 // It reads meta.env (machine, versions, settings, timings) and one folder
 // per step under steps/ (step.env, the tools' own outputs, /usr/bin/time
 // lines, the target poller's wait.json), and writes the tables, the ratios
-// against the targets, the profile and the exact commands.
+// against the performance targets, the profile and the exact commands.
 //
 // A tool that ran more than once in a shape (BENCH_REPEAT) is shown, and
 // compared, by its median run; a tool named TOOL-baseline is TOOL run with
@@ -29,7 +29,7 @@ import (
 func main() {
 	in := flag.String("in", "", "results folder of bench/run.sh (required)")
 	out := flag.String("o", "", "report file (default stdout)")
-	scale := flag.String("scale", "", "docs/scale.md, whose tables (make bench-scale) the report summarises")
+	scale := flag.String("scale", "", "bench/SCALE.md, whose tables (make bench-scale) the report summarises")
 	flag.Parse()
 	if *in == "" || flag.NArg() != 0 {
 		fmt.Fprintln(os.Stderr, "usage: report -in DIR [-o FILE]")

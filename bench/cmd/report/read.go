@@ -43,7 +43,7 @@ type step struct {
 
 type results struct {
 	dir       string
-	scalePath string // docs/scale.md; "" leaves its summary out
+	scalePath string // bench/SCALE.md; "" leaves its summary out
 	meta      map[string]string
 	steps     []*step
 }

@@ -253,17 +253,17 @@ func (r *results) writeCommands(w *bufio.Writer) {
 	fmt.Fprintf(w, "```\n")
 	// The scale tables are not this report's: `make bench-scale` writes them.
 	fmt.Fprintf(w, "\n## Scale: 100 to 10,000 partitions\n\n")
-	fmt.Fprintf(w, "See [scale.md](scale.md): `make bench-scale` writes its tables there (Kafka requests per API key, ")
+	fmt.Fprintf(w, "See [SCALE.md](SCALE.md): `make bench-scale` writes its tables there (Kafka requests per API key, ")
 	fmt.Fprintf(w, "DynamoDB requests and items read, peak RSS, goroutines, bytes written, at 100 to 10,000 partitions).\n")
 }
 
-// scaleRow is one row of a docs/scale.md table, with the heading it is under.
+// scaleRow is one row of a bench/SCALE.md table, with the heading it is under.
 type scaleRow struct {
 	heading string
 	cells   []string
 }
 
-// scaleRows reads the tables of docs/scale.md (make bench-scale) and returns,
+// scaleRows reads the tables of bench/SCALE.md (make bench-scale) and returns,
 // for each size and step, the row of the newest table that has it: the
 // sections are in the order they were measured, oldest first, and those
 // under a "History" or "Before" heading are not the current code's.
@@ -300,8 +300,8 @@ func (r *results) writeScale(w *bufio.Writer) {
 	if err != nil || len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "## Scale: 100 to 10,000 partitions (from docs/scale.md)\n\n")
-	fmt.Fprintf(w, "`make bench-scale` (not run by `make bench`: in-process kfake clusters of 3 brokers each and dynalite, the real binary; see [scale.md](scale.md) for every step and the history). ")
+	fmt.Fprintf(w, "## Scale: 100 to 10,000 partitions (from bench/SCALE.md)\n\n")
+	fmt.Fprintf(w, "`make bench-scale` (not run by `make bench`: in-process kfake clusters of 3 brokers each and dynalite, the real binary; see [SCALE.md](SCALE.md) for every step and the history). ")
 	fmt.Fprintf(w, "The newest measurement of each size and step, as that file has it; DynamoDB $/month at a 5-minute schedule with the prices stated there.\n\n")
 	fmt.Fprintf(w, "| partitions/topics | step | Kafka requests (source) | Kafka requests (target) | DynamoDB requests | peak RSS MiB | DynamoDB $/month at 5 min | from the table |\n|---|---|---|---|---|--:|--:|---|\n")
 	for _, size := range []string{"100/10", "1000/100", "10000/100"} {
@@ -338,7 +338,7 @@ func (r *results) writeCost(w *bufio.Writer) {
 	c := r.okStep("1k", "catchup")
 	fmt.Fprintf(w, "## Cost per month: catchup, MSK Replicator, an always-on MirrorMaker 2\n\n")
 	fmt.Fprintf(w, "Assumed prices (us-east-1, on-demand, USD; **assumptions, check before quoting**): MSK Replicator $%.2f per replicator-hour and $%.2f per GB replicated, ", priceMSKReplicatorHour, priceMSKReplicatorGB)
-	fmt.Fprintf(w, "DynamoDB $0.625 per million write units (as docs/scale.md states them, from the AWS price pages read in 2026-11); ")
+	fmt.Fprintf(w, "DynamoDB $0.625 per million write units (as bench/SCALE.md states them, from the AWS price pages read in 2026-11); ")
 	fmt.Fprintf(w, "MSK Connect $%.2f per MCU-hour, EC2 m5.large $%.3f per hour, Lambda $%.10f per GB-s with one vCPU at %.0f MB (AWS price pages as last known on 2026-12-02, not re-checked from this machine). ", priceMSKConnectMCUHour, priceEC2M5LargeHour, priceLambdaGBSecond, lambdaGBPerVCPU*1000)
 	fmt.Fprintf(w, "Data transfer between AZs or regions is the same for every option and left out, as are the Kafka clusters themselves. A month is %.0f hours; the volume 3 TB a month (100 GB a day).\n\n", hoursPerMonth)
 	const gb = 3000.0

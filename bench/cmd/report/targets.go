@@ -1,6 +1,6 @@
 package main
 
-// The issues' targets, each met or missed with its figure, against the best
+// The performance targets, each met or missed with its figure, against the best
 // tuned peer.
 
 import (
@@ -11,7 +11,7 @@ import (
 )
 
 func (r *results) writeTargets(w *bufio.Writer) {
-	fmt.Fprintf(w, "## The issue's targets\n\n")
+	fmt.Fprintf(w, "## Targets\n\n")
 	fmt.Fprintf(w, "| target | shape | measured | verdict |\n|---|---|--:|---|\n")
 	row := func(target, shape, got, v string) { fmt.Fprintf(w, "| %s | %s | %s | %s |\n", target, shape, got, v) }
 	for _, shape := range r.shapes() {

@@ -16,7 +16,7 @@
 // sampled peak of the in-process children (dispatcher, worker); threads
 // that of every child.
 //
-// Usage: go run ./bench/cmd/scale -catchup bin/catchup [-quick] [-out docs/scale.md]
+// Usage: go run ./bench/cmd/scale -catchup bin/catchup [-quick] [-out bench/SCALE.md]
 package main
 
 import (
@@ -72,7 +72,7 @@ func main() {
 	var (
 		bin   = flag.String("catchup", "bin/catchup", "the catchup binary to measure")
 		quick = flag.Bool("quick", false, "only 100/10 and 1,000/100 partitions/topics")
-		out   = flag.String("out", "", "replace this label's table in this markdown file (docs/scale.md)")
+		out   = flag.String("out", "", "replace this label's table in this markdown file (bench/SCALE.md)")
 		label = flag.String("label", "", "a label for the table (e.g. before or after)")
 		only  = flag.String("only", "", "comma-separated steps to run, each the start of a step's name, e.g. worker (default all; the first run always runs)")
 		sizes = flag.String("scenarios", "", "comma-separated PARTITIONS/TOPICS to run instead of the default list, e.g. 10000/100")

@@ -1,6 +1,6 @@
 package main
 
-// The markdown table of docs/scale.md and its monthly cost columns.
+// The markdown table of bench/SCALE.md and its monthly cost columns.
 
 import (
 	"errors"
