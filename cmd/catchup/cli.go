@@ -154,31 +154,12 @@ func (a *app) load(ctx context.Context) (*config.File, error) {
 	if err := pipeline.ResolveSecrets(ctx, f); err != nil {
 		return nil, err
 	}
-	if err := checkPasswords(f); err != nil {
+	// An unset password_env is a usage error (exit 2) before anything is
+	// copied, not a failed connection later.
+	if err := f.CheckPasswords(); err != nil {
 		return nil, usageError{err}
 	}
 	return f, nil
-}
-
-// checkPasswords reads the password_env and password_file passwords of
-// every pipeline now, so that an unset variable is a usage error (exit 2)
-// before anything is copied, not a failed connection later. The errors name
-// the variable or file, never the value.
-func checkPasswords(f *config.File) error {
-	var errs []error
-	for _, p := range f.Pipelines {
-		for _, c := range []struct {
-			side string
-			config.Cluster
-		}{{"source", p.Source}, {"target", p.Target}} {
-			if s := c.SASL; s != nil && s.PasswordSecretARN == "" && (s.PasswordEnv != "" || s.PasswordFile != "") {
-				if _, err := s.Password(); err != nil {
-					errs = append(errs, fmt.Errorf("pipeline %s: %s: %w", p.Name, c.side, err))
-				}
-			}
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // pipelines returns the pipelines selected by --pipeline: the one named, or

@@ -204,7 +204,7 @@ pipelines:
 		{"mistyped command", []string{"rnu"}, []string{"unknown command", `did you mean "run"?`}},
 		{"positional argument", []string{"status", "extra"}, []string{`unknown command "extra"`}},
 		{"positional argument to run", []string{"run", "-c", badKey, "extra"}, []string{`"extra"`}},
-		{"unset password_env", []string{"plan", "-c", noPassword}, []string{"pipeline p: source:", "CATCHUP_TEST_UNSET_PASSWORD is not set"}},
+		{"unset password_env", []string{"plan", "-c", noPassword}, []string{noPassword + ":4:78: ", "pipelines[0] (p): source.sasl.password_env: environment variable CATCHUP_TEST_UNSET_PASSWORD is not set"}},
 		{"bad flag", []string{"run", "--frobnicate"}, []string{"unknown flag", "--frobnicate"}},
 		{"bad flag value", []string{"reset", "--partition", "x"}, []string{"partition", `"x"`}},
 		{"reset without --to", []string{"reset", "-c", badKey, "--pipeline", "p", "--topic", "t"}, []string{"--to"}},

@@ -154,6 +154,9 @@ type SASL struct {
 	Region            string `yaml:"region"` // AWS_MSK_IAM only; default from the AWS configuration
 
 	fetched *Secret // the secret of PasswordSecretARN, set by File.ResolveSecrets
+	// keyAt locates password_env and password_file in the file Parse read
+	// ("FILE:LINE:COL"), for the errors of File.CheckPasswords.
+	keyAt map[string]string
 }
 
 // Topics selects topics by regular expressions (Go RE2 syntax, anchored:

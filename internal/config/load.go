@@ -77,9 +77,30 @@ func ParseWithStore(data []byte, filename, store string) (*File, error) {
 		}
 	}
 	if len(probs) == 0 {
+		f.locatePasswords(filename, d.pos)
 		return &f, nil
 	}
 	return nil, f.render(probs, filename, d.pos)
+}
+
+// locatePasswords records where each SASL block's password_env and
+// password_file keys are, so that CheckPasswords can name the line.
+func (f *File) locatePasswords(filename string, pos map[string]token.Position) {
+	for i := range f.Pipelines {
+		for side, s := range map[string]*SASL{"source": f.Pipelines[i].Source.SASL, "target": f.Pipelines[i].Target.SASL} {
+			if s == nil {
+				continue
+			}
+			for _, key := range []string{"password_env", "password_file"} {
+				if p, ok := pos[fmt.Sprintf("pipelines[%d].%s.sasl.%s", i, side, key)]; ok {
+					if s.keyAt == nil {
+						s.keyAt = map[string]string{}
+					}
+					s.keyAt[key] = fmt.Sprintf("%s:%d:%d", filename, p.Line, p.Column)
+				}
+			}
+		}
+	}
 }
 
 // syntaxError turns a goccy/go-yaml parse error into an *Error with a position.

@@ -73,8 +73,7 @@ func (s *SASL) Password() (Secret, error) {
 		return Secret{}, errors.New("sasl password: password_secret_arn is set together with password_env or password_file")
 	case s.PasswordSecretARN != "":
 		if s.fetched == nil {
-			return Secret{}, fmt.Errorf("sasl password: secret %s has not been fetched: password_secret_arn is read by the "+
-				"AWS Lambda functions; elsewhere use password_env or password_file", s.PasswordSecretARN)
+			return Secret{}, fmt.Errorf("sasl password: secret %s has not been fetched from AWS Secrets Manager", s.PasswordSecretARN)
 		}
 		return *s.fetched, nil
 	case s.PasswordEnv != "":
@@ -131,6 +130,40 @@ func (f *File) ResolveSecrets(ctx context.Context, fetch SecretFetcher) error {
 				fetched[s.PasswordSecretARN] = sec
 			}
 			s.fetched = sec
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CheckPasswords reads every password_env and password_file password of f
+// now, so that an unset variable or an unreadable file is reported before
+// anything connects, each problem at the key that names the variable or
+// file ("FILE:LINE:COL: pipelines[0] (NAME): source.sasl.password_env: ..."
+// when f came from Parse or Load), all of them at once. Errors name the
+// variable or file, never the value.
+func (f *File) CheckPasswords() error {
+	var errs []error
+	for i, p := range f.Pipelines {
+		for _, c := range []struct {
+			side string
+			sasl *SASL
+		}{{"source", p.Source.SASL}, {"target", p.Target.SASL}} {
+			s := c.sasl
+			if s == nil || s.PasswordSecretARN != "" || (s.PasswordEnv == "" && s.PasswordFile == "") {
+				continue
+			}
+			if _, err := s.Password(); err != nil {
+				key := "password_env"
+				if s.PasswordEnv == "" {
+					key = "password_file"
+				}
+				pipeline, field := f.splitPath(fmt.Sprintf("pipelines[%d].%s.sasl.%s", i, c.side, key))
+				e := fmt.Errorf("%s: %s: %s", pipeline, field, strings.TrimPrefix(err.Error(), "sasl password: "))
+				if at := s.keyAt[key]; at != "" {
+					e = fmt.Errorf("%s: %w", at, e)
+				}
+				errs = append(errs, e)
+			}
 		}
 	}
 	return errors.Join(errs...)
