@@ -32,7 +32,7 @@ The job keeps its progress under its own checkpoint namespace,
 it never moves the pipeline's own checkpoints. Interrupt it at any moment and
 run the same command again: it resumes exactly, and once complete it copies
 nothing more. It is refused where the pipeline's own checkpoint is still below
-the end of the range: the pipeline copies those records itself (README,
+the end of the range: the pipeline copies those records itself (docs/commands.md,
 "Backfills and their pipeline").
 
 TIME is RFC 3339 (2026-11-01T00:00:00Z) or a date (2026-11-01, midnight UTC).`,

@@ -69,7 +69,7 @@ func holdFirst(c *kfake.Cluster, key kmsg.Key, release <-chan struct{}) <-chan k
 // TestOutcomesThroughTheBinary builds the catchup binary and runs
 // `catchup run --json` as a child process against kfake clusters (and
 // dynalite where a live DynamoDB lease is needed), once per outcome of the
-// README's table. It asserts the exit code (0 only when every selected
+// table in docs/commands.md. It asserts the exit code (0 only when every selected
 // partition is done, 1 for every other outcome, 2 for a bad configuration)
 // and the --json document, decoded strictly: version, command, and each
 // partition's status, next, lag, lease holder and error text.

@@ -132,7 +132,7 @@ run resumes exactly where the last acknowledged write ended.`,
 }
 
 // usageArgs makes the argument errors of c (cobra.NoArgs: `catchup status
-// extra`) usage errors, which exit 2 as the README's table says.
+// extra`) usage errors, which exit 2 as docs/commands.md's table says.
 func usageArgs(c *cobra.Command) {
 	if args := c.Args; args != nil {
 		c.Args = func(cmd *cobra.Command, a []string) error {

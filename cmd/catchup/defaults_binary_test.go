@@ -14,7 +14,7 @@ import (
 )
 
 // TestDefaultsThroughTheBinary: one row per promise of the configuration
-// reference (README "Defaults", internal/config.Defaults) that "0 means
+// reference (docs/configuration.md "Defaults", internal/config.Defaults) that "0 means
 // none" or "unset means the default", or that a 0 the engine cannot use is
 // refused naming its key, checked on what `catchup run --json` does, through
 // the real binary. The retries rows fail every produce with a retriable

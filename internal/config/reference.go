@@ -8,7 +8,7 @@ import (
 )
 
 // Default is one row of the configuration reference's table of defaults
-// (README "Defaults"): a key, the value a file that leaves it out gets, and
+// (docs/configuration.md, "Defaults"): a key, the value a file that leaves it out gets, and
 // what a 0 (or false) written explicitly means.
 type Default struct {
 	Key   string
@@ -17,8 +17,8 @@ type Default struct {
 }
 
 // Defaults returns the table of every default Parse fills in, made from
-// the Default* constants; the README's table is checked against it
-// (TestReadmeDefaultsTable), and the engine and the adapters fill in none
+// the Default* constants; the table of docs/configuration.md is checked against it
+// (TestDefaultsTable), and the engine and the adapters fill in none
 // of their own. "refused" means that Validate rejects 0, naming the key.
 func Defaults() []Default {
 	const (
@@ -59,7 +59,7 @@ func Defaults() []Default {
 	}
 }
 
-// DefaultsTable returns Defaults as the Markdown table of the README.
+// DefaultsTable returns Defaults as the Markdown table of docs/configuration.md.
 func DefaultsTable() string {
 	var b strings.Builder
 	b.WriteString("| key | default | 0 (or false) |\n|---|---|---|\n")

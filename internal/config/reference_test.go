@@ -11,18 +11,18 @@ import (
 	"github.com/kafka-catchup/catchup/internal/config"
 )
 
-var updateReadme = flag.Bool("update-readme", false, "rewrite README.md's defaults table from config.Defaults")
+var updateDocs = flag.Bool("update-docs", false, "rewrite the defaults table of docs/configuration.md from config.Defaults")
 
 const (
-	tableBegin = "<!-- defaults table: made by config.DefaultsTable; go test ./internal/config -run TestReadmeDefaultsTable -update-readme -->\n"
+	tableBegin = "<!-- defaults table: made by config.DefaultsTable; go test ./internal/config -run TestDefaultsTable -update-docs -->\n"
 	tableEnd   = "<!-- end of the defaults table -->"
 )
 
-// TestReadmeDefaultsTable: the README's table of defaults, where users read
-// them, is the one config.Defaults makes from the constants Parse fills in.
-// A default changed in one place and not the other fails here.
-func TestReadmeDefaultsTable(t *testing.T) {
-	const path = "../../README.md"
+// TestDefaultsTable: the table of defaults in docs/configuration.md, where
+// users read them, is the one config.Defaults makes from the constants Parse
+// fills in. A default changed in one place and not the other fails here.
+func TestDefaultsTable(t *testing.T) {
+	const path = "../../docs/configuration.md"
 	text, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -33,14 +33,14 @@ func TestReadmeDefaultsTable(t *testing.T) {
 		t.Fatalf("%s: no defaults table between %q and %q", path, tableBegin, tableEnd)
 	}
 	got, want := s[i+len(tableBegin):j], config.DefaultsTable()
-	if *updateReadme {
+	if *updateDocs {
 		if err := os.WriteFile(path, []byte(s[:i+len(tableBegin)]+want+s[j:]), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("README's defaults table differs from config.DefaultsTable (-want +got); rerun with -update-readme:\n%s", diff)
+		t.Errorf("%s: the defaults table differs from config.DefaultsTable (-want +got); rerun with -update-docs:\n%s", path, diff)
 	}
 }
 

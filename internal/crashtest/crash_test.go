@@ -88,7 +88,7 @@ func crash(t *testing.T, o options) {
 		// Each run resumes at its partition's last commit, so what a killed
 		// run wrote after that commit is copied again, and nothing else: the
 		// duplicates are bounded by what one commit interval writes per
-		// kill and partition (README), and here counted exactly.
+		// kill and partition (docs/guarantees.md), and here counted exactly.
 		if tl.duplicated != h.uncommitted {
 			t.Errorf("%d duplicates, want exactly the %d records written after the last commit of the killed runs", tl.duplicated, h.uncommitted)
 		}

@@ -53,7 +53,7 @@ type Options struct {
 	Service     string           // value of the service dimension; "": metrics.DefaultService
 	// TopicMetrics adds LagRecords and LagBytes per topic to the metrics
 	// per pipeline and service: two CloudWatch custom metrics per topic more
-	// (README, "Metrics and their cost").
+	// (docs/operations.md, "Metrics and their cost").
 	TopicMetrics bool
 	Now          func() time.Time // the clock leases are compared with; default time.Now
 }

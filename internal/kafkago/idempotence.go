@@ -40,7 +40,7 @@ const produceResends = 3
 // idempotenceFix is what to do when the target refuses an idempotent producer.
 const idempotenceFix = "grant the target principal IDEMPOTENT_WRITE on the cluster (needed before Kafka 2.8; " +
 	"later brokers allow it to any principal with WRITE on a topic), or set producer.idempotent: false " +
-	"(a produce of unknown outcome is then reconciled by reading the target back, which a stalled follower can defeat; see the README)"
+	"(a produce of unknown outcome is then reconciled by reading the target back, which a stalled follower can defeat; see docs/guarantees.md)"
 
 // nextSeq returns the producer fields for a batch of n records of p, getting
 // a producer id first if the Target has none.

@@ -116,9 +116,9 @@ func knownKeys() map[string]keyAnswers {
 		"their order", "max.in.flight.requests.per.connection")
 	add(producerFile, NoticeNotApplicable, "catchup writes as an idempotent producer whenever acks is all "+
 		"(producer.idempotent: false in the YAML turns that off); the provenance header makes a resume "+
-		"after a crash exact (see the README)", "enable.idempotence")
+		"after a crash exact (see docs/guarantees.md)", "enable.idempotence")
 	add(producerFile, NoticeNotApplicable, "catchup does not write in transactions; the provenance header makes a "+
-		"resume exact instead (see the README)", "transactional.id", "transaction.timeout.ms")
+		"resume exact instead (see docs/guarantees.md)", "transactional.id", "transaction.timeout.ms")
 	add(producerFile, NoticeNotApplicable, "a produce is retried producer.retries times within the run's deadline",
 		"delivery.timeout.ms", "retry.backoff.max.ms")
 	add(producerFile, NoticeNotApplicable, "catchup compresses with the codec's default level",

@@ -256,7 +256,7 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 			recs = recs[n:]
 		case errors.Is(err, catchup.ErrRetriable), errors.Is(err, catchup.ErrUnknownOutcome):
 			// Nothing was written, or provenance is off and a possible
-			// duplicate is the price of not losing the records (README).
+			// duplicate is the price of not losing the records (docs/guarantees.md).
 		default:
 			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, err)
 		}

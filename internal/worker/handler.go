@@ -55,7 +55,7 @@ type Options struct {
 	Metrics *metrics.Emitter // nil: no metrics
 	Service string           // value of the service dimension; "": metrics.DefaultService
 	// TopicMetrics adds the topic dimension to the copy metrics: one
-	// CloudWatch custom metric per topic and metric more (README, "Metrics
+	// CloudWatch custom metric per topic and metric more (docs/operations.md, "Metrics
 	// and their cost"). Off, they are per pipeline and service only.
 	TopicMetrics bool
 	// Concurrent says that the environment runs several invocations at
