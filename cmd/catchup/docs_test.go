@@ -500,3 +500,38 @@ func TestReadmeFiguresFromReport(t *testing.T) {
 		t.Errorf("README.md's figures table has %d figures; want the table's cells", n)
 	}
 }
+
+// TestManPagesAndCompletions: catchup docs (what make release packs) writes
+// a man page for every command users see, from the command tree, and the
+// bash, zsh and fish completions.
+func TestManPagesAndCompletions(t *testing.T) {
+	dir := t.TempDir()
+	mustCLI(t, exitOK, "", "docs", "--dir", dir)
+	a := &app{in: strings.NewReader(""), out: io.Discard, err: io.Discard}
+	var want []string
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden || (!c.IsAvailableCommand() && c.HasParent()) {
+			return
+		}
+		want = append(want, strings.ReplaceAll(c.CommandPath(), " ", "-")+".1")
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(a.root())
+	for _, page := range want {
+		data, err := os.ReadFile(filepath.Join(dir, "man", "man1", page))
+		if err != nil || !strings.Contains(string(data), ".TH \"CATCHUP\" \"1\"") {
+			t.Errorf("man page %s: %v; want a section 1 page", page, err)
+		}
+	}
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		if data, err := os.ReadFile(filepath.Join(dir, "completions", "catchup."+shell)); err != nil || !strings.Contains(string(data), "catchup") {
+			t.Errorf("%s completion: %v", shell, err)
+		}
+	}
+	if len(want) < 12 {
+		t.Errorf("%d man pages expected from the command tree: %v; want one per command", len(want), want)
+	}
+}
