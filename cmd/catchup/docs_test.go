@@ -292,8 +292,9 @@ func dedent(lines []codeLine) string {
 // TestDocsCommandsAndConfiguration: every `catchup ...` command line in a
 // code block of the README and docs/ parses with the real command tree (its
 // command exists, its flags are the command's), every `make TARGET` names a
-// target of the Makefile, and every YAML block goes through the real
-// configuration loader. A flag, key or target renamed in the code and not
+// target of the Makefile, every YAML block goes through the real
+// configuration loader, and no command installs the module with go install
+// (it is not on the Go module proxy). A flag, key or target renamed in the code and not
 // in the docs fails here, naming the document and line.
 func TestDocsCommandsAndConfiguration(t *testing.T) {
 	targets := makeTargets(t)
@@ -339,6 +340,12 @@ func TestDocsCommandsAndConfiguration(t *testing.T) {
 						nCatchup++
 						if err := checkCatchupLine(words[1:]); err != nil {
 							t.Errorf("%s:%d: %s: %v", name, l.line, strings.TrimSpace(seg), err)
+						}
+					case "go":
+						// The module is not on the Go module proxy: go install
+						// of it fails for users, so no doc may offer it.
+						if len(words) > 2 && words[1] == "install" && strings.HasPrefix(words[2], "github.com/kafka-catchup/catchup") {
+							t.Errorf("%s:%d: %s: the module is not published to the Go module proxy; say how to install instead (docs/install.md)", name, l.line, strings.TrimSpace(seg))
 						}
 					case "make":
 						nMake++
