@@ -117,8 +117,17 @@ func AssumeRole(cfg aws.Config, roleARN, externalID string) aws.Config {
 			o.ExternalID = aws.String(externalID)
 		}
 	})
-	out.Credentials = aws.NewCredentialsCache(p)
+	out.Credentials = aws.NewCredentialsCache(assumed{p})
 	return out
+}
+
+// assumed puts AssumeRole on the stack of the AssumeRole requests, which
+// the credentials cache sends from a goroutine of its own.
+type assumed struct{ p *stscreds.AssumeRoleProvider }
+
+func (a assumed) Retrieve(ctx context.Context) (aws.Credentials, error) {
+	creds, err := a.p.Retrieve(ctx)
+	return creds, err
 }
 
 // Needs returns the operation this package sends: STS AssumeRole, for a

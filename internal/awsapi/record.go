@@ -110,7 +110,7 @@ func resources(params any) []string {
 const module = "github.com/kafka-catchup/catchup/"
 
 // callers returns catchup's functions on the calling goroutine's stack,
-// innermost first, without this package's, each as package.function.
+// innermost first, without the Recorder's, each as package.function.
 func callers() []string {
 	pcs := make([]uintptr, 64)
 	n := runtime.Callers(3, pcs)
@@ -118,10 +118,12 @@ func callers() []string {
 	var out []string
 	for {
 		f, more := frames.Next()
-		if name, ok := strings.CutPrefix(f.Function, module); ok && !strings.HasPrefix(name, "internal/awsapi.") {
+		name, ok := strings.CutPrefix(f.Function, module)
+		// Range-over-func bodies and generic closures add no information.
+		if ok && !strings.HasPrefix(name, "internal/awsapi.(*Recorder)") && !strings.Contains(name, "-range") && !strings.Contains(name, "[...]") {
 			out = append(out, name[strings.LastIndex(name, "/")+1:])
 		}
-		if !more || len(out) == 8 {
+		if !more || len(out) == 6 {
 			return out
 		}
 	}

@@ -108,7 +108,6 @@ type ParameterAPI interface {
 	GetParameter(ctx context.Context, in *ssm.GetParameterInput, optFns ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
 }
 
-
 // LoadConfig reads the configuration named by getenv: CATCHUP_CONFIG
 // (inline YAML) or CATCHUP_CONFIG_PARAMETER (an SSM parameter, decrypted),
 // exactly one of them. With CATCHUP_TABLE set, the store defaults to
