@@ -26,6 +26,7 @@ type SecretsAPI interface {
 // nil, returns the client that reads as a cluster's role.
 func SecretsManager(api SecretsAPI, forRole func(cfg.AWSRole) SecretsAPI) cfg.SecretFetcher {
 	return func(ctx context.Context, arn string, role cfg.AWSRole) (cfg.Secret, error) {
+		api := api // a role's client for this fetch only
 		if role.ARN != "" {
 			if forRole == nil {
 				return cfg.Secret{}, errors.New("no client for aws_role_arn was given")
