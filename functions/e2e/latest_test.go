@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore/dynamotest"
 	"github.com/kafka-catchup/catchup/internal/fanout"
 	"github.com/kafka-catchup/catchup/internal/lambdaenv"
@@ -23,11 +25,12 @@ import (
 // account, read as the cluster's aws_role_arn (STS AssumeRole with an
 // external id): a worker invoked for pipeline "w" records its begins, the
 // dispatcher's survey records those of pipeline "d" (and syncs groups);
-// records produced after the begins are then copied, those before are not.
+// records produced after the begins are then copied, those before are not,
+// one partition after another run's lease on it is released.
 // The recording of their AWS calls (recordAWS) holds the template's roles
 // to what both sent: PutItem from each, BatchGetItem from a dispatched
-// worker, GetParameter and the SecureString's key, GetSecretValue and
-// sts:AssumeRole.
+// worker, GetParameter and the SecureString's key, GetSecretValue and its
+// key, and sts:AssumeRole.
 func TestFirstRunOfLatestPipelines(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -46,7 +49,8 @@ func TestFirstRunOfLatestPipelines(t *testing.T) {
 	src.seed(ctx, t, "d-events", 2, 20, old)
 
 	endpoint := dynamotest.Endpoint(t)
-	table := dynamotest.Table(t, dynamotest.Client(t, endpoint))
+	client := dynamotest.Client(t, endpoint)
+	table := dynamotest.Table(t, client)
 	workers := newRuntimeAPI(t, "catchup-replicate")
 	dispatcher := newRuntimeAPI(t, "catchup-dispatch")
 	aws := newAWSDouble(t, "catchup-replicate", workers, 30*time.Second)
@@ -89,10 +93,24 @@ func TestFirstRunOfLatestPipelines(t *testing.T) {
 		t.Fatalf("first dispatch: %+v; want no shard: the begins are at the end", sum)
 	}
 
-	// Records after the begins are copied by a dispatched worker's shard.
+	// Records after the begins are copied: those of w-events/0 by a run
+	// of "w" that meets w-events/1 leased by another run, the rest by a
+	// dispatched worker's shard once that lease is released.
 	newer := func(i int) time.Time { return time.UnixMilli(1_800_000_000_000 + int64(i)) }
 	src.seed(ctx, t, "w-events", 2, 5, newer)
 	src.seed(ctx, t, "d-events", 2, 5, newer)
+	store := dynamostore.New(client, table)
+	lease, _, err := store.Acquire(ctx, "w", catchup.Partition{Topic: "w-events", Partition: 1}, "another-run", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv = workers.invoke([]byte(`{"pipeline":"w"}`), time.Now().Add(30*time.Second)).wait(ctx, t)
+	if err := json.Unmarshal(inv.body, &ws); inv.failed || err != nil || ws.Done || ws.Copied != 5 {
+		t.Fatalf("run of w with w-events/1 leased: %s (%v); want 5 records copied, not done", inv.body, err)
+	}
+	if err := store.Release(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
 	if sum := dispatch(); sum.Invoked == 0 {
 		t.Fatalf("second dispatch: %+v; want shards for the new records", sum)
 	}

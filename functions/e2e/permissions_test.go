@@ -47,8 +47,9 @@ type recorded struct {
 }
 
 type recordedProc struct {
-	function string // the template's logical id: ReplicateFunction or DispatchFunction
-	file     string
+	function string           // the template's logical id: ReplicateFunction or DispatchFunction
+	file     string           // what the process recorded, or
+	rec      *awsapi.Recorder // what a client in the test recorded
 	env      map[string]string
 }
 
@@ -73,6 +74,18 @@ func recordAWS(t *testing.T, fn string, env map[string]string) string {
 	file := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%d.jsonl", fn, len(r.procs)))
 	r.procs = append(r.procs, recordedProc{function: function, file: file, env: env})
 	return file
+}
+
+// recordInProcess returns a Recorder for the SDK clients a test makes
+// itself, to do in-process what function does (env as its environment):
+// its calls are checked against function's role when t ends.
+func recordInProcess(t *testing.T, function string, env map[string]string) *awsapi.Recorder {
+	recordingsMu.Lock()
+	defer recordingsMu.Unlock()
+	r := recording(t)
+	rec := awsapi.NewRecorder(nil)
+	r.procs = append(r.procs, recordedProc{function: function, rec: rec, env: env})
+	return rec
 }
 
 // deployedConfig tells the permission check of t the configuration its
@@ -111,6 +124,12 @@ type call struct {
 func readCalls(t *testing.T, r *recorded) []call {
 	var out []call
 	for _, p := range r.procs {
+		if p.rec != nil {
+			for _, c := range p.rec.Calls() {
+				out = append(out, call{p.function, c})
+			}
+			continue
+		}
 		f, err := os.Open(p.file)
 		if os.IsNotExist(err) {
 			continue // no AWS call
@@ -168,7 +187,8 @@ func deploymentOf(t *testing.T, r *recorded) map[string]any {
 				if c.SASL == nil {
 					continue
 				}
-				if a := c.SASL.PasswordSecretARN; a != "" && !slices.Contains(secrets, any(a)) {
+				// A secret read as the cluster's role needs no grant of the stack's.
+				if a := c.SASL.PasswordSecretARN; a != "" && c.SASL.AWSRoleARN == "" && !slices.Contains(secrets, any(a)) {
 					secrets = append(secrets, a)
 				}
 				if a := c.SASL.AWSRoleARN; a != "" && !slices.Contains(roles, any(a)) {
@@ -221,6 +241,9 @@ func checkRecorded(t *testing.T, r *recorded) {
 	summary := map[string]bool{}
 	for _, c := range calls {
 		line := fmt.Sprintf("%s: %s %s %v from %s", c.function, c.Service, c.Operation, c.Resources, strings.Join(c.Path, " <- "))
+		if c.Role != "" {
+			line += " as " + c.Role
+		}
 		if !summary[line] {
 			summary[line] = true
 			t.Logf("recorded AWS call: %s", line)
@@ -232,6 +255,9 @@ func checkRecorded(t *testing.T, r *recorded) {
 	seen := map[string]bool{}
 	for _, c := range calls {
 		need, ok := awsapi.Find(needs(), c.Service, c.Operation)
+		if ok && c.Role != "" {
+			continue // made as a cluster's aws_role_arn: that role's policies decide, in its account
+		}
 		if !ok {
 			t.Errorf("%s sent %s %s (by %s), which no adapter states among the permissions it needs (awsapi.Need)",
 				c.function, c.Service, c.Operation, strings.Join(c.Path, " <- "))
@@ -250,7 +276,7 @@ func checkRecorded(t *testing.T, r *recorded) {
 					return
 				}
 				seen[key] = true
-				q.ID, q.Principal, q.Account, q.Policies, q.role = len(reqs), principal, account, policies, c.function
+				q.ID, q.Principal, q.Account, q.Policies, q.role = len(reqs), principal, accountOf(q.Resource), policies, c.function
 				reqs = append(reqs, q)
 			}
 			q := request{Action: need.Action, Resource: res, what: what}
@@ -276,6 +302,16 @@ func checkRecorded(t *testing.T, r *recorded) {
 			t.Errorf("%s: its role in template.yaml lacks %s on %s (%s) for %s%s", q.role, q.Action, q.Resource, res.Result, q.what, errorsOf(res))
 		}
 	}
+}
+
+// accountOf returns the account of the resource arn, the deployment's for
+// one that names none: a role in another account is assumed across
+// accounts, which its trust policy and the caller's policies must both allow.
+func accountOf(arn string) string {
+	if f := strings.Split(arn, ":"); len(f) > 4 && f[4] != "" {
+		return f[4]
+	}
+	return account
 }
 
 // decryptKey returns the customer-managed key the deployment encrypts

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // EnvRecord is the test hook: when set to a file's path, Config records
@@ -118,8 +120,19 @@ func AssumeRole(cfg aws.Config, roleARN, externalID string) aws.Config {
 		}
 	})
 	out.Credentials = aws.NewCredentialsCache(assumed{p})
+	// Calls made with these credentials are the role's, not the caller's:
+	// a Recorder says so (Call.Role).
+	out.APIOptions = append(slices.Clone(cfg.APIOptions), func(stack *middleware.Stack) error {
+		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("CatchupAssumedRole",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				return next.HandleInitialize(middleware.WithStackValue(ctx, roleKey{}, roleARN), in)
+			}), middleware.Before)
+	})
 	return out
 }
+
+// roleKey is the stack value of the role whose credentials sign a call.
+type roleKey struct{}
 
 // assumed puts AssumeRole on the stack of the AssumeRole requests, which
 // the credentials cache sends from a goroutine of its own.

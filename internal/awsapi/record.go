@@ -26,6 +26,9 @@ type Call struct {
 	// Path is the catchup code that sent it, innermost first:
 	// "dynamostore.(*Store).batchGet", "dynamostore.(*Store).LoadPartitions", ...
 	Path []string `json:"path"`
+	// Role is the role whose credentials sign the call (AssumeRole), ""
+	// for the process's own.
+	Role string `json:"role,omitempty"`
 }
 
 // Recorder is an SDK middleware that records every operation sent through
@@ -50,7 +53,9 @@ func (r *Recorder) Register(stack *middleware.Stack) error {
 	// and the operation on the context; before the retry loop.
 	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("CatchupRecordCall",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			role, _ := middleware.GetStackValue(ctx, roleKey{}).(string)
 			r.record(Call{
+				Role:      role,
 				Service:   awsmiddleware.GetServiceID(ctx),
 				Operation: awsmiddleware.GetOperationName(ctx),
 				Region:    awsmiddleware.GetRegion(ctx),
@@ -110,7 +115,8 @@ func resources(params any) []string {
 const module = "github.com/kafka-catchup/catchup/"
 
 // callers returns catchup's functions on the calling goroutine's stack,
-// innermost first, without the Recorder's, each as package.function.
+// innermost first, without this package's (but AssumeRole's provider,
+// which sends STS AssumeRole), each as package.function.
 func callers() []string {
 	pcs := make([]uintptr, 64)
 	n := runtime.Callers(3, pcs)
@@ -120,7 +126,9 @@ func callers() []string {
 		f, more := frames.Next()
 		name, ok := strings.CutPrefix(f.Function, module)
 		// Range-over-func bodies and generic closures add no information.
-		if ok && !strings.HasPrefix(name, "internal/awsapi.(*Recorder)") && !strings.Contains(name, "-range") && !strings.Contains(name, "[...]") {
+		// This package's own frames but the role provider's say nothing of the caller.
+		own := strings.HasPrefix(name, "internal/awsapi.") && name != "internal/awsapi.assumed.Retrieve"
+		if ok && !own && !strings.Contains(name, "-range") && !strings.Contains(name, "[...]") {
 			out = append(out, name[strings.LastIndex(name, "/")+1:])
 		}
 		if !more || len(out) == 6 {
