@@ -1,10 +1,8 @@
 package pipeline_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -18,46 +16,10 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/kafka-catchup/catchup/internal/awsapi"
+	"github.com/kafka-catchup/catchup/internal/awsapi/awsapitest"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
-
-// motoServer starts moto's AWS server (PyPI moto[server], installed by make
-// deps) on a loopback ephemeral port and returns its URL. moto keeps each
-// account's resources apart and maps the credentials STS AssumeRole hands
-// out to the role's account, as AWS does.
-func motoServer(t *testing.T) string {
-	t.Helper()
-	cmd := exec.Command("python3", "-c", `import sys
-from moto.server import ThreadedMotoServer
-s = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-s.start()
-print(s._server.server_port, flush=True)
-sys.stdin.read()
-s.stop()`)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start moto (python3 with moto[server]: make deps installs it): %v", err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Wait()
-	})
-	port, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("moto did not start (python3 with moto[server]: make deps installs it): %v\n%s", err, stderr.String())
-	}
-	return "http://127.0.0.1:" + strings.TrimSpace(port)
-}
 
 // TestSecretReadAsClusterRole reads a cluster's password secret kept in
 // another account through its aws_role_arn, against moto's STS and Secrets
@@ -67,7 +29,7 @@ s.stop()`)
 // calls sees sts:AssumeRole on the role, then GetSecretValue, both among
 // the operations the code states it needs.
 func TestSecretReadAsClusterRole(t *testing.T) {
-	url := motoServer(t)
+	url := awsapitest.Moto(t)
 	t.Setenv("AWS_ENDPOINT_URL", url)
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIACATCHUPTEST")
