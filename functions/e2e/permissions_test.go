@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/awslabs/goformation/v7/cloudformation/iam"
 
@@ -234,6 +235,7 @@ type namedPolicy struct {
 // the caller (SSM SecureString, Secrets Manager) also needs kms:Decrypt on
 // the customer-managed key through that service.
 func checkRecorded(t *testing.T, r *recorded) {
+	began := time.Now()
 	calls := readCalls(t, r)
 	if len(calls) == 0 {
 		return
@@ -296,7 +298,9 @@ func checkRecorded(t *testing.T, r *recorded) {
 			}
 		}
 	}
-	for i, res := range simulate(t, reqs) {
+	results := simulate(t, reqs)
+	t.Logf("permission check: %d calls, %d IAM requests simulated in %s", len(calls), len(reqs), time.Since(began).Round(time.Millisecond))
+	for i, res := range results {
 		q := reqs[i]
 		if res.Result != "Allowed" {
 			t.Errorf("%s: its role in template.yaml lacks %s on %s (%s) for %s%s", q.role, q.Action, q.Resource, res.Result, q.what, errorsOf(res))
