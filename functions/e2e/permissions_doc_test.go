@@ -62,7 +62,7 @@ func permissionsTables(t *testing.T) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", n.Service, n.Operation, action, n.Resource, n.By)
 	}
 	b.WriteString("\n| function | statement | actions | resource | condition |\n|---|---|---|---|---|\n")
-	placeholders := map[string]any{}
+	placeholders := map[string]any{"AWS::Region": region, "AWS::AccountId": account, "AWS::Partition": partition}
 	for _, p := range []string{"ConfigParameterArn"} {
 		placeholders[p] = p
 	}

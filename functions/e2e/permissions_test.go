@@ -157,7 +157,7 @@ func readCalls(t *testing.T, r *recorded) []call {
 // parameter (a SecureString under configKey), the secrets their
 // configurations name (under secretsKey), and the roles they assume.
 func deploymentOf(t *testing.T, r *recorded) map[string]any {
-	d := map[string]any{}
+	d := map[string]any{"AWS::Region": region, "AWS::AccountId": account, "AWS::Partition": partition}
 	var secrets, roles []any
 	configs := slices.Clone(r.configs)
 	for _, p := range r.procs {
