@@ -37,8 +37,14 @@ demo: build ## copy between two in-process Kafka clusters in windows, kill a run
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 
+# moto's AWS server (STS and Secrets Manager in another account, for
+# internal/pipeline's aws_role_arn test), from PyPI, pinned.
+MOTO_VERSION := 5.2.1
+
 .PHONY: deps
-deps: node_modules/.package-lock.json ## install the test servers' dependencies (dynalite)
+deps: node_modules/.package-lock.json ## install the test servers' dependencies (dynalite, the IAM policy simulator, moto)
+	python3 -c 'import moto, moto.server, flask_cors, sys; sys.exit(moto.__version__ != "$(MOTO_VERSION)")' 2>/dev/null || \
+		python3 -m pip install --quiet 'moto[server]==$(MOTO_VERSION)'
 	$(GO) mod download
 
 # internal/brokers needs real brokers: test/kafka/it.sh runs it (with internal/e2e again).

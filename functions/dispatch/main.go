@@ -11,11 +11,10 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	"github.com/kafka-catchup/catchup/internal/awsapi"
 	"github.com/kafka-catchup/catchup/internal/fanout"
 	"github.com/kafka-catchup/catchup/internal/lambdaenv"
 	"github.com/kafka-catchup/catchup/internal/metrics"
@@ -34,11 +33,11 @@ func main() {
 
 	// Configuration: YAML from the environment or SSM, secrets from Secrets
 	// Manager, and the shard limits.
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	awsCfg, err := awsapi.Config(ctx)
 	if err != nil {
 		fail("load AWS configuration", err)
 	}
-	file, err := lambdaenv.LoadConfig(ctx, os.Getenv, ssm.NewFromConfig(awsCfg), secretsmanager.NewFromConfig(awsCfg))
+	file, err := lambdaenv.LoadConfig(ctx, os.Getenv, ssm.NewFromConfig(awsCfg), pipeline.SecretsManagerFrom(awsCfg))
 	if err != nil {
 		fail("load catchup configuration", err)
 	}

@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,7 +16,7 @@ import (
 // Lambda Invoke with InvocationType Event (it queues the payload on the
 // worker's runtimeAPI, as Lambda queues an asynchronous invocation),
 // Secrets Manager GetSecretValue and SSM GetParameter (the JSON 1.1
-// protocol, by X-Amz-Target).
+// protocol, by X-Amz-Target), and STS AssumeRole (the query protocol).
 type awsDouble struct {
 	srv      *httptest.Server
 	function string        // the only function Invoke accepts
@@ -25,12 +27,45 @@ type awsDouble struct {
 	secrets     map[string]string // by ARN
 	params      map[string]string // by name
 	invocations []*invocation
-	calls       map[string]int // by X-Amz-Target or "Invoke"
+	calls       map[string]int      // by X-Amz-Target or "Invoke"
+	signers     map[string][]string // access key ids that signed each call, by X-Amz-Target or "AssumeRole"
+	roles       []string            // role ARN and external id of each AssumeRole
+}
+
+// assumedKey is the access key id of the credentials AssumeRole hands out.
+const assumedKey = "ASIACATCHUPASSUMED"
+
+// sts answers STS AssumeRole (the query protocol) with credentials whose
+// access key id is assumedKey, so that the test can tell which calls were
+// signed with them.
+func (a *awsDouble) sts(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil || r.Form.Get("Action") != "AssumeRole" {
+		http.Error(w, "want AssumeRole", http.StatusBadRequest)
+		return
+	}
+	a.mu.Lock()
+	a.calls["AssumeRole"]++
+	a.signers["AssumeRole"] = append(a.signers["AssumeRole"], accessKey(r))
+	a.roles = append(a.roles, r.Form.Get("RoleArn")+" "+r.Form.Get("ExternalId"))
+	a.mu.Unlock()
+	w.Header().Set("Content-Type", "text/xml")
+	fmt.Fprintf(w, `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials>`+
+		`<AccessKeyId>%s</AccessKeyId><SecretAccessKey>assumed-secret</SecretAccessKey><SessionToken>assumed-token</SessionToken>`+
+		`<Expiration>%s</Expiration></Credentials><AssumedRoleUser><Arn>%s/catchup</Arn><AssumedRoleId>AROACATCHUP:catchup</AssumedRoleId>`+
+		`</AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>1</RequestId></ResponseMetadata></AssumeRoleResponse>`,
+		assumedKey, time.Now().Add(time.Hour).UTC().Format(time.RFC3339), r.Form.Get("RoleArn"))
+}
+
+// accessKey returns the access key id that signed r (SigV4).
+func accessKey(r *http.Request) string {
+	_, cred, _ := strings.Cut(r.Header.Get("Authorization"), "Credential=")
+	key, _, _ := strings.Cut(cred, "/")
+	return key
 }
 
 func newAWSDouble(t *testing.T, function string, worker *runtimeAPI, timeout time.Duration) *awsDouble {
 	a := &awsDouble{function: function, worker: worker, timeout: timeout,
-		secrets: map[string]string{}, params: map[string]string{}, calls: map[string]int{}}
+		secrets: map[string]string{}, params: map[string]string{}, calls: map[string]int{}, signers: map[string][]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /2015-03-31/functions/{name}/invocations", a.invoke)
 	mux.HandleFunc("POST /{$}", a.json)
@@ -58,6 +93,10 @@ func (a *awsDouble) invoke(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *awsDouble) json(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		a.sts(w, r)
+		return
+	}
 	target := r.Header.Get("X-Amz-Target")
 	var in struct{ SecretId, Name string }
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
@@ -66,6 +105,7 @@ func (a *awsDouble) json(w http.ResponseWriter, r *http.Request) {
 	}
 	a.mu.Lock()
 	a.calls[target]++
+	a.signers[target] = append(a.signers[target], accessKey(r))
 	secret, secretOK := a.secrets[in.SecretId]
 	param, paramOK := a.params[in.Name]
 	a.mu.Unlock()
@@ -118,6 +158,14 @@ func (a *awsDouble) queued() []*invocation {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]*invocation(nil), a.invocations...)
+}
+
+// signedBy returns the access key ids that signed each of call's requests,
+// and the role and external id of each AssumeRole.
+func (a *awsDouble) signedBy(call string) (keys, roles []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.signers[call]...), append([]string(nil), a.roles...)
 }
 
 func (a *awsDouble) count(call string) int {

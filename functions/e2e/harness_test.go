@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kafka-catchup/catchup/internal/awsapi"
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore/dynamotest"
 	"github.com/kafka-catchup/catchup/internal/lambdaenv"
@@ -97,7 +98,7 @@ func baseEnv(t *testing.T, dynamo, table string, aws *awsDouble) map[string]stri
 		lambdaenv.EnvService:        "e2e",
 	}
 	if aws != nil {
-		for _, svc := range []string{"LAMBDA", "SECRETS_MANAGER", "SSM"} {
+		for _, svc := range []string{"LAMBDA", "SECRETS_MANAGER", "SSM", "STS"} {
 			e["AWS_ENDPOINT_URL_"+svc] = aws.srv.URL
 		}
 	}
@@ -116,6 +117,9 @@ func start(t *testing.T, fn, name string, rt *runtimeAPI, env map[string]string)
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	env = maps.Clone(env)
+	if file := recordAWS(t, filepath.Base(fn), env); file != "" {
+		env[awsapi.EnvRecord] = file
+	}
 	env["AWS_LAMBDA_RUNTIME_API"] = rt.addr()
 	env[lambdaenv.EnvFunctionName] = rt.function
 	env[lambdaenv.EnvLogStreamName] = "2026/11/29/[$LATEST]" + hex.EncodeToString(b[:])

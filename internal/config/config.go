@@ -152,6 +152,15 @@ type SASL struct {
 	// it once per execution environment, the CLI once per command.
 	PasswordSecretARN string `yaml:"password_secret_arn"`
 	Region            string `yaml:"region"` // AWS_MSK_IAM only; default from the AWS configuration
+	// AWSRoleARN is an IAM role (arn:aws:iam::ACCOUNT:role/NAME) that
+	// catchup assumes, with STS AssumeRole, for this cluster's AWS calls:
+	// the AWS_MSK_IAM signature, and the password_secret_arn fetch. It
+	// reaches a cluster or a secret in another AWS account. Empty: the
+	// process's own credentials.
+	AWSRoleARN string `yaml:"aws_role_arn"`
+	// AWSExternalID is the external id the role's trust policy asks for
+	// (sts:ExternalId), with AWSRoleARN only.
+	AWSExternalID string `yaml:"aws_external_id"`
 
 	fetched *Secret // the secret of PasswordSecretARN, set by File.ResolveSecrets
 	// keyAt locates password_env and password_file in the file Parse read

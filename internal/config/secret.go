@@ -100,15 +100,20 @@ func (s *SASL) Password() (Secret, error) {
 }
 
 // SecretFetcher returns the value (SecretString) of the AWS Secrets Manager
-// secret arn. Its errors must name the ARN, never the value.
-type SecretFetcher func(ctx context.Context, arn string) (Secret, error)
+// secret arn, read as role (SASL.Role: the zero AWSRole for the process's
+// own credentials). Its errors must name the ARN, never the value.
+type SecretFetcher func(ctx context.Context, arn string, role AWSRole) (Secret, error)
 
 // ResolveSecrets fetches the password of every SASL block of f that names
 // password_secret_arn, each distinct ARN once, and keeps it for
 // SASL.Password. An empty secret is an error. It returns every failure at
 // once; the errors name the ARNs, never the values.
 func (f *File) ResolveSecrets(ctx context.Context, fetch SecretFetcher) error {
-	fetched := map[string]*Secret{}
+	type key struct {
+		arn  string
+		role AWSRole
+	}
+	fetched := map[key]*Secret{}
 	var errs []error
 	for i := range f.Pipelines {
 		p := &f.Pipelines[i]
@@ -116,18 +121,23 @@ func (f *File) ResolveSecrets(ctx context.Context, fetch SecretFetcher) error {
 			if s == nil || s.PasswordSecretARN == "" {
 				continue
 			}
-			sec, ok := fetched[s.PasswordSecretARN]
+			k := key{s.PasswordSecretARN, s.Role()}
+			sec, ok := fetched[k]
 			if !ok {
-				v, err := fetch(ctx, s.PasswordSecretARN)
+				v, err := fetch(ctx, s.PasswordSecretARN, s.Role())
 				switch {
 				case err != nil:
-					errs = append(errs, fmt.Errorf("pipeline %s: fetch secret %s: %w", p.Name, s.PasswordSecretARN, err))
+					as := ""
+					if s.AWSRoleARN != "" {
+						as = " as role " + s.AWSRoleARN
+					}
+					errs = append(errs, fmt.Errorf("pipeline %s: fetch secret %s%s: %w", p.Name, s.PasswordSecretARN, as, err))
 				case v.Reveal() == "":
 					errs = append(errs, fmt.Errorf("pipeline %s: secret %s is empty", p.Name, s.PasswordSecretARN))
 				default:
 					sec = &v
 				}
-				fetched[s.PasswordSecretARN] = sec
+				fetched[k] = sec
 			}
 			s.fetched = sec
 		}

@@ -132,7 +132,7 @@ func TestResolveSecrets(t *testing.T) {
 		t.Errorf("Password() before ResolveSecrets = %v, want an error saying it was not fetched", err)
 	}
 	calls := map[string]int{}
-	fetch := func(_ context.Context, arn string) (Secret, error) {
+	fetch := func(_ context.Context, arn string, _ AWSRole) (Secret, error) {
 		calls[arn]++
 		return NewSecret(password), nil
 	}
@@ -152,7 +152,7 @@ func TestResolveSecrets(t *testing.T) {
 	f = &File{Pipelines: []Pipeline{
 		{Name: "a", Source: Cluster{SASL: &SASL{PasswordSecretARN: testSecretARN}}, Target: Cluster{SASL: &SASL{PasswordSecretARN: other}}},
 	}}
-	err := f.ResolveSecrets(t.Context(), func(_ context.Context, arn string) (Secret, error) {
+	err := f.ResolveSecrets(t.Context(), func(_ context.Context, arn string, _ AWSRole) (Secret, error) {
 		if arn == other {
 			return NewSecret(""), nil
 		}

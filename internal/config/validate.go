@@ -233,6 +233,26 @@ func (s *SASL) check(c *checker, path string, tls bool) {
 	default:
 		c.enum(at("mechanism"), s.Mechanism, "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "AWS_MSK_IAM")
 	}
+	switch r := s.AWSRoleARN; {
+	case r != "" && (!strings.HasPrefix(r, "arn:") || !strings.Contains(r, ":iam::") || !strings.Contains(r, ":role/")):
+		c.addf(at("aws_role_arn"), "%q is not an IAM role ARN (arn:aws:iam::ACCOUNT:role/NAME)", r)
+	case r != "" && s.Mechanism != "AWS_MSK_IAM" && s.PasswordSecretARN == "":
+		c.addf(at("aws_role_arn"), "is used only with mechanism AWS_MSK_IAM or password_secret_arn, the cluster's AWS calls")
+	case r == "" && s.AWSExternalID != "":
+		c.addf(at("aws_external_id"), "is used only with aws_role_arn")
+	}
+}
+
+// Role returns the AWS role s names for its cluster's AWS calls, the zero
+// AWSRole for the process's own credentials.
+func (s *SASL) Role() AWSRole {
+	return AWSRole{ARN: s.AWSRoleARN, ExternalID: s.AWSExternalID}
+}
+
+// AWSRole is an IAM role to assume, and the external id its trust policy
+// asks for; the zero AWSRole means none.
+type AWSRole struct {
+	ARN, ExternalID string
 }
 
 func (w *Producer) check(c *checker, path string) {

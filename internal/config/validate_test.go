@@ -137,6 +137,16 @@ func TestValidate(t *testing.T) {
 			f.Pipelines[0].Target.SASL = &SASL{Mechanism: "AWS_MSK_IAM", Username: "u"}
 		}, p0, "target.sasl.username", "not used with AWS_MSK_IAM"},
 		{"iam without tls", func(f *File) { f.Pipelines[0].Target.SASL = &SASL{Mechanism: "AWS_MSK_IAM"} }, p0, "target.sasl", "AWS_MSK_IAM needs tls"},
+		{"role not an ARN", func(f *File) {
+			f.Pipelines[0].Target.TLS = &TLS{}
+			f.Pipelines[0].Target.SASL = &SASL{Mechanism: "AWS_MSK_IAM", AWSRoleARN: "dr-role"}
+		}, p0, "target.sasl.aws_role_arn", `"dr-role" is not an IAM role ARN`},
+		{"role without AWS calls", func(f *File) {
+			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "PLAIN", Username: "u", PasswordEnv: "P", AWSRoleARN: "arn:aws:iam::222233334444:role/dr"}
+		}, p0, "source.sasl.aws_role_arn", "only with mechanism AWS_MSK_IAM or password_secret_arn"},
+		{"external id without role", func(f *File) {
+			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "SCRAM-SHA-512", Username: "u", PasswordSecretARN: testSecretARN, AWSExternalID: "x"}
+		}, p0, "source.sasl.aws_external_id", "only with aws_role_arn"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,6 +19,8 @@ import (
 	"github.com/segmentio/kafka-go/sasl/aws_msk_iam_v2"
 	"github.com/segmentio/kafka-go/sasl/plain"
 	"github.com/segmentio/kafka-go/sasl/scram"
+
+	"github.com/kafka-catchup/catchup/internal/awsapi"
 )
 
 // Transport settings. MetadataTTL is short because kafka-go's Transport does
@@ -67,6 +69,10 @@ type SASL struct {
 	Password Secret
 	// Region for AWS_MSK_IAM; "" takes the AWS configuration's.
 	Region string
+	// RoleARN, for AWS_MSK_IAM, is an IAM role to sign as, assumed with
+	// STS AssumeRole (ExternalID, if set, is the external id its trust
+	// policy asks for); "" signs with the default credentials.
+	RoleARN, ExternalID string
 }
 
 // Secret is a resolved password: config.Secret, which prints as
@@ -280,7 +286,7 @@ func tlsConfig(t *TLS) (*tls.Config, error) {
 
 func saslMechanism(s *SASL) (sasl.Mechanism, error) {
 	if s.Mechanism == "AWS_MSK_IAM" {
-		return mskIAM(s.Region)
+		return mskIAM(s.Region, s.RoleARN, s.ExternalID)
 	}
 	switch s.Mechanism {
 	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
@@ -312,20 +318,24 @@ func scramMechanism(algo scram.Algorithm, user, pw string) (sasl.Mechanism, erro
 }
 
 // mskIAM signs with the default AWS credentials chain (environment, shared
-// files, web identity, ECS/EC2 roles); credentials are resolved, and
-// refreshed, when each connection authenticates.
-func mskIAM(region string) (sasl.Mechanism, error) {
+// files, web identity, ECS/EC2 roles), or as roleARN assumed with them;
+// credentials are resolved, and refreshed, when each connection
+// authenticates.
+func mskIAM(region, roleARN, externalID string) (sasl.Mechanism, error) {
 	var opts []func(*awsconfig.LoadOptions) error
 	if region != "" {
 		opts = append(opts, awsconfig.WithRegion(region))
 	}
 	// LoadDefaultConfig reads the environment and the shared files only.
-	cfg, err := awsconfig.LoadDefaultConfig(context.Background(), opts...)
+	cfg, err := awsapi.Config(context.Background(), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("aws configuration: %w", err)
+		return nil, err
 	}
 	if cfg.Region == "" {
 		return nil, errors.New("no AWS region: set sasl.region or AWS_REGION")
+	}
+	if roleARN != "" {
+		cfg = awsapi.AssumeRole(cfg, roleARN, externalID)
 	}
 	return aws_msk_iam_v2.NewMechanism(cfg), nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	"github.com/kafka-catchup/catchup/internal/awsapi"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
@@ -107,9 +108,6 @@ type ParameterAPI interface {
 	GetParameter(ctx context.Context, in *ssm.GetParameterInput, optFns ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
 }
 
-// SecretsAPI is the Secrets Manager call LoadConfig needs; *secretsmanager.Client has it.
-type SecretsAPI = pipeline.SecretsAPI
-
 // LoadConfig reads the configuration named by getenv: CATCHUP_CONFIG
 // (inline YAML) or CATCHUP_CONFIG_PARAMETER (an SSM parameter, decrypted),
 // exactly one of them. With CATCHUP_TABLE set, the store defaults to
@@ -118,8 +116,8 @@ type SecretsAPI = pipeline.SecretsAPI
 // has no lasting file system). Then it fetches the SASL passwords the
 // configuration names by password_secret_arn, each secret once. params is
 // used only with CATCHUP_CONFIG_PARAMETER, secrets only when a secret is
-// named; either may be nil otherwise.
-func LoadConfig(ctx context.Context, getenv func(string) string, params ParameterAPI, secrets SecretsAPI) (*config.File, error) {
+// named (pipeline.SecretsManagerFrom); either may be nil otherwise.
+func LoadConfig(ctx context.Context, getenv func(string) string, params ParameterAPI, secrets config.SecretFetcher) (*config.File, error) {
 	inline, param := getenv(EnvConfig), getenv(EnvConfigParameter)
 	var data []byte
 	var source string
@@ -164,10 +162,22 @@ func LoadConfig(ctx context.Context, getenv func(string) string, params Paramete
 	case loc.Scheme != "dynamodb":
 		return nil, fmt.Errorf("%s: store %s: a Lambda function needs a dynamodb:// store (or %s)", source, f.Store, EnvTable)
 	}
-	if err := f.ResolveSecrets(ctx, pipeline.SecretsManager(secrets)); err != nil {
+	if secrets == nil {
+		secrets = pipeline.SecretsManager(nil, nil)
+	}
+	if err := f.ResolveSecrets(ctx, secrets); err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+// Needs returns the AWS operations of both functions' start: the
+// configuration's SSM parameter (CATCHUP_CONFIG_PARAMETER, read decrypted)
+// and pipeline.Needs (secrets, the store, a cluster's role).
+func Needs() []awsapi.Need {
+	return append([]awsapi.Need{{Service: "SSM", Operation: "GetParameter", Action: "ssm:GetParameter", Resource: awsapi.Parameter,
+		DecryptVia: "ssm", By: "LoadConfig: CATCHUP_CONFIG_PARAMETER, once per execution environment, decrypted (a SecureString's customer-managed KMS key, through SSM)"}},
+		pipeline.Needs()...)
 }
 
 // Duration reads the duration variable name (Go syntax, "10s"), def if unset.

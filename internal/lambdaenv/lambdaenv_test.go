@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/kafka-catchup/catchup/internal/lambdaenv"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
 
 const (
@@ -88,7 +89,7 @@ func TestLoadConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			params, secrets, calls := double(t, tt.secret)
-			f, err := lambdaenv.LoadConfig(t.Context(), env(tt.vars), params, secrets)
+			f, err := lambdaenv.LoadConfig(t.Context(), env(tt.vars), params, pipeline.SecretsManager(secrets, nil))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("LoadConfig = %v, want an error containing %q", err, tt.wantErr)

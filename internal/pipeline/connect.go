@@ -75,7 +75,8 @@ func settings(c cfg.Cluster) (kafkago.Settings, error) {
 			ServerName: c.TLS.ServerName, InsecureSkipVerify: c.TLS.InsecureSkipVerify}
 	}
 	if a := c.SASL; a != nil {
-		s.SASL = &kafkago.SASL{Mechanism: a.Mechanism, Username: a.Username, Region: a.Region}
+		s.SASL = &kafkago.SASL{Mechanism: a.Mechanism, Username: a.Username, Region: a.Region,
+			RoleARN: a.AWSRoleARN, ExternalID: a.AWSExternalID}
 		if a.Mechanism != "AWS_MSK_IAM" {
 			pw, err := a.Password()
 			if err != nil {

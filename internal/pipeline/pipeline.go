@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/kafka-catchup/catchup/internal/awsapi"
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
@@ -232,9 +232,9 @@ func openStore(ctx context.Context, f *cfg.File, readOnly bool) (checkpoint.Stor
 
 // DynamoDB returns a DynamoDB client from the standard AWS configuration.
 func DynamoDB(ctx context.Context) (*dynamodb.Client, error) {
-	awsCfg, err := config.LoadDefaultConfig(ctx)
+	awsCfg, err := awsapi.Config(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("load AWS configuration: %w", err)
+		return nil, err
 	}
 	return dynamodb.NewFromConfig(awsCfg), nil
 }

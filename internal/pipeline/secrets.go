@@ -7,9 +7,10 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/kafka-catchup/catchup/internal/awsapi"
+	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
 	cfg "github.com/kafka-catchup/catchup/internal/config"
 )
 
@@ -21,8 +22,17 @@ type SecretsAPI interface {
 // SecretsManager returns a fetcher of passwords kept in Secrets Manager: a
 // secret's SecretString, or its "password" member when that string is a
 // JSON object (the form Amazon MSK's SCRAM secrets take: {"username", "password"}).
-func SecretsManager(api SecretsAPI) cfg.SecretFetcher {
-	return func(ctx context.Context, arn string) (cfg.Secret, error) {
+// api reads the secrets of clusters without aws_role_arn; forRole, if not
+// nil, returns the client that reads as a cluster's role.
+func SecretsManager(api SecretsAPI, forRole func(cfg.AWSRole) SecretsAPI) cfg.SecretFetcher {
+	return func(ctx context.Context, arn string, role cfg.AWSRole) (cfg.Secret, error) {
+		api := api // a role's client for this fetch only
+		if role.ARN != "" {
+			if forRole == nil {
+				return cfg.Secret{}, errors.New("no client for aws_role_arn was given")
+			}
+			api = forRole(role)
+		}
 		if api == nil {
 			return cfg.Secret{}, errors.New("no Secrets Manager client was given")
 		}
@@ -44,7 +54,16 @@ func SecretsManager(api SecretsAPI) cfg.SecretFetcher {
 	}
 }
 
-// ResolveSecrets fetches, with a Secrets Manager client from the standard
+// SecretsManagerFrom returns the fetcher of SecretsManager with clients
+// made from awsCfg: its own credentials, or a cluster's role assumed with
+// them (awsapi.AssumeRole).
+func SecretsManagerFrom(awsCfg aws.Config) cfg.SecretFetcher {
+	return SecretsManager(secretsmanager.NewFromConfig(awsCfg), func(r cfg.AWSRole) SecretsAPI {
+		return secretsmanager.NewFromConfig(awsapi.AssumeRole(awsCfg, r.ARN, r.ExternalID))
+	})
+}
+
+// ResolveSecrets fetches, with Secrets Manager clients from the standard
 // AWS configuration, the passwords f names by password_secret_arn. A file
 // that names none makes no AWS call.
 func ResolveSecrets(ctx context.Context, f *cfg.File) error {
@@ -57,9 +76,19 @@ func ResolveSecrets(ctx context.Context, f *cfg.File) error {
 	if !need {
 		return nil
 	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	awsCfg, err := awsapi.Config(ctx)
 	if err != nil {
 		return err
 	}
-	return f.ResolveSecrets(ctx, SecretsManager(secretsmanager.NewFromConfig(awsCfg)))
+	return f.ResolveSecrets(ctx, SecretsManagerFrom(awsCfg))
+}
+
+// Needs returns the AWS operations of the configuration's secrets and of
+// the checkpoint store (dynamostore.Needs), and STS AssumeRole for a
+// cluster's aws_role_arn (awsapi.Needs).
+func Needs() []awsapi.Need {
+	return append(append([]awsapi.Need{{Service: "Secrets Manager", Operation: "GetSecretValue", Action: "secretsmanager:GetSecretValue",
+		Resource: awsapi.Secret, DecryptVia: "secretsmanager",
+		By: "ResolveSecrets: each password_secret_arn, once per process (and its customer-managed KMS key, through Secrets Manager)"}},
+		awsapi.Needs()...), dynamostore.Needs()...)
 }
