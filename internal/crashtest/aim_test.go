@@ -25,8 +25,8 @@ import (
 //	           nothing written
 //	writing    the child's kth produce request (k from 1 to 3), let through
 //	           once the child is dead: written, maybe committed before
-//	after a    a commit of the run seen in the store (polled)
-//	commit
+//	after a    a commit of the run seen in the store, once the target
+//	commit     also grew (polled)
 //	random     a delay drawn as before aiming (killLoop), so that kills
 //	           also land at moments no event marks
 //
@@ -134,17 +134,21 @@ func (h *harness) arm(ctx context.Context, c *child, p phase, before map[catchup
 	a := &aim{phase: p, c: c, atProduce: 1 + h.rng.Int64N(3), fired: make(chan struct{})}
 	h.armed.Store(a)
 	pollCtx, stop := context.WithCancel(ctx)
+	wrote := func() bool {
+		ends, err := h.dstAdmin.EndOffsets(pollCtx, allPartitions())
+		return err == nil && !maps.Equal(ends, before)
+	}
 	var poll func() bool
 	switch {
 	case p == phaseCommitted:
-		poll = func() bool { _, n, ok := h.peekCounts(pollCtx); return ok && n > commits }
+		// A commit with a write of the run: a run also commits without
+		// writing (the position reconciliation found, a window of aborted
+		// records only).
+		poll = func() bool { _, n, ok := h.peekCounts(pollCtx); return ok && n > commits && wrote() }
 	case p == phaseLeased && h.dst == nil:
 		poll = func() bool { n, _, ok := h.peekCounts(pollCtx); return ok && n > leases }
 	case p == phaseWriting && h.dst == nil:
-		poll = func() bool {
-			ends, err := h.dstAdmin.EndOffsets(pollCtx, allPartitions())
-			return err == nil && !maps.Equal(ends, before)
-		}
+		poll = wrote
 	}
 	var wg sync.WaitGroup
 	if poll != nil {

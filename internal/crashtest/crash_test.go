@@ -108,9 +108,10 @@ func crash(t *testing.T, o options) {
 
 // start makes the harness and seeds the backlog.
 func start(t *testing.T, o options, dstOpts ...kfake.Opt) (*harness, context.Context) {
-	// A kill loop takes well under a second per kill, even under -race.
+	// A kill loop takes about a second per kill at most, even under -race
+	// (a kill after a commit waits for the commit, on a slow target too).
 	// On the replicated target a child may wait out a follower stall.
-	perKill := time.Second
+	perKill := 2 * time.Second
 	if o.replicated {
 		perKill = 5 * time.Second
 	}

@@ -252,6 +252,7 @@ pipelines:
 	if err := os.WriteFile(h.cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	h.installAim() // before any control a test adds: a kill precedes a produce delay
 	return h
 }
 
@@ -472,7 +473,6 @@ func (h *harness) killLoop(ctx context.Context) {
 		d = 2 * time.Second
 	}
 	const minD = 20 * time.Millisecond
-	h.installAim()
 	maxIterations := 3*h.o.kills + 50
 	for iter := 0; h.kills < h.o.kills; iter++ {
 		if iter == maxIterations {
