@@ -336,8 +336,8 @@ func reportJSON(rep *replicate.Report) reportJSONT {
 			t := r.LeaseExpires.UTC()
 			pj.LeaseExpires = &t
 		}
-		if r.Gap != nil {
-			pj.Gap = []int64{r.Gap.From, r.Gap.To}
+		if g := r.GapSkipped(); g != nil {
+			pj.Gap = []int64{g.From, g.To}
 		}
 		if r.Err != nil {
 			pj.Error = r.Err.Error()
