@@ -54,6 +54,10 @@ type Options struct {
 	// namespace, "<pipeline>.job.<name>", so that it never moves the
 	// pipeline's own checkpoints.
 	Job *Job
+	// AllowDuplicates is replicate.Options.AllowDuplicates: a partition
+	// without a checkpoint whose target holds records it cannot account
+	// for is copied from its start policy instead of failing closed.
+	AllowDuplicates bool
 }
 
 // Job is a bounded backfill: the records whose timestamps fall in [From, To).
@@ -131,6 +135,7 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 	eo.Source, eo.Target, eo.Store = pl.Source, pl.Target, pl.Store
 	eo.Partitions, eo.Policy, eo.StartTime, eo.StopTime = o.Partitions, pol, startTime, stopTime
 	eo.Margin, eo.Log, eo.Now, eo.OnProgress, eo.OnPlan = o.Margin, o.Log, o.Now, o.OnProgress, o.OnPlan
+	eo.AllowDuplicates = o.AllowDuplicates
 	pl.Engine, err = replicate.New(eo)
 	if err != nil {
 		pl.Close()
