@@ -79,6 +79,7 @@ type Pipeline struct {
 
 	ownStore, ownClusters bool
 	job                   *Job
+	log                   *slog.Logger // Options.Log; nil: none
 }
 
 // Open connects pipeline p of file f.
@@ -87,7 +88,7 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 	if err != nil {
 		return nil, fmt.Errorf("pipeline %s: start: %w", p.Name, err)
 	}
-	pl := &Pipeline{Config: p, Store: o.Store, job: o.Job}
+	pl := &Pipeline{Config: p, Store: o.Store, job: o.Job, log: o.Log}
 	if pl.Store == nil {
 		if pl.Store, err = openStore(ctx, f, o.ReadOnly); err != nil {
 			return nil, err
@@ -190,7 +191,14 @@ func (p *Pipeline) Close() error {
 		p.Target.Close()
 	}
 	if p.ownStore && p.Store != nil {
-		return p.Store.Close()
+		if err := p.Store.Close(); err != nil {
+			// Callers defer Close and drop its error: said here, once
+			// (a file store's journal not folded still holds every change).
+			if p.log != nil {
+				p.log.Error("checkpoint store not closed cleanly", "pipeline", p.Config.Name, "error", err)
+			}
+			return err
+		}
 	}
 	return nil
 }
