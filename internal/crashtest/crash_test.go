@@ -9,8 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The crash-anywhere proof of issue 4: SIGKILL the real binary at random
-// moments, again and again, then let it finish, and compare.
+// The crash-anywhere proof of issue 4: SIGKILL the real binary at each
+// moment of a run (aim_test.go), again and again, then let it finish, and compare.
 
 func TestCrashFileStore(t *testing.T) {
 	crash(t, options{store: "file", provenance: true, kills: crashKills(t)})
