@@ -456,8 +456,8 @@ func (h *harness) settledTargetEnds(ctx context.Context) map[catchup.Partition]i
 // and repeats until o.kills children were killed. Between two children it
 // appends records to the source (plain ones, and sometimes a transaction
 // that stays open while the next child runs), so that every child has a
-// window to copy; with o.storeEvents it also loses the store or rolls it
-// back (loss_test.go).
+// window to copy; with o.losses or o.rollbacks it also loses the store or
+// rolls it back after kills (loss_test.go).
 //
 // The delays of the random kills are drawn uniformly from [0, D]. D follows
 // the length of an uninterrupted run: a child that ends by itself before its
