@@ -19,8 +19,8 @@ import (
 // loss (the dead run's last requests appended above the high watermark): the
 // file store folder removed after kill -9 of the real binary, the DynamoDB
 // table deleted and recreated under a running copy, a new empty table, a
-// renamed pipeline, and, as a guard, a file store put back to an older copy
-// of itself. The next run reads the target back once the high watermark has
+// renamed pipeline, and, as guards, a file store put back to an older copy
+// of itself and a table replaced by an older snapshot of its items. The next run reads the target back once the high watermark has
 // reached the leader's log end, resumes after its copies, and exits 0; a
 // consumer of the test's own counts 0 lost and 0 duplicated. A reset below
 // the target's copies is then refused (exit 2).
@@ -50,6 +50,15 @@ func TestReplicatedStoreLost(t *testing.T) {
 		{name: "new empty table", store: "dynamodb", lose: func(_ context.Context, t *testing.T, h *childCopy, _ string) {
 			h.rewrite(t, func(s *spec) { s.store = "dynamodb://" + dynamotest.Table(t, h.dynamo) })
 		}},
+		{name: "table replaced by an older snapshot of its items", store: "dynamodb", lose: func(ctx context.Context, t *testing.T, h *childCopy, older string) {
+			table := dynamotest.Table(t, h.dynamo)
+			for _, item := range h.snapshot {
+				if _, err := h.dynamo.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: item}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h.rewrite(t, func(s *spec) { s.store = "dynamodb://" + table })
+		}},
 		{name: "table deleted and recreated mid-copy", store: "dynamodb", selfEnd: true, lose: func(ctx context.Context, t *testing.T, h *childCopy, _ string) {
 			// (The table was deleted under the running copy; see below.)
 			table := h.spec.store[len("dynamodb://"):]
@@ -69,6 +78,13 @@ func TestReplicatedStoreLost(t *testing.T) {
 				if err := os.CopyFS(older, os.DirFS(h.spec.store)); err != nil {
 					t.Fatal(err)
 				}
+			} else {
+				table := h.spec.store[len("dynamodb://"):]
+				out, err := h.dynamo.Scan(ctx, &dynamodb.ScanInput{TableName: &table})
+				if err != nil {
+					t.Fatal(err)
+				}
+				h.snapshot = out.Items
 			}
 			resumed := r.Stall(t, 2, 4*time.Second)
 			if tc.selfEnd {

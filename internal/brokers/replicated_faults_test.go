@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafka-catchup/catchup/internal/brokers/replicatedtest"
@@ -122,6 +123,8 @@ type childCopy struct {
 	cl     *kgo.Client      // of the target
 	spec   spec             // the pipeline written to cfg (rewrite changes it)
 	dynamo *dynamodb.Client // the store's DynamoDB, with store "dynamodb"
+	// snapshot is the store table's items as a test scanned them.
+	snapshot []map[string]types.AttributeValue
 }
 
 // rewrite changes the pipeline of h's configuration (its store, its name)
