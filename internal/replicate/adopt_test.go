@@ -146,12 +146,7 @@ func TestLostStoreWaitsForReplication(t *testing.T) {
 			r.store = checkpoint.NewMemStore(r.clock.now)
 			r.dst.onLogEnd = replicateAfter(3)
 			if tc.wait == 0 {
-				r.dst.produceFault = func(catchup.Partition, int64) (bool, error) {
-					r.dst.mu.Lock()
-					defer r.dst.mu.Unlock()
-					r.dst.logs[pA].stalledAt = -1
-					return false, nil
-				}
+				r.catchUpOnFirstProduce()
 			}
 			o := r.options("heir")
 			o.ReplicationWait = tc.wait
