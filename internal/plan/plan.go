@@ -79,7 +79,7 @@ func Window[C Checkpoint](o catchup.Offsets, c C, pol Policy) Planned {
 		if from > o.HighWatermark {
 			pl.From, pl.To = from, from
 			pl.Err = fmt.Errorf("%s: checkpoint %d is above the source log end %d: the topic was deleted and "+
-				"recreated, or the source is a different cluster; run `catchup reset --pipeline %s --topic %s --to earliest` "+
+				"recreated, or the source is a different cluster; run `catchup reset --pipeline %s --topic %s --to earliest --allow-duplicates` "+
 				"to copy it again deliberately: %w", o.Partition, from, o.HighWatermark, pipelineName(pol), o.Topic, catchup.ErrTopicRecreated)
 			return pl
 		}

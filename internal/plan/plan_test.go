@@ -94,8 +94,8 @@ func TestRecreatedHintNamesThePipeline(t *testing.T) {
 	for _, tc := range []struct {
 		name, pipeline, want string
 	}{
-		{name: "named", pipeline: "eu", want: "`catchup reset --pipeline eu --topic orders --to earliest`"},
-		{name: "unnamed", want: "`catchup reset --pipeline NAME --topic orders --to earliest`"},
+		{name: "named", pipeline: "eu", want: "`catchup reset --pipeline eu --topic orders --to earliest --allow-duplicates`"},
+		{name: "unnamed", want: "`catchup reset --pipeline NAME --topic orders --to earliest --allow-duplicates`"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pl := Window(marks, cp, Policy{Pipeline: tc.pipeline})

@@ -1,10 +1,12 @@
 package replicate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,12 +146,7 @@ func TestLostStoreWaitsForReplication(t *testing.T) {
 			r.store = checkpoint.NewMemStore(r.clock.now)
 			r.dst.onLogEnd = replicateAfter(3)
 			if tc.wait == 0 {
-				r.dst.produceFault = func(catchup.Partition, int64) (bool, error) {
-					r.dst.mu.Lock()
-					defer r.dst.mu.Unlock()
-					r.dst.logs[pA].stalledAt = -1
-					return false, nil
-				}
+				r.catchUpOnFirstProduce()
 			}
 			o := r.options("heir")
 			o.ReplicationWait = tc.wait
@@ -261,5 +258,77 @@ func TestAdoptedCopiesOfARecreatedSourceTopicFailClosed(t *testing.T) {
 				t.Errorf("target holds %d records; want the 10 first copied", n)
 			}
 		})
+	}
+}
+
+// readCountingTarget counts every target read a run may make per partition.
+type readCountingTarget struct {
+	Target
+	endOffsets, readBacks, logEnds atomic.Int64
+}
+
+func (t *readCountingTarget) EndOffsets(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]int64, error) {
+	t.endOffsets.Add(1)
+	return t.Target.EndOffsets(ctx, ps)
+}
+
+func (t *readCountingTarget) ReadBack(ctx context.Context, p catchup.Partition, end int64) ([]catchup.Record, int64, error) {
+	t.readBacks.Add(1)
+	return t.Target.ReadBack(ctx, p, end)
+}
+
+func (t *readCountingTarget) LogEnd(ctx context.Context, p catchup.Partition) (catchup.LogEnd, error) {
+	t.logEnds.Add(1)
+	return t.Target.LogEnd(ctx, p)
+}
+
+// TestIdleRunAt10kPartitionsReadsNothingPerPartition: with the store intact,
+// an idle run over 10,000 partitions, every one copied before, writes
+// nothing to the store and sends the target no request at all: the
+// read-back of a partition the store cannot vouch for (adopt) is paid only
+// by partitions without a checkpoint. The run after the store is lost pays
+// it once per partition (one settle, one end offset, one read-back), and the
+// idle run after that nothing again.
+func TestIdleRunAt10kPartitionsReadsNothingPerPartition(t *testing.T) {
+	const n = 10_000
+	sizes := map[catchup.Partition]int{}
+	for i := range n {
+		sizes[catchup.Partition{Topic: fmt.Sprintf("t%d", i%10), Partition: int32(i / 10)}] = 1
+	}
+	r := newRig(sizes)
+	run := func(name string) (*Report, *readCountingTarget, int64) {
+		store := &countingStore{Store: r.store}
+		target := &readCountingTarget{Target: r.dst}
+		o := r.options(name)
+		o.Store, o.Target = store, target
+		rep := r.run(t, t.Context(), o)
+		for _, res := range rep.Partitions {
+			if res.Status != StatusDone {
+				t.Fatalf("%s: %s: status %s err %v; want done", name, res.Partition, res.Status, res.Err)
+			}
+		}
+		return rep, target, store.writes.Load()
+	}
+	run("first")
+	for _, name := range []string{"idle", "idle after the store was lost"} {
+		if name != "idle" {
+			r.store = checkpoint.NewMemStore(r.clock.now)
+			rep, target, writes := run("lost")
+			var copied, skipped int64
+			for _, res := range rep.Partitions {
+				copied, skipped = copied+res.Copied, skipped+res.Skipped
+			}
+			// Acquire and the releasing commit; an EndOffsets of the plan,
+			// then per partition the settle's LogEnd reads, one end, one read-back.
+			if copied != 0 || skipped != n || writes != 2*n || target.readBacks.Load() != n || target.endOffsets.Load() != n+1 {
+				t.Fatalf("run after the store was lost: %d copied, %d skipped, %d store writes, %d read-backs, %d end offset calls, %d log ends; "+
+					"want 0, %d, %d, %d, %d", copied, skipped, writes, target.readBacks.Load(), target.endOffsets.Load(), target.logEnds.Load(), n, 2*n, n, n+1)
+			}
+		}
+		_, target, writes := run(name)
+		if writes != 0 || target.endOffsets.Load() != 0 || target.readBacks.Load() != 0 || target.logEnds.Load() != 0 {
+			t.Errorf("%s run: %d store writes, %d end offset calls, %d read-backs, %d log ends; want none", name, writes,
+				target.endOffsets.Load(), target.readBacks.Load(), target.logEnds.Load())
+		}
 	}
 }

@@ -164,7 +164,7 @@ func (pc *partitionCopy) reconcileFrom(ctx context.Context, floor int64) error {
 	if floor >= 0 {
 		if end < floor {
 			return fmt.Errorf("target partition %s ends at %d, below the end %d recorded at the last commit: "+
-				"the target topic was truncated or recreated; run `catchup reset --pipeline %s --topic %s --to earliest` "+
+				"the target topic was truncated or recreated; run `catchup reset --pipeline %s --topic %s --to earliest --allow-duplicates` "+
 				"to copy again deliberately", pc.targetPartition(), end, floor, pc.e.o.Pipeline, pc.p.Topic)
 		}
 		if end > floor {
