@@ -41,8 +41,10 @@ type app struct {
 	configPath string
 	pipeline   string
 	owner      string
-	verbose    bool
-	jsonOut    bool // the command's --json: print one jsonDoc at the end
+	// allowDuplicates is --allow-duplicates of run and reset.
+	allowDuplicates bool
+	verbose         bool
+	jsonOut         bool // the command's --json: print one jsonDoc at the end
 
 	jsonPipelines []any // the entries of the --json document, one per pipeline
 	// jsonStreamed: continuous mode printed a document per run already;

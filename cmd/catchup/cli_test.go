@@ -404,7 +404,7 @@ func TestRunPlanStatusReset(t *testing.T) {
 	}
 
 	// reset, not confirmed: nothing changes, exit 2.
-	code, stdout, stderr := cli(t, "n\n", "reset", "-c", e.cfg, "--pipeline", cliPipeline, "--topic", cliTopic, "--to", "earliest")
+	code, stdout, stderr := cli(t, "n\n", "reset", "-c", e.cfg, "--pipeline", cliPipeline, "--topic", cliTopic, "--to", "earliest", "--allow-duplicates")
 	if code != exitUsage || !strings.Contains(stdout, "apply? [y/N]") || !strings.Contains(stderr, "nothing changed") {
 		t.Errorf("reset answered n: exit code %d, want %d, with the question and \"nothing changed\"\nstdout:\n%s\nstderr:\n%s", code, exitUsage, stdout, stderr)
 	}
@@ -414,8 +414,22 @@ func TestRunPlanStatusReset(t *testing.T) {
 		}
 	}
 
-	// reset --yes to earliest: checkpoints go back to 0.
-	stdout, _ = mustCLI(t, exitOK, "", "reset", "-c", e.cfg, "--pipeline", cliPipeline, "--topic", cliTopic, "--to", "earliest", "--yes")
+	// reset below the copies the target holds: refused, exit 2, each
+	// partition named with the position that copies nothing twice.
+	code, _, stderr = cli(t, "", "reset", "-c", e.cfg, "--pipeline", cliPipeline, "--topic", cliTopic, "--to", "earliest", "--yes")
+	want := fmt.Sprintf("%s/1: the target already holds copies up to source offset %d; a reset to 0 would copy %d records twice",
+		cliTopic, cliPerPart-1, cliPerPart)
+	if code != exitUsage || !strings.Contains(stderr, want) || !strings.Contains(stderr, "--allow-duplicates") {
+		t.Errorf("reset below the target's copies: exit code %d, want %d, with %q and --allow-duplicates\nstderr:\n%s", code, exitUsage, want, stderr)
+	}
+	for p, r := range statusJSON(t, e.cfg) {
+		if r.Checkpoint == nil || *r.Checkpoint != cliPerPart {
+			t.Errorf("after a refused reset, partition %d has checkpoint %s, want %d", p, ptrString(r.Checkpoint), cliPerPart)
+		}
+	}
+
+	// reset --yes --allow-duplicates to earliest: checkpoints go back to 0.
+	stdout, _ = mustCLI(t, exitOK, "", "reset", "-c", e.cfg, "--pipeline", cliPipeline, "--topic", cliTopic, "--to", "earliest", "--yes", "--allow-duplicates")
 	if want := fmt.Sprintf("reset %d partitions", cliParts); !strings.Contains(stdout, want) {
 		t.Errorf("reset output lacks %q:\n%s", want, stdout)
 	}

@@ -38,7 +38,7 @@ func (a *app) runEvery(ctx context.Context, command string, f *config.File, ps [
 			p := open[pc.Name]
 			if p == nil {
 				var err error
-				if p, err = pipeline.Open(ctx, f, pc, pipeline.Options{Owner: a.owner, Log: log}); err != nil {
+				if p, err = pipeline.Open(ctx, f, pc, pipeline.Options{Owner: a.owner, Log: log, AllowDuplicates: a.allowDuplicates}); err != nil {
 					err = fmt.Errorf("pipeline %s: %w", pc.Name, err)
 					errs = append(errs, err)
 					if perr := a.printIterationError(ctx, command, err); perr != nil {

@@ -188,7 +188,7 @@ func TestJSONEveryCommand(t *testing.T) {
 		t.Errorf("translate --json: %+v; want pipeline two, one exact partition", tr)
 	}
 
-	stdout, stderr := mustCLI(t, exitOK, "", "reset", "--json", "-c", cfg, "--pipeline", "one", "--topic", vTopic, "--to", "earliest", "--yes")
+	stdout, stderr := mustCLI(t, exitOK, "", "reset", "--json", "-c", cfg, "--pipeline", "one", "--topic", vTopic, "--to", "earliest", "--yes", "--allow-duplicates")
 	rs := decodeOne[resetJSON](t, stdout, "reset")
 	if d := cmp.Diff(resetJSON{Pipeline: "one", Topic: vTopic, To: "earliest", Partitions: []resetPartitionJSON{{Topic: vTopic}}}, rs); d != "" {
 		t.Errorf("reset --json (-want +got):\n%s", d)

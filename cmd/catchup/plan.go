@@ -80,6 +80,18 @@ func (a *app) planPipeline(ctx context.Context, f *config.File, pc *config.Pipel
 	// blocked, as the run would find it, not as a normal window.
 	p.Engine.CheckAnchors(ctx, sv)
 	windows := sv.Windows
+	// Targets that already hold copies past a window's start (a lost or
+	// restored store, a renamed pipeline): the run resumes after them.
+	var ahead []catchup.Partition
+	for _, w := range windows {
+		if w.Err == nil && w.Len() > 0 {
+			ahead = append(ahead, w.Partition)
+		}
+	}
+	copied, err := p.Engine.TargetCopied(ctx, ahead)
+	if err != nil {
+		return err
+	}
 	var stamp *catchup.Provenance
 	if pc.ProvenanceEnabled() {
 		stamp = &catchup.Provenance{Cluster: pc.Source.Name}
@@ -109,7 +121,7 @@ func (a *app) planPipeline(ctx context.Context, f *config.File, pc *config.Pipel
 	}
 	pr := planReport{
 		name: pc.Name, windows: plan.ByUrgency(windows, func(w plan.Planned) plan.Work { return work[w.Partition] }),
-		del: del, avg: avg, now: time.Now(), rate: rate, parallelism: pc.Parallelism, retentionErr: rerr,
+		del: del, avg: avg, now: time.Now(), rate: rate, parallelism: pc.Parallelism, retentionErr: rerr, copied: copied,
 	}
 	if a.jsonOut {
 		_, doc := pr.rows()
@@ -130,6 +142,9 @@ type planReport struct {
 	rate         float64 // records/s; 0 unknown
 	parallelism  int
 	retentionErr error // the topic configs could not be read
+	// copied is, by partition, the source offset after the last copy the
+	// target holds (replicate.Engine.TargetCopied).
+	copied map[catchup.Partition]int64
 }
 
 // planRow is one partition of a plan, as printed and as --json prints it.
@@ -149,8 +164,11 @@ type planRow struct {
 	EstDurationMS int64     `json:"est_duration_ms,omitempty"` // with --rate only
 	Gap           []int64   `json:"gap,omitempty"`             // [from, to) that will be skipped (on_gap: skip)
 	Error         string    `json:"error,omitempty"`           // why the partition cannot be copied now
-	deleted       string    // DELETED_IN as printed
-	dur           string    // EST_DURATION as printed
+	// TargetNext is, when the target already holds copies past From, the
+	// source offset after the last one: the run resumes there.
+	TargetNext int64  `json:"target_next,omitempty"`
+	deleted    string // DELETED_IN as printed
+	dur        string // EST_DURATION as printed
 }
 
 // planJSONT is one pipeline of catchup plan --json.
@@ -190,6 +208,9 @@ func (r *planReport) rows() ([]planRow, planJSONT) {
 			row.Error = pl.Err.Error()
 		case pl.Gap != nil:
 			row.Gap = []int64{pl.Gap.From, pl.Gap.To}
+		}
+		if next, ok := r.copied[pl.Partition]; ok && next > pl.From {
+			row.TargetNext = next
 		}
 		if pl.Err == nil && pl.End > pl.To {
 			row.Backlog = pl.End - pl.From // window.max_records cut the window short
@@ -236,6 +257,10 @@ func (r *planReport) print(w io.Writer) {
 		if row.Backlog > row.Records {
 			note = strings.TrimPrefix(note+fmt.Sprintf("; backlog %d records to %d, in windows of window.max_records",
 				row.Backlog, row.From+row.Backlog), "; ")
+		}
+		if row.TargetNext > 0 {
+			note = strings.TrimPrefix(note+fmt.Sprintf("; target ahead: it holds copies to %d, a run resumes at %d",
+				row.TargetNext-1, row.TargetNext), "; ")
 		}
 		bySize = bySize || row.BySize
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", row.Topic, row.Partition, row.From, row.To, row.Records,

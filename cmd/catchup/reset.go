@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -24,7 +25,9 @@ func (a *app) resetCmd() *cobra.Command {
 		Long: `reset moves the checkpoints of a topic's partitions (or of one partition with
 --partition) to the source's earliest offset, its latest offset, an offset, or
 the first record at or after an RFC 3339 timestamp. It refuses partitions
-leased by a live run, and asks for confirmation unless --yes is given.`,
+leased by a live run, and, with provenance, a position below the copies the
+target already holds (they would be copied twice) unless --allow-duplicates.
+It asks for confirmation unless --yes is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -56,6 +59,9 @@ leased by a live run, and asks for confirmation unless --yes is given.`,
 			}
 			targets, err := resetOffsets(cmd, p, parts, to)
 			if err != nil {
+				return err
+			}
+			if err := a.refuseDuplicates(ctx, p, parts, targets); err != nil {
 				return err
 			}
 			// With --json the listing and the question go to stderr; the
@@ -100,6 +106,7 @@ leased by a live run, and asks for confirmation unless --yes is given.`,
 	fl.Int32Var(&partition, "partition", 0, "only this partition")
 	fl.StringVar(&to, "to", "", "earliest, latest, an offset, or an RFC 3339 timestamp")
 	fl.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	fl.BoolVar(&a.allowDuplicates, "allow-duplicates", false, "reset below the copies the target already holds: the records between are copied twice")
 	fl.BoolVar(&a.jsonOut, "json", false, "print what was reset as one JSON document (docs/json.md); the listing and question go to stderr")
 	return cmd
 }
@@ -136,6 +143,33 @@ func resetOffsets(cmd *cobra.Command, p *pipeline.Pipeline, parts []catchup.Part
 		}
 	}
 	return out, nil
+}
+
+// refuseDuplicates returns a usage error naming every partition of parts
+// whose reset position in targets is below the source offset after the last
+// copy its target partition holds (replicate.Engine.TargetCopied), unless
+// --allow-duplicates: the next run would copy the records in between a
+// second time.
+func (a *app) refuseDuplicates(ctx context.Context, p *pipeline.Pipeline, parts []catchup.Partition, targets map[catchup.Partition]int64) error {
+	if a.allowDuplicates {
+		return nil
+	}
+	copied, err := p.Engine.TargetCopied(ctx, parts)
+	if err != nil {
+		return fmt.Errorf("read the target back: %w", err)
+	}
+	var errs []error
+	for _, q := range parts {
+		if end, ok := copied[q]; ok && targets[q] < end {
+			errs = append(errs, fmt.Errorf("%s: the target already holds copies up to source offset %d; a reset to %d would copy "+
+				"%d records twice. Reset to %d or above (--partition %d --to %d), or pass --allow-duplicates to copy them again",
+				q, end-1, targets[q], end-targets[q], end, q.Partition, end))
+		}
+	}
+	if len(errs) > 0 {
+		return usageError{fmt.Errorf("reset refused; nothing changed:\n%w", errors.Join(errs...))}
+	}
+	return nil
 }
 
 func slicesFilter[T any](s []T, keep func(T) bool) []T {

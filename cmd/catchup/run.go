@@ -81,6 +81,7 @@ acknowledged writes committed, and catchup exits 0.`,
 		},
 	}
 	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print the run reports as one JSON document (docs/json.md)")
+	cmd.Flags().BoolVar(&a.allowDuplicates, "allow-duplicates", false, "copy a partition the store holds no checkpoint of from its start policy even though its target already holds records that do not say how far it was copied (docs/lost-store.md): they may be copied twice")
 	cmd.Flags().DurationVar(&every, "every", 0, "continuous mode: run again every DURATION (from the start of one run to the next) until SIGTERM or SIGINT, which ends the run in flight, commits and exits 0")
 	return cmd
 }
@@ -90,7 +91,8 @@ acknowledged writes committed, and catchup exits 0.`,
 func (a *app) runPipeline(ctx context.Context, f *config.File, pc *config.Pipeline) (ok bool, err error) {
 	log := a.logger() // the engine names the pipeline in every line
 	prog := a.newProgress(pc.Name, log)
-	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Owner: a.owner, Log: log, OnProgress: prog.add, OnPlan: prog.plan})
+	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Owner: a.owner, Log: log, OnProgress: prog.add, OnPlan: prog.plan,
+		AllowDuplicates: a.allowDuplicates})
 	if err != nil {
 		return false, err
 	}
@@ -336,8 +338,8 @@ func reportJSON(rep *replicate.Report) reportJSONT {
 			t := r.LeaseExpires.UTC()
 			pj.LeaseExpires = &t
 		}
-		if r.Gap != nil {
-			pj.Gap = []int64{r.Gap.From, r.Gap.To}
+		if g := r.GapSkipped(); g != nil {
+			pj.Gap = []int64{g.From, g.To}
 		}
 		if r.Err != nil {
 			pj.Error = r.Err.Error()

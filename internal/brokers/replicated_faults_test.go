@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafka-catchup/catchup/internal/brokers/replicatedtest"
@@ -118,7 +120,21 @@ type childCopy struct {
 	topic  string
 	source string // the source's listener
 	total  int64
-	cl     *kgo.Client // of the target
+	cl     *kgo.Client      // of the target
+	spec   spec             // the pipeline written to cfg (rewrite changes it)
+	dynamo *dynamodb.Client // the store's DynamoDB, with store "dynamodb"
+	// snapshot is the store table's items as a test scanned them.
+	snapshot []map[string]types.AttributeValue
+}
+
+// rewrite changes the pipeline of h's configuration (its store, its name)
+// for the runs started after it.
+func (h *childCopy) rewrite(t *testing.T, change func(*spec)) {
+	t.Helper()
+	change(&h.spec)
+	if err := os.WriteFile(h.cfg, []byte(h.spec.yaml()), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // newChildCopy creates topic on the source (seeded) and on the target (led
@@ -142,13 +158,12 @@ func newChildCopy(ctx context.Context, t *testing.T, e itEnv, r replicatedtest.T
 	h := &childCopy{r: r, bin: bin, env: os.Environ(), topic: topic, source: e.source.brokers,
 		total: killPartitions * killPerPartition, cl: r.Client(t)}
 	if store == "dynamodb" {
-		s.store = "dynamodb://" + dynamotest.Table(t, dynamotest.Client(t, dynamotest.Endpoint(t)))
+		h.dynamo = dynamotest.Client(t, dynamotest.Endpoint(t))
+		s.store = "dynamodb://" + dynamotest.Table(t, h.dynamo)
 		h.env = dynamotest.ChildEnv(t)
 	}
 	h.cfg = filepath.Join(t.TempDir(), "pipelines.yaml")
-	if err := os.WriteFile(h.cfg, []byte(s.yaml()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h.rewrite(t, func(sp *spec) { *sp = s })
 	return h
 }
 

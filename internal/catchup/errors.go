@@ -39,3 +39,11 @@ var ErrTopicRecreated = errors.New("catchup: source topic was recreated")
 // writer produced claims, by its provenance header, to be the copy of a
 // source record it does not match: the target, not the source, changed.
 var ErrForeignRecord = errors.New("catchup: foreign record in the target")
+
+// ErrTargetAhead marks a partition the checkpoint store holds no checkpoint
+// of while its target partition already holds records, and whose target
+// tail does not say how far it was copied (records another writer produced,
+// or copies made without provenance): copying from the start policy could
+// write every record a second time, so catchup fails closed until a start is
+// chosen deliberately (catchup reset, start_offsets, --allow-duplicates).
+var ErrTargetAhead = errors.New("catchup: the target holds records the checkpoint store does not account for")

@@ -50,7 +50,11 @@ var ErrRegress = errors.New("checkpoint: commit would move the checkpoint backwa
 // The zero Next with Exists false means the partition was never copied.
 type Checkpoint struct {
 	catchup.Partition
-	Exists    bool  // a checkpoint has been committed (or reset) for this partition
+	// Exists is true once a Commit or a Reset succeeded on the partition,
+	// and false until then whatever else was done to it. The engine does
+	// not take false for "never copied": the target may hold copies that a
+	// lost, new or restored store does not know of, and it reads them back.
+	Exists    bool
 	Next      int64 // next source offset to copy
 	TargetEnd int64 // end offset of the target partition seen at the last commit; -1 if unknown
 

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -84,6 +85,9 @@ type options struct {
 	// (3 brokers, RF 3, min.insync.replicas 2) instead of kfake, and
 	// followers are stalled (SIGSTOP) while children run and are killed.
 	replicated bool
+	// losses, rollbacks: after kills, the store is lost or put back to an
+	// earlier snapshot (loss_test.go).
+	losses, rollbacks bool
 }
 
 // harness is one crash test: clusters, data, store, the child processes and
@@ -129,8 +133,14 @@ type harness struct {
 	uncommitted int64
 	committed   tally // the target read under read_committed (replicated only), by check
 	maxDelay    time.Duration
-	began       time.Time
-	lastOutput  string
+	// Store events (loss_test.go).
+	snapshots                          []storeSnapshot
+	losses, rollbacks, rolledBackKills int
+
+	aimed      map[phase]int       // kills aimed at each moment, including runs that ended first
+	armed      atomic.Pointer[aim] // the kill planned for the running child
+	began      time.Time
+	lastOutput string
 }
 
 // crashSeed returns the seed of this test run: CATCHUP_CRASH_SEED or the time.
@@ -159,7 +169,7 @@ func crashKills(t *testing.T) int {
 
 func newHarness(t *testing.T, o options, dstOpts ...kfake.Opt) *harness {
 	t.Helper()
-	h := &harness{t: t, o: o, seed: crashSeed(t), dir: t.TempDir(), seq: map[catchup.Partition]int{},
+	h := &harness{t: t, o: o, seed: crashSeed(t), dir: t.TempDir(), seq: map[catchup.Partition]int{}, aimed: map[phase]int{},
 		base: time.Now().Add(-48 * time.Hour).Truncate(time.Millisecond)}
 	h.rng = rand.New(rand.NewPCG(h.seed, h.seed^0x9e3779b97f4a7c15))
 	t.Logf("seed=%d (replay the data and the kill delays with %s=%d)", h.seed, envSeed, h.seed)
@@ -215,7 +225,7 @@ func newHarness(t *testing.T, o options, dstOpts ...kfake.Opt) *harness {
 	}
 
 	h.env = os.Environ()
-	store := "file://" + filepath.Join(h.dir, "store")
+	store := "file://" + h.storeDir()
 	if o.store == "dynamodb" {
 		h.dyn = dynamotest.Client(t, dynamotest.Endpoint(t))
 		h.table = dynamotest.Table(t, h.dyn)
@@ -242,6 +252,7 @@ pipelines:
 	if err := os.WriteFile(h.cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	h.installAim() // before any control a test adds: a kill precedes a produce delay
 	return h
 }
 
@@ -369,15 +380,17 @@ func (h *harness) seedBacklog(ctx context.Context) {
 // child is one running catchup process.
 type child struct {
 	cmd    *exec.Cmd
-	out    bytes.Buffer // stdout
-	errOut bytes.Buffer // stderr: the log
-	exited chan error
+	out    bytes.Buffer  // stdout
+	errOut bytes.Buffer  // stderr: the log
+	done   chan struct{} // closed once the process has exited
+	err    error         // how it exited, once done
 	start  time.Time
+	ran    time.Duration // from start to exit, once done
 }
 
 func (h *harness) startChild(args ...string) *child {
 	h.t.Helper()
-	c := &child{exited: make(chan error, 1)}
+	c := &child{done: make(chan struct{})}
 	c.cmd = exec.Command(catchupBin, append([]string{"run", "-c", h.cfg, "--owner", ownerID}, args...)...)
 	c.cmd.Env = h.env
 	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.errOut
@@ -385,7 +398,11 @@ func (h *harness) startChild(args ...string) *child {
 	if err := c.cmd.Start(); err != nil {
 		h.t.Fatalf("start catchup run: %v", err)
 	}
-	go func() { c.exited <- c.cmd.Wait() }()
+	go func() {
+		c.err = c.cmd.Wait()
+		c.ran = time.Since(c.start)
+		close(c.done)
+	}()
 	return c
 }
 
@@ -395,13 +412,14 @@ func (h *harness) runToEnd(args ...string) string {
 	h.t.Helper()
 	c := h.startChild(args...)
 	select {
-	case err := <-c.exited:
-		if err != nil {
-			h.t.Fatalf("catchup run (not killed): %v\n%s%s", err, c.out.String(), c.errOut.String())
+	case <-c.done:
+		if c.err != nil {
+			h.t.Fatalf("catchup run (not killed): %v\n%s%s", c.err, c.out.String(), c.errOut.String())
 		}
 	case <-time.After(childTimeout):
 		_ = c.cmd.Process.Signal(syscall.SIGKILL)
-		err := <-c.exited
+		<-c.done
+		err := c.err
 		h.t.Fatalf("catchup run did not end within %s (killed: %v)\n%s%s", childTimeout, err, c.out.String(), c.errOut.String())
 	}
 	return c.out.String()
@@ -434,16 +452,17 @@ func (h *harness) settledTargetEnds(ctx context.Context) map[catchup.Partition]i
 	return ends
 }
 
-// killLoop starts a child, kills it after a random delay, and repeats until
-// o.kills children were killed. Between two children it appends records to
-// the source (plain ones, and sometimes a transaction that stays open while
-// the next child runs), so that every child has a window to copy.
+// killLoop starts a child, kills it at a moment it aims at (aim_test.go),
+// and repeats until o.kills children were killed. Between two children it
+// appends records to the source (plain ones, and sometimes a transaction
+// that stays open while the next child runs), so that every child has a
+// window to copy; with o.losses or o.rollbacks it also loses the store or
+// rolls it back after kills (loss_test.go).
 //
-// The delays are drawn uniformly from [0, D]. D follows the length of an
-// uninterrupted run: a child that ends by itself before its kill shows how
-// long a whole run takes, and D becomes 1.25 times that; every kill grows D
-// by 5 %, since the run was longer than its delay. So the kills spread over
-// the whole run: start-up, reconciliation, fetching, producing, committing.
+// The delays of the random kills are drawn uniformly from [0, D]. D follows
+// the length of an uninterrupted run: a child that ends by itself before its
+// kill shows how long a whole run takes, and D becomes 1.25 times that;
+// every random kill grows D by 5 %, since the run was longer than its delay.
 func (h *harness) killLoop(ctx context.Context) {
 	t := h.t
 	t.Helper()
@@ -457,7 +476,7 @@ func (h *harness) killLoop(ctx context.Context) {
 	maxIterations := 3*h.o.kills + 50
 	for iter := 0; h.kills < h.o.kills; iter++ {
 		if iter == maxIterations {
-			t.Fatalf("%d children started, only %d killed: the runs end before the kills (last delay range %s)", iter, h.kills, d)
+			t.Fatalf("%d children started, only %d killed: the runs end before the kills (aims %v, last delay range %s)", iter, h.kills, h.aimed, d)
 		}
 		txnOpen, abort := h.rng.IntN(3) == 0, h.rng.IntN(3) == 0
 		if txnOpen {
@@ -466,37 +485,35 @@ func (h *harness) killLoop(ctx context.Context) {
 		h.maybeStall()
 		before := h.targetEnds(ctx)
 		leases, commits := storeCounts(h.checkpoints(ctx))
-		delay := time.Duration(h.rng.Int64N(int64(d) + 1))
-		h.maxDelay = max(h.maxDelay, delay)
+		ph := h.nextPhase(iter)
+		h.aimed[ph]++
 		c := h.startChild()
-		timer := time.NewTimer(delay)
-		killed := false
+		fired, disarm := h.arm(ctx, c, ph, before, leases, commits)
+		var timer <-chan time.Time
+		if ph == phaseRandom {
+			delay := time.Duration(h.rng.Int64N(int64(d) + 1))
+			h.maxDelay = max(h.maxDelay, delay)
+			timer = time.After(delay)
+		}
 		select {
-		case err := <-c.exited:
-			timer.Stop()
-			if err != nil && !h.selfFailed(err, c) {
-				t.Fatalf("catchup run %d (after %d kills) failed by itself: %v\n%s%s", iter, h.kills, err, c.out.String(), c.errOut.String())
-			}
-			h.completed++
-			d = max(minD, time.Since(c.start)*5/4)
-		case <-timer.C:
+		case <-c.done: // killed by an aim, or ended by itself: reap tells
+		case <-timer:
 			_ = c.cmd.Process.Signal(syscall.SIGKILL)
-			err := <-c.exited
-			var ee *exec.ExitError
-			if err == nil || !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-				// It exited by itself just before the signal.
-				if err != nil && !h.selfFailed(err, c) {
-					t.Fatalf("catchup run %d failed by itself: %v\n%s%s", iter, err, c.out.String(), c.errOut.String())
-				}
-				h.completed++
-				break
-			}
+		case <-fired:
+		}
+		killed := h.reap(c, iter)
+		disarm()
+		switch {
+		case killed && ph == phaseRandom:
+			d = d * 21 / 20
+		case !killed && ph == phaseRandom:
+			d = max(minD, c.ran*5/4)
+		}
+		if killed {
 			h.kills++
 			if h.stalling() {
 				h.killedStalled++
 			}
-			killed = true
-			d = d * 21 / 20
 		}
 		h.lastOutput = c.out.String() + c.errOut.String()
 		if txnOpen {
@@ -505,12 +522,31 @@ func (h *harness) killLoop(ctx context.Context) {
 		h.appendPlain(ctx, appendRecords)
 		if killed {
 			h.classify(ctx, before, leases, commits)
+			h.storeEvent(ctx)
 		}
 	}
 	h.endStalls(ctx)
 	t.Logf("kill loop: %d kills: %d in start-up, %d with leases taken before writing, %d while writing (%d of them after a commit of the run); "+
-		"%d runs ended by themselves; delays up to %s",
-		h.kills, h.killedStartup, h.killedLeased, h.killedWriting, h.killedAfterCommit, h.completed, h.maxDelay.Round(time.Millisecond))
+		"%d runs ended by themselves; aims %v; random delays up to %s",
+		h.kills, h.killedStartup, h.killedLeased, h.killedWriting, h.killedAfterCommit, h.completed, h.aimed, h.maxDelay.Round(time.Millisecond))
+}
+
+// reap waits for the child and reports whether SIGKILL (which only the
+// harness sends) killed it; a child that exited by itself counts as
+// completed, and fails the test unless it exited well.
+func (h *harness) reap(c *child, iter int) bool {
+	h.t.Helper()
+	<-c.done
+	err := c.err
+	var ee *exec.ExitError
+	if err != nil && errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
+		return true
+	}
+	if err != nil && !h.selfFailed(err, c) {
+		h.t.Fatalf("catchup run %d (after %d kills) failed by itself: %v\n%s%s", iter, h.kills, err, c.out.String(), c.errOut.String())
+	}
+	h.completed++
+	return false
 }
 
 // classify looks at the store and the target after a kill, given the
@@ -563,26 +599,34 @@ func storeCounts(cps map[catchup.Partition]checkpoint.Checkpoint) (epochs, commi
 // checkpoints loads the stored checkpoints of the pipeline.
 func (h *harness) checkpoints(ctx context.Context) map[catchup.Partition]checkpoint.Checkpoint {
 	h.t.Helper()
-	var st checkpoint.Store
-	if h.dyn != nil {
-		st = dynamostore.New(h.dyn, h.table)
-	} else {
-		fs, err := filestore.Open(filepath.Join(h.dir, "store"), nil)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		st = fs
-	}
-	defer st.Close()
-	cps, err := st.Load(ctx, pipelineName)
+	cps, err := h.loadStore(ctx)
 	if err != nil {
 		h.t.Fatalf("load checkpoints: %v", err)
+	}
+	return cps
+}
+
+// loadStore reads the stored checkpoints of the pipeline as they are, also
+// while a child writes them; it creates nothing (a lost store stays lost
+// until a child finds it so).
+func (h *harness) loadStore(ctx context.Context) (map[catchup.Partition]checkpoint.Checkpoint, error) {
+	var st checkpoint.Store = dynamostore.New(h.dyn, h.table)
+	if h.dyn == nil {
+		ro, err := filestore.OpenReadOnly(h.storeDir())
+		if err != nil {
+			return nil, err
+		}
+		st = ro
+	}
+	cps, err := st.Load(ctx, pipelineName)
+	if err != nil {
+		return nil, err
 	}
 	out := map[catchup.Partition]checkpoint.Checkpoint{}
 	for _, c := range cps {
 		out[c.Partition] = c
 	}
-	return out
+	return out, nil
 }
 
 // finish ends any open transaction, appends a last batch and runs a child to

@@ -54,6 +54,10 @@ type Options struct {
 	// namespace, "<pipeline>.job.<name>", so that it never moves the
 	// pipeline's own checkpoints.
 	Job *Job
+	// AllowDuplicates is replicate.Options.AllowDuplicates: a partition
+	// without a checkpoint whose target holds records it cannot account
+	// for is copied from its start policy instead of failing closed.
+	AllowDuplicates bool
 }
 
 // Job is a bounded backfill: the records whose timestamps fall in [From, To).
@@ -75,6 +79,7 @@ type Pipeline struct {
 
 	ownStore, ownClusters bool
 	job                   *Job
+	log                   *slog.Logger // Options.Log; nil: none
 }
 
 // Open connects pipeline p of file f.
@@ -83,7 +88,7 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 	if err != nil {
 		return nil, fmt.Errorf("pipeline %s: start: %w", p.Name, err)
 	}
-	pl := &Pipeline{Config: p, Store: o.Store, job: o.Job}
+	pl := &Pipeline{Config: p, Store: o.Store, job: o.Job, log: o.Log}
 	if pl.Store == nil {
 		if pl.Store, err = openStore(ctx, f, o.ReadOnly); err != nil {
 			return nil, err
@@ -131,6 +136,7 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 	eo.Source, eo.Target, eo.Store = pl.Source, pl.Target, pl.Store
 	eo.Partitions, eo.Policy, eo.StartTime, eo.StopTime = o.Partitions, pol, startTime, stopTime
 	eo.Margin, eo.Log, eo.Now, eo.OnProgress, eo.OnPlan = o.Margin, o.Log, o.Now, o.OnProgress, o.OnPlan
+	eo.AllowDuplicates = o.AllowDuplicates
 	pl.Engine, err = replicate.New(eo)
 	if err != nil {
 		pl.Close()
@@ -185,7 +191,14 @@ func (p *Pipeline) Close() error {
 		p.Target.Close()
 	}
 	if p.ownStore && p.Store != nil {
-		return p.Store.Close()
+		if err := p.Store.Close(); err != nil {
+			// Callers defer Close and drop its error: said here, once
+			// (a file store's journal not folded still holds every change).
+			if p.log != nil {
+				p.log.Error("checkpoint store not closed cleanly", "pipeline", p.Config.Name, "error", err)
+			}
+			return err
+		}
 	}
 	return nil
 }

@@ -79,7 +79,7 @@ func Window[C Checkpoint](o catchup.Offsets, c C, pol Policy) Planned {
 		if from > o.HighWatermark {
 			pl.From, pl.To = from, from
 			pl.Err = fmt.Errorf("%s: checkpoint %d is above the source log end %d: the topic was deleted and "+
-				"recreated, or the source is a different cluster; run `catchup reset --pipeline %s --topic %s --to earliest` "+
+				"recreated, or the source is a different cluster; run `catchup reset --pipeline %s --topic %s --to earliest --allow-duplicates` "+
 				"to copy it again deliberately: %w", o.Partition, from, o.HighWatermark, pipelineName(pol), o.Topic, catchup.ErrTopicRecreated)
 			return pl
 		}
@@ -95,17 +95,19 @@ func Window[C Checkpoint](o catchup.Offsets, c C, pol Policy) Planned {
 		pl.Err = fmt.Errorf("%s: start offset %d is above the source log end %d", o.Partition, from, o.HighWatermark)
 		return pl
 	}
-	if from < o.LogStart {
-		pl.Gap = &catchup.GapError{Partition: o.Partition, From: from, To: o.LogStart}
-		if !pol.SkipGaps {
-			pl.From, pl.To, pl.Err = from, from, pl.Gap
-			return pl
-		}
-		from = o.LogStart
-	}
 	to := max(end, from)
 	if stop, ok := pol.StopOffsets[o.Partition]; ok {
 		to = max(min(to, stop), from)
+	}
+	if from < o.LogStart {
+		pl.Gap = &catchup.GapError{Partition: o.Partition, From: from, To: o.LogStart}
+		if !pol.SkipGaps {
+			// The window it would copy, gap included: its lag is real.
+			pl.From, pl.To, pl.End, pl.Err = from, to, to, pl.Gap
+			return pl
+		}
+		from = o.LogStart
+		to = max(to, from)
 	}
 	pl.End = to
 	if pol.MaxRecords > 0 && to-from > pol.MaxRecords {

@@ -34,9 +34,9 @@ func TestWindow(t *testing.T) {
 		{name: "max records larger than the backlog", cp: at(480), pol: Policy{MaxRecords: 50}, from: 480, to: 500},
 		{name: "stop offset caps the window", cp: at(200), pol: Policy{StopOffsets: map[catchup.Partition]int64{p: 300}}, from: 200, to: 300},
 		{name: "stop offset below the checkpoint gives an empty window", cp: at(200), pol: Policy{StopOffsets: map[catchup.Partition]int64{p: 150}}, from: 200, to: 200},
-		{name: "gap fails by default", cp: at(40), from: 40, to: 40, gap: true, err: &catchup.GapError{}},
+		{name: "gap fails by default, its window whole", cp: at(40), from: 40, to: 500, gap: true, err: &catchup.GapError{}},
 		{name: "gap skipped", cp: at(40), pol: Policy{SkipGaps: true}, from: 100, to: 500, gap: true},
-		{name: "explicit start below log start is a gap", pol: Policy{StartOffsets: map[catchup.Partition]int64{p: 7}}, from: 7, to: 7, gap: true, err: &catchup.GapError{}},
+		{name: "explicit start below log start is a gap", pol: Policy{StartOffsets: map[catchup.Partition]int64{p: 7}}, from: 7, to: 500, gap: true, err: &catchup.GapError{}},
 		{name: "checkpoint above the log end: topic recreated", cp: at(900), from: 900, to: 900, err: catchup.ErrTopicRecreated},
 		{name: "explicit start above the log end", pol: Policy{StartOffsets: map[catchup.Partition]int64{p: 501}}, from: 501, to: 501, err: errors.New("above the source log end")},
 	}
@@ -94,8 +94,8 @@ func TestRecreatedHintNamesThePipeline(t *testing.T) {
 	for _, tc := range []struct {
 		name, pipeline, want string
 	}{
-		{name: "named", pipeline: "eu", want: "`catchup reset --pipeline eu --topic orders --to earliest`"},
-		{name: "unnamed", want: "`catchup reset --pipeline NAME --topic orders --to earliest`"},
+		{name: "named", pipeline: "eu", want: "`catchup reset --pipeline eu --topic orders --to earliest --allow-duplicates`"},
+		{name: "unnamed", want: "`catchup reset --pipeline NAME --topic orders --to earliest --allow-duplicates`"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pl := Window(marks, cp, Policy{Pipeline: tc.pipeline})

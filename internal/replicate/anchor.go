@@ -114,7 +114,7 @@ func (pc *partitionCopy) compareAnchor(ctx context.Context, src *catchup.Record,
 			case !catchup.SameContent(src, &recs[i], true):
 				return fmt.Errorf("%s: the source record at offset %d differs from its copy at target offset %d "+
 					"(%s): the source topic was deleted and recreated; copying on from the checkpoint would skip "+
-					"its first %d offsets. Run `catchup reset --pipeline %s --topic %s --to earliest` to copy it again "+
+					"its first %d offsets. Run `catchup reset --pipeline %s --topic %s --to earliest --allow-duplicates` to copy it again "+
 					"deliberately: %w", pc.p, anchor, recs[i].Offset, tp, pc.next, pc.e.o.Pipeline, pc.p.Topic, catchup.ErrTopicRecreated)
 			default:
 				return nil

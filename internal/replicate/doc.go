@@ -12,7 +12,11 @@
 //     unknown, reconcile reads the target backwards to the target end stored
 //     at the last commit and resumes after the last source offset found;
 //     settle first waits until the target's high watermark has reached its
-//     leader's log end, or ends the partition StatusInDoubt.
+//     leader's log end, or ends the partition StatusInDoubt. A partition
+//     the store holds no checkpoint of (a store lost, new or restored, a
+//     renamed pipeline) is not taken as never copied: adopt settles, reads
+//     the target's tail back and resumes after its last copy, or fails
+//     closed (catchup.ErrTargetAhead) when the tail cannot say.
 //   - Fencing: every commit is conditional on the lease epoch, and no produce
 //     is sent on a lease that has expired by the local clock.
 //   - Deadline: copying stops Margin before the context deadline; the final
@@ -30,7 +34,7 @@
 //	partition.go   one partition's copy (copyPartition, run)
 //	state.go       where that copy stands, and the one table of its transitions
 //	lease.go       lease renewal and the commits, named by intent (commitProgress, commitIfDue, commitAndRelease, keepInDoubt)
-//	reconcile.go   settle and reconcile with the target, from the end offsets targetEnds reads for the whole run
+//	reconcile.go   settle and reconcile with the target, from the end offsets targetEnds reads for the whole run; adopt the target's copies for a partition without a checkpoint
 //	anchor.go      the check that the source topic was not recreated
 //	copyloop.go    fetch ahead while producing, window limits, loop prevention
 //	retry.go       the one retry rule
@@ -48,13 +52,13 @@
 //	    [*] --> leased: Acquire
 //	    [*] --> taken_over: Acquire of a lease never released, with provenance
 //	    taken_over --> in_doubt: plan.Window
-//	    leased --> anchoring: plan.Window, reconcileFrom; the checkpoint has a target end
-//	    leased --> copying: plan.Window, reconcileFrom or no provenance; commitProgress
+//	    leased --> anchoring: plan.Window, reconcileFrom or adopt; the checkpoint has a target end, or copies were adopted
+//	    leased --> copying: plan.Window, reconcileFrom, adopt or no provenance; commitProgress
 //	    in_doubt --> anchoring: settle, reconcileFrom (a takeover)
 //	    in_doubt --> copying: settle, reconcileFrom (a takeover; resolveDoubt at the end)
 //	    anchoring --> copying: passAnchor on the first batch; commitProgress
 //	    copying --> in_doubt: a produce of unknown outcome, not reconciled
-//	    leased --> released: commitAndRelease or release (the plan or reconciliation failed)
+//	    leased --> released: commitAndRelease or release (the plan, reconciliation or adoption failed)
 //	    anchoring --> released: commitAndRelease (the anchor check failed, or nothing to copy)
 //	    copying --> released: commitAndRelease, or release when it had nothing to write
 //	    released --> [*]
@@ -73,13 +77,13 @@
 //   - [*] → leased: TestStoreWritesOfEachPath, TestRunCopiesEveryWindowExactly
 //   - [*] → taken_over: TestTakeoverWaitsForTheDeadHoldersLastRequest, TestTakeoverWaitsForReplication
 //   - taken_over → in_doubt: TestTakeoverWaitsForTheDeadHoldersLastRequest, TestTakeoverWaitsForReplication
-//   - leased → anchoring: TestAnchorCheckRidesOnTheFirstFetch, TestRecreatedSourceTopicRefilledPastTheCheckpointFailsClosed
+//   - leased → anchoring: TestAnchorCheckRidesOnTheFirstFetch, TestRecreatedSourceTopicRefilledPastTheCheckpointFailsClosed, TestAdoptedCopiesOfARecreatedSourceTopicFailClosed
 //   - leased → copying: TestStoreWritesOfEachPath, TestCrashAfterProduceBeforeCommitResumesWithoutDuplicates
 //   - in_doubt → anchoring: TestStoreWritesOfEachPath
 //   - in_doubt → copying: TestProduceInDoubtAtTheEndIsResolvedBeforeRelease
 //   - anchoring → copying: TestStoreWritesOfEachPath
 //   - copying → in_doubt: TestProduceInDoubtAtTheEndIsResolvedBeforeRelease, TestUnknownProduceWaitsForReplication, TestProduceInDoubtKeepsTheDeadline
-//   - leased → released: TestStoreWritesOfEachPath
+//   - leased → released: TestStoreWritesOfEachPath, TestTargetAheadWithoutCopiesFailsClosed
 //   - anchoring → released: TestStoreWritesOfEachPath
 //   - copying → released: TestStoreWritesOfEachPath
 //   - released → [*]: TestStoreWritesOfEachPath

@@ -72,6 +72,14 @@ type Options struct {
 	BatchRecords   int           // most records handed to one Target.Produce call; at least 1
 	Retries        int           // retries of a fetch or produce that wrote nothing; 0: none
 	RetryBackoff   time.Duration // first backoff, doubled up to 5s; positive
+	// AllowDuplicates lets a partition the store holds no checkpoint of be
+	// copied from its start policy although its target partition already
+	// holds records that do not say how far it was copied (another
+	// writer's, or copies made without provenance): they may be written a
+	// second time. Without it such a partition fails closed with
+	// catchup.ErrTargetAhead (see adopt). Copies of this pipeline's source
+	// found in the target are adopted either way.
+	AllowDuplicates bool
 	// Margin is how long before the context deadline copying stops, to leave
 	// time for the final commits (capped to a tenth of the time left); 0:
 	// none, copying goes on up to the deadline.

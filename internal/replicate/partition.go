@@ -170,37 +170,56 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoint.Checkpoint, pol plan.Policy) error {
 	e := pc.e
 	pl := plan.Window(m, cp, pol)
-	pc.res.From, pc.res.To, pc.res.End, pc.res.Gap = pl.From, pl.To, pl.End, pl.Gap
-	if pl.Err != nil {
-		return pl.Err
+	if err := pc.planned(pl); err != nil {
+		return err
 	}
 	if pc.state == stateTakenOver {
 		pc.enter(stateInDoubt) // planned, and in doubt until settled and reconciled
 	}
 	pc.next, pc.stop = pl.From, math.MaxInt64
-	if cp.Start == nil && cp.Records == 0 {
-		// Nothing was copied before: copying begins here (a checkpoint
-		// with copies and no start predates recorded starts).
-		from := pl.From
-		pc.start = &from
-	}
 	if stop, ok := pol.StopOffsets[pc.p]; ok {
 		pc.stop = stop
 	}
-	if pl.Gap != nil {
-		pc.pendGap = &checkpoint.Gap{From: pl.Gap.From, To: pl.Gap.To, At: e.o.Now()}
-	}
-	if e.o.Provenance {
+	adopted := false
+	switch {
+	case e.o.Provenance:
 		if pc.state == stateInDoubt { // a takeover
 			if err := pc.retry(ctx, func() error { return pc.settle(ctx) }); err != nil {
 				return err
 			}
 		}
+		if !cp.Exists {
+			// The store cannot vouch that nothing was copied: the target
+			// says (adopt).
+			var err error
+			if pl, adopted, err = pc.adopt(ctx, m, pol, pl); err != nil {
+				return err
+			}
+			if err := pc.planned(pl); err != nil {
+				return err
+			}
+			pc.next = pl.From
+			break
+		}
 		if err := pc.retry(ctx, func() error { return pc.reconcileFrom(ctx, cp.TargetEnd) }); err != nil {
 			return err
 		}
+	case !cp.Exists:
+		if err := pc.refuseUnaccounted(ctx, pol); err != nil {
+			return err
+		}
 	}
-	if e.o.Provenance && cp.Exists && cp.TargetEnd > 0 && pc.next > 0 {
+	if cp.Start == nil && cp.Records == 0 && !adopted {
+		// Nothing was copied before: copying begins here (a checkpoint
+		// with copies and no start predates recorded starts; adopted
+		// copies began before this store knew of them).
+		from := pl.From
+		pc.start = &from
+	}
+	if pl.Gap != nil {
+		pc.pendGap = &checkpoint.Gap{From: pl.Gap.From, To: pl.Gap.To, At: e.o.Now()}
+	}
+	if e.o.Provenance && pc.next > 0 && pc.targetEnd > 0 && (cp.Exists && cp.TargetEnd > 0 || adopted) {
 		// The anchor check rides on the first fetch of the copy (copyFrom),
 		// and so does the commit below (passAnchor). A window left empty
 		// makes neither: nothing is produced, and the last commit stores
@@ -216,4 +235,34 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 	}
 	pc.res.From = min(pc.next, pl.To)
 	return pc.copy(ctx, pl.To)
+}
+
+// planned records pl as the window of the result and returns its error.
+func (pc *partitionCopy) planned(pl plan.Planned) error {
+	pc.res.From, pc.res.To, pc.res.End, pc.res.Gap = pl.From, pl.To, pl.End, pl.Gap
+	return pl.Err
+}
+
+// refuseUnaccounted is, without provenance, the check of a partition the
+// store holds no checkpoint of: a target partition that already holds
+// records fails it with catchup.ErrTargetAhead (nothing says how far it was
+// copied, and copying from the start policy may write them all again),
+// unless its start was chosen (start_offsets, a start time) or
+// Options.AllowDuplicates.
+func (pc *partitionCopy) refuseUnaccounted(ctx context.Context, pol plan.Policy) error {
+	if _, explicit := pc.e.o.Policy.StartOffsets[pc.p]; explicit || pol.Start == plan.Timestamp || pc.e.o.AllowDuplicates {
+		return nil
+	}
+	var end int64
+	err := pc.retry(ctx, func() (err error) {
+		end, err = pc.targetEndOffset(ctx)
+		return err
+	})
+	switch {
+	case err != nil:
+		return err
+	case end > 0:
+		return pc.targetAhead(end, pol)
+	}
+	return nil
 }

@@ -164,7 +164,7 @@ func (pc *partitionCopy) reconcileFrom(ctx context.Context, floor int64) error {
 	if floor >= 0 {
 		if end < floor {
 			return fmt.Errorf("target partition %s ends at %d, below the end %d recorded at the last commit: "+
-				"the target topic was truncated or recreated; run `catchup reset --pipeline %s --topic %s --to earliest` "+
+				"the target topic was truncated or recreated; run `catchup reset --pipeline %s --topic %s --to earliest --allow-duplicates` "+
 				"to copy again deliberately", pc.targetPartition(), end, floor, pc.e.o.Pipeline, pc.p.Topic)
 		}
 		if end > floor {
@@ -207,8 +207,16 @@ func (pc *partitionCopy) reconcile(ctx context.Context, floor, end int64) error 
 // and skip the rest of its range. (The window end is no bound: an earlier
 // run of the same namespace may have had a larger window.)
 func (pc *partitionCopy) lastWritten(ctx context.Context, floor, end int64) (int64, bool, error) {
+	return pc.lastCopy(ctx, floor, end, pc.next, 0)
+}
+
+// lastCopy returns the highest source offset of pc.p, from from on and
+// below pc.stop, that the target partition holds a copy of between floor
+// and end, reading backwards one batch at a time, at most batches of them
+// (0: down to floor).
+func (pc *partitionCopy) lastCopy(ctx context.Context, floor, end, from int64, batches int) (int64, bool, error) {
 	tp := pc.targetPartition()
-	for end > floor {
+	for n := 0; end > floor && (batches == 0 || n < batches); n++ {
 		recs, base, err := pc.e.o.Target.ReadBack(ctx, tp, end)
 		if err != nil {
 			return 0, false, err
@@ -217,7 +225,7 @@ func (pc *partitionCopy) lastWritten(ctx context.Context, floor, end int64) (int
 			if recs[i].Offset < floor || recs[i].Offset >= end {
 				continue
 			}
-			if off, ok := catchup.SourceOffset(&recs[i], pc.e.o.Cluster, pc.p); ok && off >= pc.next && off < pc.stop {
+			if off, ok := catchup.SourceOffset(&recs[i], pc.e.o.Cluster, pc.p); ok && off >= from && off < pc.stop {
 				return off, true, nil
 			}
 		}
@@ -274,8 +282,8 @@ func (pc *partitionCopy) reconcileProduce(ctx context.Context, recs []catchup.Re
 	return n, nil
 }
 
-// targetEnds reads, with Provenance, the target end offsets of every
-// partition the run will copy, in one Target.EndOffsets call (one ListOffsets
+// targetEnds reads the target end offsets of every partition the run will
+// copy (without Provenance, of those without a checkpoint only), in one Target.EndOffsets call (one ListOffsets
 // request per target broker) instead of one call per partition: the end
 // reconciliation starts from (see partitionCopy.surveyedEnd for when a
 // partition may use it). On an error it returns nil and each partition reads
@@ -283,14 +291,14 @@ func (pc *partitionCopy) reconcileProduce(ctx context.Context, recs []catchup.Re
 // or short on the target) are not asked for.
 func (e *Engine) targetEnds(ctx context.Context, marks []catchup.Offsets, pol plan.Policy, cps map[catchup.Partition]checkpoint.Checkpoint,
 	bad map[string]error) map[catchup.Partition]int64 {
-	if !e.o.Provenance {
-		return nil
-	}
 	var tps []catchup.Partition
 	for _, m := range marks {
 		cp := cps[m.Partition]
 		if _, ok := idle(m, pol, cp); ok || cp.Owner != "" || bad[m.Topic] != nil {
 			continue // not copied (idle, or its target topic is missing or short), or a takeover: settle reads the end again
+		}
+		if !e.o.Provenance && cp.Exists {
+			continue // without provenance only a partition without a checkpoint reads its target end (refuseUnaccounted)
 		}
 		tps = append(tps, e.targetPartition(m.Partition))
 	}
@@ -309,4 +317,103 @@ func (e *Engine) targetEnds(ctx context.Context, marks []catchup.Offsets, pol pl
 // targetPartition is the target partition p is copied to.
 func (e *Engine) targetPartition(p catchup.Partition) catchup.Partition {
 	return catchup.Partition{Topic: e.o.TargetTopic(p.Topic), Partition: p.Partition}
+}
+
+// adoptBatches bounds how many target batches adopt reads back, from the
+// end down, looking for a copy of the partition.
+const adoptBatches = anchorBatches
+
+// adopt is the reconciliation of a partition the store holds no checkpoint
+// of: a store lost, recreated, restored from before the partition's first
+// commit or pointed elsewhere, a renamed pipeline. The store cannot vouch
+// that nothing was copied, so the target is the truth. An empty target
+// partition (its end, read at plan time with the others, is 0) costs
+// nothing more. Otherwise adopt waits, as a takeover does, until what was
+// appended is visible (settle: a killed run's last request, a stalled
+// follower), reads the target's tail back, and returns pl planned again as
+// if the checkpoint were after the last copy of pc.p found there, with
+// adopted true; a window that starts later stays when its start was chosen
+// (start_offsets, a start time, a backfill job). A tail without such a copy
+// fails the partition with catchup.ErrTargetAhead, unless the start was
+// chosen or Options.AllowDuplicates: the target was written by someone
+// else, or without provenance, and where the copy stands is not known.
+func (pc *partitionCopy) adopt(ctx context.Context, m catchup.Offsets, pol plan.Policy, pl plan.Planned) (_ plan.Planned, adopted bool, _ error) {
+	var (
+		last, end int64
+		found     bool
+	)
+	err := pc.retry(ctx, func() (err error) {
+		if end, err = pc.targetEndOffset(ctx); err != nil || end <= 0 {
+			return err
+		}
+		if err := pc.settle(ctx); err != nil {
+			return err
+		}
+		if end, err = pc.targetEndOffset(ctx); err != nil {
+			return err
+		}
+		last, found, err = pc.lastCopy(ctx, 0, end, 0, adoptBatches)
+		if err != nil {
+			return fmt.Errorf("read back %s for the copies of %s: %w", pc.targetPartition(), pc.p, err)
+		}
+		return nil
+	})
+	if err != nil || end <= 0 {
+		pc.targetEnd = max(end, pc.targetEnd)
+		return pl, false, err
+	}
+	pc.targetEnd = end
+	_, explicit := pc.e.o.Policy.StartOffsets[pc.p]
+	chosen := explicit || pol.Start == plan.Timestamp
+	if !found {
+		if pc.e.o.LoopCluster != "" && !chosen && !pc.e.o.AllowDuplicates {
+			// Active-active: the target has producers of its own, and
+			// records that are not copies are its normal tail.
+			pc.e.o.Log.WarnContext(ctx, "partition without a checkpoint: no copy of it in the target's tail; copying from the start policy",
+				"pipeline", pc.e.o.Pipeline, "topic", pc.p.Topic, "partition", pc.p.Partition, "target_end", end, "from", pl.From)
+		}
+		if chosen || pc.e.o.AllowDuplicates || pc.e.o.LoopCluster != "" {
+			return pl, false, nil
+		}
+		return pl, false, pc.targetAhead(end, pol)
+	}
+	if chosen && last+1 <= pc.next {
+		return pl, false, nil // the chosen start is past every copy
+	}
+	pc.e.o.Log.InfoContext(ctx, "partition without a checkpoint resumes after its last copy in the target", "pipeline", pc.e.o.Pipeline,
+		"topic", pc.p.Topic, "partition", pc.p.Partition, "next", last+1, "planned_from", pl.From, "target_end", end)
+	adoptedPlan := plan.Window(m, checkpoint.Checkpoint{Partition: pc.p, Exists: true, Next: last + 1}, pol)
+	if n := adoptedPlan.From - pl.From; n > 0 {
+		pc.res.Skipped += n
+	}
+	pc.res.Reconciled++
+	return adoptedPlan, true, nil
+}
+
+// targetAhead is the error of a partition without a checkpoint whose target
+// partition holds end records, none of them in its tail a copy of it: where
+// to copy from must be chosen.
+func (pc *partitionCopy) targetAhead(end int64, pol plan.Policy) error {
+	tp := pc.targetPartition()
+	how := fmt.Sprintf("its last records carry no provenance header of source cluster %q for it", pc.e.o.Cluster)
+	if !pc.e.o.Provenance {
+		how = "provenance is off, so the target cannot say how far it was copied"
+	}
+	return fmt.Errorf("%s: the checkpoint store holds no checkpoint for it, but target partition %s already holds records "+
+		"(end offset %d), and %s: a lost, new or restored store, a renamed pipeline, or another writer. Nothing was copied. "+
+		"Choose where the copy resumes: `catchup reset --pipeline %s --topic %s --partition %d --to OFFSET` (the next source offset "+
+		"to copy; `latest` takes the target as complete), or set start_offsets, or run with --allow-duplicates to copy from "+
+		"the start policy (%s) and accept copies twice: %w",
+		pc.p, tp, end, how, pc.e.o.Pipeline, pc.p.Topic, pc.p.Partition, startName(pol.Start), catchup.ErrTargetAhead)
+}
+
+// startName names a start policy as the configuration spells it.
+func startName(k plan.StartKind) string {
+	switch k {
+	case plan.Latest:
+		return "start: latest"
+	case plan.Timestamp:
+		return "a start time"
+	}
+	return "start: earliest"
 }

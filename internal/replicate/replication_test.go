@@ -89,12 +89,7 @@ func TestTakeoverWaitsForReplication(t *testing.T) {
 			r.dst.mu.Unlock()
 			if tc.wait == 0 {
 				// The followers catch up once the heir has reconciled.
-				r.dst.produceFault = func(catchup.Partition, int64) (bool, error) {
-					r.dst.mu.Lock()
-					defer r.dst.mu.Unlock()
-					r.dst.logs[pA].stalledAt = -1
-					return false, nil
-				}
+				r.catchUpOnFirstProduce()
 			}
 			o := r.options("heir")
 			o.ReplicationWait = tc.wait
@@ -240,4 +235,15 @@ func (r *rig) deadRunAt4(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.clock.add(21 * time.Minute)
+}
+
+// catchUpOnFirstProduce lets pA's followers catch up when the run sends its
+// first produce request: after it has reconciled, without waiting.
+func (r *rig) catchUpOnFirstProduce() {
+	r.dst.produceFault = func(catchup.Partition, int64) (bool, error) {
+		r.dst.mu.Lock()
+		defer r.dst.mu.Unlock()
+		r.dst.logs[pA].stalledAt = -1
+		return false, nil
+	}
 }

@@ -1,6 +1,7 @@
 package replicate
 
 import (
+	"errors"
 	"time"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
@@ -105,6 +106,16 @@ type Result struct {
 	Duration     time.Duration
 	Status       Status
 	Err          error
+}
+
+// GapSkipped returns the gap that on_gap: skip skipped in the run, nil if
+// none: a gap that failed the partition is its Err, not a skipped one.
+func (r *Result) GapSkipped() *catchup.GapError {
+	var ge *catchup.GapError
+	if r.Gap == nil || errors.As(r.Err, &ge) && *ge == *r.Gap {
+		return nil
+	}
+	return r.Gap
 }
 
 // Lag is the number of offsets left to copy up to the source end fixed at

@@ -3,6 +3,8 @@ package replicate
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"sync"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
@@ -82,4 +84,56 @@ func (e *Engine) CheckAnchors(ctx context.Context, sv *Survey) {
 		})
 	}
 	wg.Wait()
+}
+
+// TargetCopied returns, for those of ps whose target partition holds, in
+// its last few batches, a copy of them by this pipeline's source cluster,
+// the source offset after the last such copy: where a run resumes when the
+// store holds no checkpoint of the partition (adopt), and below which a
+// reset would copy records a second time. It needs Provenance; without it,
+// it returns none (the target cannot say). It costs one Target.EndOffsets
+// and, per partition whose target is not empty, up to a few ReadBacks,
+// Parallelism at a time. It does not wait for a lagging follower: what the
+// high watermark hides is not counted.
+func (e *Engine) TargetCopied(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]int64, error) {
+	if !e.o.Provenance || len(ps) == 0 {
+		return nil, nil
+	}
+	tps := make([]catchup.Partition, len(ps))
+	for i, p := range ps {
+		tps[i] = e.targetPartition(p)
+	}
+	ends, err := e.o.Target.EndOffsets(ctx, tps)
+	if err != nil {
+		return nil, fmt.Errorf("target end offsets: %w", err)
+	}
+	var (
+		mu   sync.Mutex
+		out  = map[catchup.Partition]int64{}
+		errs []error
+		wg   sync.WaitGroup
+	)
+	sem := make(chan struct{}, e.o.Parallelism)
+	for _, p := range ps {
+		end := ends[e.targetPartition(p)]
+		if end <= 0 {
+			continue
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			pc := &partitionCopy{e: e, p: p, res: &Result{}, stop: math.MaxInt64}
+			last, found, err := pc.lastCopy(ctx, 0, end, 0, adoptBatches)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				errs = append(errs, fmt.Errorf("read back %s: %w", e.targetPartition(p), err))
+			case found:
+				out[p] = last + 1
+			}
+		})
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }

@@ -201,7 +201,7 @@ func TestTruncatedTargetErrorNamesTheTargetTopic(t *testing.T) {
 	r.dst.logs[mirror] = &fakeLog{stalledAt: -1} // the target topic recreated
 	r.src.logs[pA].recs = append(r.src.logs[pA].recs, catchup.Record{Offset: 6, Value: []byte("x")})
 	res := r.run(t, t.Context(), o).Partitions[0]
-	for _, want := range []string{"target partition a.mirror/0 ends at 0", "`catchup reset --pipeline p1 --topic a --to earliest`"} {
+	for _, want := range []string{"target partition a.mirror/0 ends at 0", "`catchup reset --pipeline p1 --topic a --to earliest --allow-duplicates`"} {
 		if res.Status != StatusFailed || res.Err == nil || !strings.Contains(res.Err.Error(), want) {
 			t.Errorf("second run: status %s err %v; want failed naming %s", res.Status, res.Err, want)
 		}

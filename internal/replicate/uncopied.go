@@ -35,7 +35,7 @@ func (e *Engine) gone(marks []catchup.Offsets, cps map[catchup.Partition]checkpo
 		}
 		out = append(out, Result{Partition: p, Status: StatusFailed, From: cp.Next, To: cp.Next, End: cp.Next, Next: cp.Next,
 			Err: fmt.Errorf("%s: source topic %s is gone, but pipeline %s holds its checkpoints (next offset %d): "+
-				"if it is to come back, recreate it and run `catchup reset --pipeline %s --topic %s --to earliest` "+
+				"if it is to come back, recreate it and run `catchup reset --pipeline %s --topic %s --to earliest --allow-duplicates` "+
 				"to copy the new topic from its start; if it is gone for good, add it to topics.exclude: %w",
 				p, p.Topic, e.o.Pipeline, cp.Next, e.o.Pipeline, p.Topic, ErrSourceTopicGone)})
 	}

@@ -91,6 +91,7 @@ func subtests() []struct {
 		{"RecordVerificationReplaces", testRecordVerificationReplaces},
 		{"RecordVerificationLeased", testRecordVerificationLeased},
 		{"RecordVerificationUnknownPartition", testRecordVerificationUnknownPartition},
+		{"ExistsOnlyOnceCommitted", testExistsOnlyOnceCommitted},
 		{"LoadManyPartitions", testLoadManyPartitions},
 		{"LoadPartitions", testLoadPartitions},
 		{"LoadPartitionsNone", testLoadPartitionsNone},
@@ -592,6 +593,36 @@ func testRecordVerificationUnknownPartition(t *testing.T, e *env) {
 		t.Errorf("Acquire after RecordVerification checkpoint mismatch (-want +got):\n%s", d)
 	}
 	e.commit(l, checkpoint.Commit{Next: 10, TargetEnd: 10, Records: 3, Bytes: 30})
+}
+
+// testExistsOnlyOnceCommitted: a partition has Exists false, and TargetEnd
+// -1, until a Commit or a Reset succeeds on it, whatever else was done to it
+// (leases taken, renewed, released, expired and taken over, a verification
+// recorded, a commit refused): the engine reads the target back before
+// copying a partition without a checkpoint, and one that showed Exists with
+// nothing committed would be copied from its start policy over the copies.
+func testExistsOnlyOnceCommitted(t *testing.T, e *env) {
+	p := catchup.Partition{Topic: "orders", Partition: 6}
+	l := e.acquire(p, "run-a")
+	if _, err := e.s.Renew(t.Context(), l, TTL); err != nil {
+		t.Fatalf("Renew: %v", err)
+	}
+	e.release(l)
+	e.recordVerification(p, checkpoint.Verification{At: e.clk.Now(), From: 1, To: 2})
+	l = e.acquire(p, "run-b")
+	e.clk.Advance(TTL + time.Second)
+	taken := e.acquire(p, "run-c")
+	if err := e.s.Commit(t.Context(), l, checkpoint.Commit{Next: 5, TargetEnd: 5}); !errors.Is(err, checkpoint.ErrFenced) {
+		t.Fatalf("Commit of a lease taken over: %v, want ErrFenced", err)
+	}
+	cp := e.load(e.pipeline)[p]
+	if cp.Exists || cp.TargetEnd != -1 || cp.Next != 0 {
+		t.Fatalf("after leases, a verification and a refused commit: Exists %v, Next %d, TargetEnd %d; want false, 0, -1", cp.Exists, cp.Next, cp.TargetEnd)
+	}
+	e.commit(taken, checkpoint.Commit{Next: 0, TargetEnd: 9})
+	if cp := e.load(e.pipeline)[p]; !cp.Exists || cp.TargetEnd != 9 {
+		t.Errorf("after a Commit: Exists %v, TargetEnd %d; want true, 9", cp.Exists, cp.TargetEnd)
+	}
 }
 
 func testLoadManyPartitions(t *testing.T, e *env) {

@@ -1,0 +1,128 @@
+package brokers_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
+	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore/dynamotest"
+)
+
+// TestReplicatedStoreLost: the checkpoint store cannot vouch for a copy the
+// target already holds, on the RF=3 target with follower 2 stalled across the
+// loss (the dead run's last requests appended above the high watermark): the
+// file store folder removed after kill -9 of the real binary, the DynamoDB
+// table deleted and recreated under a running copy, a new empty table, a
+// renamed pipeline, and, as guards, a file store put back to an older copy
+// of itself and a table replaced by an older snapshot of its items. The next run reads the target back once the high watermark has
+// reached the leader's log end, resumes after its copies, and exits 0; a
+// consumer of the test's own counts 0 lost and 0 duplicated. A reset below
+// the target's copies is then refused (exit 2).
+func TestReplicatedStoreLost(t *testing.T) {
+	e := needBrokers(t)
+	r := needReplicated(t)
+	bin := catchupBinary(t)
+	for _, tc := range []struct {
+		name  string
+		store string
+		// lose runs after the first run was killed (or, with selfEnd, ended
+		// by itself); older is a copy of the store taken while it copied.
+		lose    func(ctx context.Context, t *testing.T, h *childCopy, older string)
+		selfEnd bool
+	}{
+		{name: "file store removed after kill -9", store: "file", lose: func(_ context.Context, t *testing.T, h *childCopy, _ string) {
+			if err := os.RemoveAll(h.spec.store); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "file store replaced by an older copy", store: "file", lose: func(_ context.Context, t *testing.T, h *childCopy, older string) {
+			h.rewrite(t, func(s *spec) { s.store = older })
+		}},
+		{name: "pipeline renamed", store: "file", lose: func(_ context.Context, t *testing.T, h *childCopy, _ string) {
+			h.rewrite(t, func(s *spec) { s.name = "child-renamed" })
+		}},
+		{name: "new empty table", store: "dynamodb", lose: func(_ context.Context, t *testing.T, h *childCopy, _ string) {
+			h.rewrite(t, func(s *spec) { s.store = "dynamodb://" + dynamotest.Table(t, h.dynamo) })
+		}},
+		{name: "table replaced by an older snapshot of its items", store: "dynamodb", lose: func(ctx context.Context, t *testing.T, h *childCopy, older string) {
+			table := dynamotest.Table(t, h.dynamo)
+			for _, item := range h.snapshot {
+				if _, err := h.dynamo.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: item}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h.rewrite(t, func(s *spec) { s.store = "dynamodb://" + table })
+		}},
+		{name: "table deleted and recreated mid-copy", store: "dynamodb", selfEnd: true, lose: func(ctx context.Context, t *testing.T, h *childCopy, _ string) {
+			// (The table was deleted under the running copy; see below.)
+			table := h.spec.store[len("dynamodb://"):]
+			if err := dynamostore.CreateTable(ctx, h.dynamo, table); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t, 4*time.Minute)
+			topic := uniqueTopic("lost")
+			h := newChildCopy(ctx, t, e, r, bin, topic, tc.store)
+			c1 := h.start(t)
+			h.waitCopying(ctx, t, c1)
+			older := t.TempDir()
+			if tc.store == "file" {
+				if err := os.CopyFS(older, os.DirFS(h.spec.store)); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				table := h.spec.store[len("dynamodb://"):]
+				out, err := h.dynamo.Scan(ctx, &dynamodb.ScanInput{TableName: &table})
+				if err != nil {
+					t.Fatal(err)
+				}
+				h.snapshot = out.Items
+			}
+			resumed := r.Stall(t, 2, 4*time.Second)
+			if tc.selfEnd {
+				table := h.spec.store[len("dynamodb://"):]
+				if _, err := h.dynamo.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &table}); err != nil {
+					t.Fatal(err)
+				}
+				if exit := c1.wait(t); exit != "1" {
+					t.Errorf("the run whose table was deleted exited %s; want 1", exit)
+				}
+			} else {
+				time.Sleep(2500 * time.Millisecond) // past producer.timeout: appended, not visible
+				c1.kill(t)
+			}
+			tc.lose(ctx, t, h, older)
+			c2 := h.start(t)
+			exits := []string{c1.exit, c2.wait(t)}
+			<-resumed
+			r.WaitInSync(ctx, t, topic, killPartitions, 1)
+			if exits[1] != "0" {
+				exits = append(exits, h.start(t).wait(t))
+			}
+			h.check(ctx, t, fmt.Sprintf("store lost (%s), follower 2 stalled", tc.name), exits)
+			h.resetRefused(t)
+		})
+	}
+}
+
+// resetRefused runs `catchup reset --to earliest --yes` on h's pipeline,
+// whose target holds every record: it must exit 2 and change nothing.
+func (h *childCopy) resetRefused(t *testing.T) {
+	t.Helper()
+	c := &child{exited: make(chan error, 1)}
+	c.cmd = exec.Command(h.bin, "reset", "-c", h.cfg, "--pipeline", h.spec.name, "--topic", h.topic, "--to", "earliest", "--yes")
+	c.cmd.Env = h.env
+	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
+	err := c.cmd.Run()
+	if got := exitCode(err); got != "2" {
+		t.Errorf("reset to earliest below the target's copies: exit %s, want 2 (refused)\n%s", got, c.out.String())
+	}
+}

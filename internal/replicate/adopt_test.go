@@ -1,0 +1,334 @@
+package replicate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
+	"github.com/kafka-catchup/catchup/internal/plan"
+)
+
+// grow appends n records to partition p of c, as a producer would.
+func (c *fakeCluster) grow(p catchup.Partition, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.logs[p]
+	for range n {
+		i := c.end(p)
+		l.recs = append(l.recs, catchup.Record{
+			Offset: i, Key: []byte{byte(i)}, Value: []byte(p.String()),
+			Timestamp: time.UnixMilli(1_700_000_000_000 + i),
+		})
+	}
+}
+
+// copiesOf returns, by source offset of p, how many copies the target holds.
+func (r *rig) copiesOf(p catchup.Partition) map[int64]int {
+	r.dst.mu.Lock()
+	defer r.dst.mu.Unlock()
+	out := map[int64]int{}
+	for i := range r.dst.logs[p].recs {
+		if off, ok := catchup.SourceOffset(&r.dst.logs[p].recs[i], "src", p); ok {
+			out[off]++
+		}
+	}
+	return out
+}
+
+// checkCopiedOnce fails unless the target holds exactly one copy of each
+// source offset of p in [from, the source end), and none other.
+func (r *rig) checkCopiedOnce(t *testing.T, p catchup.Partition, from int64) {
+	t.Helper()
+	r.src.mu.Lock()
+	end := r.src.end(p)
+	r.src.mu.Unlock()
+	copies := r.copiesOf(p)
+	var lost, dup []int64
+	for off := from; off < end; off++ {
+		switch n := copies[off]; {
+		case n == 0:
+			lost = append(lost, off)
+		case n > 1:
+			dup = append(dup, off)
+		}
+		delete(copies, off)
+	}
+	if len(lost) > 0 || len(dup) > 0 || len(copies) > 0 {
+		t.Errorf("%s: %d lost %v, %d duplicated %v, %d outside [%d, %d); want each copied once",
+			p, len(lost), lost, len(dup), dup, len(copies), from, end)
+	}
+}
+
+// TestLostStoreResumesAfterTheTargetsCopies: when the store holds no
+// checkpoint of a partition whose target already holds its copies (a store
+// lost or new, a renamed pipeline), the run reads the target back and
+// resumes after the last copy, under every start policy; without the
+// read-back (today's behaviour before it) the same run copied each record
+// a second time (earliest) or skipped the records written while the store
+// was gone (latest).
+func TestLostStoreResumesAfterTheTargetsCopies(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		start  plan.StartKind
+		rename bool
+	}{
+		{"earliest, store lost", plan.Earliest, false},
+		{"latest, store lost", plan.Latest, false},
+		{"earliest, pipeline renamed", plan.Earliest, true},
+		{"timestamp, store lost", plan.Timestamp, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(map[catchup.Partition]int{pA: 10, pB: 10})
+			o := r.options("first")
+			o.Policy.Start = tc.start
+			from := int64(0)
+			if tc.start == plan.Latest {
+				// Begun at 10; the next 7 records are copied.
+				r.run(t, t.Context(), o)
+				r.src.grow(pA, 7)
+				r.src.grow(pB, 7)
+				from = 10
+			}
+			r.run(t, t.Context(), o)
+			r.src.grow(pA, 5)
+			r.src.grow(pB, 5)
+			// The store is lost: a new one, empty.
+			r.store = checkpoint.NewMemStore(r.clock.now)
+			o = r.options("second")
+			o.Policy.Start = tc.start
+			if tc.rename {
+				o.Pipeline = "p2"
+			}
+			rep := r.run(t, t.Context(), o)
+			for _, res := range rep.Partitions {
+				if res.Status != StatusDone || res.Copied != 5 {
+					t.Errorf("%s: status %s, %d copied, err %v; want done, the 5 new records", res.Partition, res.Status, res.Copied, res.Err)
+				}
+			}
+			r.checkCopiedOnce(t, pA, from)
+			r.checkCopiedOnce(t, pB, from)
+			// The next run has a checkpoint: nothing more to read back.
+			r.src.grow(pA, 1)
+			rep = r.run(t, t.Context(), o)
+			if res := rep.Partitions[0]; res.Status != StatusDone || res.Copied != 1 || res.Reconciled != 0 {
+				t.Errorf("run after: %s %d copied, %d reconciled, err %v; want done, 1, 0", res.Status, res.Copied, res.Reconciled, res.Err)
+			}
+			r.checkCopiedOnce(t, pA, from)
+		})
+	}
+}
+
+// TestLostStoreWaitsForReplication: a run killed with its last request
+// appended but not replicated (a follower stalled) and its store lost: the
+// next run, which finds no checkpoint and no lease, still waits for the
+// target's high watermark to reach its log end before it reads back, so the
+// invisible records are found, not copied again; without the wait
+// (ReplicationWait 0) the same stall duplicates them.
+func TestLostStoreWaitsForReplication(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		wait time.Duration
+		dups int
+	}{
+		{"with the wait", time.Second, 0},
+		{"no wait", 0, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(map[catchup.Partition]int{pA: 10})
+			deadRunInFlight(t, r)
+			r.store = checkpoint.NewMemStore(r.clock.now)
+			r.dst.onLogEnd = replicateAfter(3)
+			if tc.wait == 0 {
+				r.catchUpOnFirstProduce()
+			}
+			o := r.options("heir")
+			o.ReplicationWait = tc.wait
+			if res := r.run(t, t.Context(), o).Partitions[0]; res.Status != StatusDone {
+				t.Fatalf("heir: status %s err %v; want done", res.Status, res.Err)
+			}
+			r.checkDuplicates(t, 10, tc.dups)
+		})
+	}
+}
+
+// TestTargetAheadWithoutCopiesFailsClosed: a partition without a checkpoint
+// whose target partition holds records that say nothing of how far it was
+// copied (another writer's, or copies without provenance) fails closed,
+// naming the partition and the command that chooses where to resume, and
+// writes nothing, unless the start was chosen (start_offsets),
+// --allow-duplicates, or loop prevention says the target has producers of
+// its own.
+func TestTargetAheadWithoutCopiesFailsClosed(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		provenance bool
+		opt        func(*Options)
+		fails      bool
+		copied     int64
+	}{
+		{"foreign records", true, nil, true, 0},
+		{"provenance off", false, nil, true, 0},
+		{"foreign records, start_offsets", true, func(o *Options) { o.Policy.StartOffsets = map[catchup.Partition]int64{pA: 6} }, false, 4},
+		{"provenance off, start_offsets", false, func(o *Options) { o.Policy.StartOffsets = map[catchup.Partition]int64{pA: 6} }, false, 4},
+		{"foreign records, allow duplicates", true, func(o *Options) { o.AllowDuplicates = true }, false, 10},
+		{"provenance off, allow duplicates", false, func(o *Options) { o.AllowDuplicates = true }, false, 10},
+		{"foreign records, loop prevention", true, func(o *Options) { o.LoopCluster = "dst" }, false, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(map[catchup.Partition]int{pA: 10, pB: 10})
+			first := r.options("first")
+			first.Provenance = tc.provenance
+			if tc.provenance {
+				// Another writer filled a/0 of the target.
+				if _, _, err := r.dst.Produce(t.Context(), pA, slices.Clone(r.src.logs[pA].recs[:2]), nil); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				// This pipeline copied it, without provenance; the store is lost.
+				r.run(t, t.Context(), first)
+				r.store = checkpoint.NewMemStore(r.clock.now)
+			}
+			r.dst.mu.Lock()
+			before := len(r.dst.logs[pA].recs)
+			r.dst.mu.Unlock()
+			o := r.options("second")
+			o.Provenance = tc.provenance
+			if tc.opt != nil {
+				tc.opt(&o)
+			}
+			rep := r.run(t, t.Context(), o)
+			res := rep.Partitions[0]
+			if !tc.fails {
+				if res.Status != StatusDone || res.Copied != tc.copied {
+					t.Fatalf("%s: status %s, %d copied, err %v; want done, %d copied", res.Partition, res.Status, res.Copied, res.Err, tc.copied)
+				}
+				return
+			}
+			want := "catchup reset --pipeline p1 --topic a --partition 0 --to OFFSET"
+			if res.Status != StatusFailed || !errors.Is(res.Err, catchup.ErrTargetAhead) || !strings.Contains(res.Err.Error(), want) ||
+				!strings.Contains(res.Err.Error(), "--allow-duplicates") {
+				t.Fatalf("%s: status %s err %v; want failed with ErrTargetAhead naming %q and --allow-duplicates", res.Partition, res.Status, res.Err, want)
+			}
+			if res.From != 0 || res.To != 10 {
+				t.Errorf("%s: window [%d, %d); want the window it would copy, [0, 10)", res.Partition, res.From, res.To)
+			}
+			r.dst.mu.Lock()
+			after := len(r.dst.logs[pA].recs)
+			r.dst.mu.Unlock()
+			if after != before {
+				t.Errorf("target a/0 went from %d to %d records; want nothing written", before, after)
+			}
+			if cp := r.checkpoints(t)[pA]; cp.Exists || cp.Owner != "" {
+				t.Errorf("checkpoint of a/0: %+v; want none, and no lease", cp)
+			}
+			if b := rep.Partitions[1]; tc.provenance && b.Status != StatusDone {
+				t.Errorf("%s (empty target): status %s err %v; want done", b.Partition, b.Status, b.Err)
+			}
+		})
+	}
+}
+
+// TestAdoptedCopiesOfARecreatedSourceTopicFailClosed: the target's copies
+// claim source offsets the recreated source topic holds other records at
+// (refilled past them), or no longer reaches: with the store lost, the
+// anchor check and the plan still fail the partition closed.
+func TestAdoptedCopiesOfARecreatedSourceTopicFailClosed(t *testing.T) {
+	for _, refill := range []int{15, 5} {
+		t.Run(fmt.Sprintf("refilled to %d", refill), func(t *testing.T) {
+			r := newRig(map[catchup.Partition]int{pA: 10})
+			r.run(t, t.Context(), r.options("first"))
+			fresh := newFakeCluster(map[catchup.Partition]int{pA: refill})
+			for i := range fresh.logs[pA].recs {
+				fresh.logs[pA].recs[i].Value = []byte("new topic")
+			}
+			r.src.logs[pA] = fresh.logs[pA]
+			r.store = checkpoint.NewMemStore(r.clock.now)
+			res := r.run(t, t.Context(), r.options("second")).Partitions[0]
+			if res.Status != StatusFailed || !errors.Is(res.Err, catchup.ErrTopicRecreated) {
+				t.Fatalf("status %s err %v; want failed with ErrTopicRecreated", res.Status, res.Err)
+			}
+			if n := len(r.dst.logs[pA].recs); n != 10 {
+				t.Errorf("target holds %d records; want the 10 first copied", n)
+			}
+		})
+	}
+}
+
+// readCountingTarget counts every target read a run may make per partition.
+type readCountingTarget struct {
+	Target
+	endOffsets, readBacks, logEnds atomic.Int64
+}
+
+func (t *readCountingTarget) EndOffsets(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]int64, error) {
+	t.endOffsets.Add(1)
+	return t.Target.EndOffsets(ctx, ps)
+}
+
+func (t *readCountingTarget) ReadBack(ctx context.Context, p catchup.Partition, end int64) ([]catchup.Record, int64, error) {
+	t.readBacks.Add(1)
+	return t.Target.ReadBack(ctx, p, end)
+}
+
+func (t *readCountingTarget) LogEnd(ctx context.Context, p catchup.Partition) (catchup.LogEnd, error) {
+	t.logEnds.Add(1)
+	return t.Target.LogEnd(ctx, p)
+}
+
+// TestIdleRunAt10kPartitionsReadsNothingPerPartition: with the store intact,
+// an idle run over 10,000 partitions, every one copied before, writes
+// nothing to the store and sends the target no request at all: the
+// read-back of a partition the store cannot vouch for (adopt) is paid only
+// by partitions without a checkpoint. The run after the store is lost pays
+// it once per partition (one settle, one end offset, one read-back), and the
+// idle run after that nothing again.
+func TestIdleRunAt10kPartitionsReadsNothingPerPartition(t *testing.T) {
+	const n = 10_000
+	sizes := map[catchup.Partition]int{}
+	for i := range n {
+		sizes[catchup.Partition{Topic: fmt.Sprintf("t%d", i%10), Partition: int32(i / 10)}] = 1
+	}
+	r := newRig(sizes)
+	run := func(name string) (*Report, *readCountingTarget, int64) {
+		store := &countingStore{Store: r.store}
+		target := &readCountingTarget{Target: r.dst}
+		o := r.options(name)
+		o.Store, o.Target = store, target
+		rep := r.run(t, t.Context(), o)
+		for _, res := range rep.Partitions {
+			if res.Status != StatusDone {
+				t.Fatalf("%s: %s: status %s err %v; want done", name, res.Partition, res.Status, res.Err)
+			}
+		}
+		return rep, target, store.writes.Load()
+	}
+	run("first")
+	for _, name := range []string{"idle", "idle after the store was lost"} {
+		if name != "idle" {
+			r.store = checkpoint.NewMemStore(r.clock.now)
+			rep, target, writes := run("lost")
+			var copied, skipped int64
+			for _, res := range rep.Partitions {
+				copied, skipped = copied+res.Copied, skipped+res.Skipped
+			}
+			// Acquire and the releasing commit; an EndOffsets of the plan,
+			// then per partition the settle's LogEnd reads, one end, one read-back.
+			if copied != 0 || skipped != n || writes != 2*n || target.readBacks.Load() != n || target.endOffsets.Load() != n+1 {
+				t.Fatalf("run after the store was lost: %d copied, %d skipped, %d store writes, %d read-backs, %d end offset calls, %d log ends; "+
+					"want 0, %d, %d, %d, %d", copied, skipped, writes, target.readBacks.Load(), target.endOffsets.Load(), target.logEnds.Load(), n, 2*n, n, n+1)
+			}
+		}
+		_, target, writes := run(name)
+		if writes != 0 || target.endOffsets.Load() != 0 || target.readBacks.Load() != 0 || target.logEnds.Load() != 0 {
+			t.Errorf("%s run: %d store writes, %d end offset calls, %d read-backs, %d log ends; want none", name, writes,
+				target.endOffsets.Load(), target.readBacks.Load(), target.logEnds.Load())
+		}
+	}
+}
