@@ -110,6 +110,7 @@ sasl.jaas.config are never printed: the YAML names an environment variable.`,
 	f.BoolVar(&fl.NewConsumer, "new.consumer", false, "accepted; catchup always reads from bootstrap.servers")
 	f.StringVar(&fl.Store, "store", "file://.catchup", "checkpoint store: file://DIR or dynamodb://TABLE")
 	f.BoolVar(&fl.AllowDataLoss, "allow-data-loss", false, "accept settings that can lose records (acks=0) instead of refusing them")
+	f.BoolVar(&a.allowDuplicates, "allow-duplicates", false, "copy a partition the store holds no checkpoint of from the start even though its target already holds records (MirrorMaker's copies carry no provenance; docs/lost-store.md): they may be copied twice")
 	f.BoolVar(&fl.CreateTopics, "create-topics", false, "create missing target topics (create_topics: true) with the source's partition count; off by default")
 	f.BoolVar(&printConfig, "print-config", false, "print the equivalent catchup YAML on stdout and run nothing")
 	f.BoolVar(&a.jsonOut, "json", false, "print the run reports as one JSON document (docs/json.md)")

@@ -12,6 +12,8 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore/dynamotest"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
+	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 // TestReplicatedStoreLost: the checkpoint store cannot vouch for a copy the
@@ -124,5 +126,51 @@ func (h *childCopy) resetRefused(t *testing.T) {
 	err := c.cmd.Run()
 	if got := exitCode(err); got != "2" {
 		t.Errorf("reset to earliest below the target's copies: exit %s, want 2 (refused)\n%s", got, c.out.String())
+	}
+}
+
+// TestStoreLost is TestReplicatedStoreLost's everyday cases on the
+// single-broker target, in process: a pipeline copied a topic, more records
+// arrived, and the next run meets the filled target with a store that holds
+// nothing for it (a new file store folder, a new DynamoDB table, the
+// pipeline renamed). It copies only the new records; the test's consumer
+// finds each source record once in the target.
+func TestStoreLost(t *testing.T) {
+	e := needBrokers(t)
+	for _, tc := range []struct {
+		name string
+		lose func(t *testing.T, s *spec, o *pipeline.Options)
+	}{
+		{"new file store folder", func(t *testing.T, s *spec, _ *pipeline.Options) { s.store = t.TempDir() }},
+		{"pipeline renamed", func(_ *testing.T, s *spec, _ *pipeline.Options) { s.name += "-renamed" }},
+		{"new empty table", func(t *testing.T, _ *spec, o *pipeline.Options) {
+			client := dynamotest.Client(t, dynamotest.Endpoint(t))
+			o.Store = dynamostore.New(client, dynamotest.Table(t, client))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t, 2*time.Minute)
+			s := spec{store: t.TempDir(), name: "lost", topic: uniqueTopic("lost"),
+				source: plaintext("it-source", e.source.brokers), target: plaintext("it-target", e.target.brokers),
+				extra: "    create_topics: true\n"}
+			createTopic(ctx, t, e.source.brokers, s.topic, 4)
+			first := makeRecords(s.topic, 4, 300, 64)
+			seed(ctx, t, e.source.brokers, first, 4<<10)
+			runOnce := func(what string, o pipeline.Options) *replicate.Report {
+				pl := open(ctx, t, s, o)
+				defer pl.Close()
+				rep, err := pl.Engine.Run(ctx)
+				requireDone(t, what, rep, err)
+				return rep
+			}
+			runOnce("first run", pipeline.Options{})
+			seed(ctx, t, e.source.brokers, makeRecords(s.topic, 4, 100, 64), 4<<10)
+			var o pipeline.Options
+			tc.lose(t, &s, &o)
+			if copied, _, _ := runOnce("run after the store was lost", o).Totals(); copied != 400 {
+				t.Errorf("the run after the store was lost copied %d records; want the 400 new ones", copied)
+			}
+			checkExactCopy(t, "target", readAll(ctx, t, e.target.brokers, s.topic, 4), readAll(ctx, t, e.source.brokers, s.topic, 4), s.source.name)
+		})
 	}
 }
