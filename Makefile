@@ -38,8 +38,20 @@ node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 
 .PHONY: deps
-deps: node_modules/.package-lock.json ## install the test servers' dependencies (dynalite)
+deps: node_modules/.package-lock.json prometheus-tools ## install the test servers' dependencies (dynalite, Prometheus, Pushgateway, promtool)
 	$(GO) mod download
+
+# The Prometheus server, promtool and the Pushgateway the metrics tests talk
+# to (internal/metrics/prom/promtest) come from Debian's archive (bookworm:
+# prometheus 2.42.0, prometheus-pushgateway 1.5.1) when the machine lacks
+# them, like shellcheck; CATCHUP_REQUIRE_PROMETHEUS=1 makes their tests fail
+# rather than skip without them.
+.PHONY: prometheus-tools
+prometheus-tools:
+	command -v prometheus >/dev/null && command -v promtool >/dev/null && command -v prometheus-pushgateway >/dev/null || \
+		{ SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get install -y -qq prometheus prometheus-pushgateway >/dev/null || \
+		{ $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq prometheus prometheus-pushgateway >/dev/null; }; }
 
 # internal/brokers needs real brokers: test/kafka/it.sh runs it (with internal/e2e again).
 HERMETIC = $$($(GO) list ./... | grep -v /internal/brokers)
@@ -47,7 +59,7 @@ HERMETIC = $$($(GO) list ./... | grep -v /internal/brokers)
 .PHONY: test
 test: deps ## vet, the unit and kfake end-to-end suites with -race, each fuzz target for 4000 inputs, then the real-Kafka suite
 	$(GO) vet ./...
-	CATCHUP_REQUIRE_DYNAMODB=1 $(GO) test -race -count=1 $(HERMETIC)
+	CATCHUP_REQUIRE_DYNAMODB=1 CATCHUP_REQUIRE_PROMETHEUS=1 $(GO) test -race -count=1 $(HERMETIC)
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory test-deploy ship-check
 	KAFKA_VERSION=$(KAFKA_VERSION) test/kafka/it.sh
@@ -55,7 +67,7 @@ test: deps ## vet, the unit and kfake end-to-end suites with -race, each fuzz ta
 .PHONY: test-unit
 test-unit: deps ## only the hermetic suites (no real brokers)
 	$(GO) vet ./...
-	CATCHUP_REQUIRE_DYNAMODB=1 $(GO) test -race -count=1 $(HERMETIC)
+	CATCHUP_REQUIRE_DYNAMODB=1 CATCHUP_REQUIRE_PROMETHEUS=1 $(GO) test -race -count=1 $(HERMETIC)
 
 # Every fuzz target, package:name. go test runs their seed corpora
 # (f.Add and testdata/fuzz) anyway; make fuzz also mutates each for FUZZTIME.

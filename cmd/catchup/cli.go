@@ -43,6 +43,7 @@ type app struct {
 	owner      string
 	verbose    bool
 	jsonOut    bool // the command's --json: print one jsonDoc at the end
+	ops        ops  // run's and mirrormaker's metrics and health
 
 	jsonPipelines []any // the entries of the --json document, one per pipeline
 	// jsonStreamed: continuous mode printed a document per run already;

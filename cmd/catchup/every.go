@@ -39,6 +39,9 @@ func (a *app) runEvery(ctx context.Context, command string, f *config.File, ps [
 			if p == nil {
 				var err error
 				if p, err = pipeline.Open(ctx, f, pc, pipeline.Options{Owner: a.owner, Log: log}); err != nil {
+					if ctx.Err() == nil {
+						a.ops.observe(ctx, log, pc.Name, nil, nil, 0)
+					}
 					err = fmt.Errorf("pipeline %s: %w", pc.Name, err)
 					errs = append(errs, err)
 					if perr := a.printIterationError(ctx, command, err); perr != nil {
@@ -49,8 +52,12 @@ func (a *app) runEvery(ctx context.Context, command string, f *config.File, ps [
 				open[pc.Name] = p
 				syncers[pc.Name] = &groupSyncer{}
 			}
+			start := time.Now()
 			rep, err := p.Engine.Run(ctx)
 			if err != nil {
+				if ctx.Err() == nil {
+					a.ops.observe(ctx, log, pc.Name, nil, nil, time.Since(start))
+				}
 				err = fmt.Errorf("pipeline %s: %w", pc.Name, err)
 				errs = append(errs, err)
 				if perr := a.printIterationError(ctx, command, err); perr != nil {
@@ -59,6 +66,7 @@ func (a *app) runEvery(ctx context.Context, command string, f *config.File, ps [
 				continue
 			}
 			groups := a.syncGroups(ctx, syncers[pc.Name], pc, p)
+			a.ops.observe(ctx, log, pc.Name, rep, groups, 0)
 			if err := a.printIteration(command, rep, groups); err != nil {
 				return err
 			}
@@ -67,6 +75,11 @@ func (a *app) runEvery(ctx context.Context, command string, f *config.File, ps [
 			}
 		}
 		log.InfoContext(ctx, "iteration done", "iteration", iteration, "failed", len(errs))
+		if ctx.Err() == nil {
+			if err := a.ops.endRun(ctx, a.pipeline, errors.Join(errs...)); err != nil {
+				log.ErrorContext(ctx, "metrics not sent", "error", err)
+			}
+		}
 		return errors.Join(errs...)
 	})
 	if err != nil {

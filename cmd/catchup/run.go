@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -63,26 +64,45 @@ acknowledged writes committed, and catchup exits 0.`,
 			if err != nil {
 				return err
 			}
+			if err := a.ops.start(cmd.Context(), every, a.logger()); err != nil {
+				return err
+			}
 			if every > 0 {
 				return a.runEvery(cmd.Context(), cmd.Name(), f, ps, every)
 			}
-			done := true
-			for _, p := range ps {
-				ok, err := a.runPipeline(cmd.Context(), f, p)
-				if err != nil {
-					return fmt.Errorf("pipeline %s: %w", p.Name, err)
-				}
-				done = done && ok
-			}
-			if !done {
-				return errNotDone
-			}
-			return nil
+			return a.runOnce(cmd.Context(), f, ps)
 		},
 	}
 	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print the run reports as one JSON document (docs/json.md)")
+	addOpsFlags(cmd, &a.ops)
 	cmd.Flags().DurationVar(&every, "every", 0, "continuous mode: run again every DURATION (from the start of one run to the next) until SIGTERM or SIGINT, which ends the run in flight, commits and exits 0")
 	return cmd
+}
+
+// runOnce runs each pipeline of ps once, then pushes or writes the metrics
+// where told (a CronJob's, a timer's). It returns errNotDone when a
+// partition was left unfinished.
+func (a *app) runOnce(ctx context.Context, f *config.File, ps []*config.Pipeline) error {
+	done := true
+	var runErr error
+	for _, p := range ps {
+		ok, err := a.runPipeline(ctx, f, p)
+		if err != nil {
+			runErr = fmt.Errorf("pipeline %s: %w", p.Name, err)
+			break
+		}
+		done = done && ok
+	}
+	if err := a.ops.endRun(ctx, a.pipeline, errors.Join(append(a.ops.failed, runErr)...)); err != nil {
+		return errors.Join(runErr, err)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if !done {
+		return errNotDone
+	}
+	return nil
 }
 
 // runPipeline runs one pipeline and prints its report; ok is false when a
@@ -92,15 +112,19 @@ func (a *app) runPipeline(ctx context.Context, f *config.File, pc *config.Pipeli
 	prog := a.newProgress(pc.Name, log)
 	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Owner: a.owner, Log: log, OnProgress: prog.add, OnPlan: prog.plan})
 	if err != nil {
+		a.ops.observe(ctx, log, pc.Name, nil, nil, 0)
 		return false, err
 	}
 	defer p.Close()
+	start := time.Now()
 	rep, err := p.Engine.Run(ctx)
 	prog.finish()
 	if err != nil {
+		a.ops.observe(ctx, log, pc.Name, nil, nil, time.Since(start))
 		return false, err
 	}
 	groups := a.syncGroups(ctx, &groupSyncer{}, pc, p)
+	a.ops.observe(ctx, log, pc.Name, rep, groups, 0)
 	if a.jsonOut {
 		out := reportJSON(rep)
 		out.Groups = groups
