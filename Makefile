@@ -151,8 +151,8 @@ image: release-linux-amd64 ## OCI image of the linux/amd64 release binary, no Do
 	cd deploy && $(GO) run ./cmd/mkimage -binary $(CURDIR)/$(RELEASE_LINUX_AMD64) -arch amd64 -out $(CURDIR)/$(BIN)/image
 
 .PHONY: test-deploy
-test-deploy: ## the deploy/ module: Kubernetes manifests decoded strictly, systemd units verified
-	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
+test-deploy: prometheus-tools ## the deploy/ module: Kubernetes manifests decoded strictly, systemd units verified, alerting rules tested with promtool, the Grafana dashboard checked
+	cd deploy && $(GO) vet ./... && CATCHUP_REQUIRE_PROMETHEUS=1 $(GO) test -count=1 ./...
 
 .PHONY: ship-check
 ship-check: image ## run the linux/amd64 release binary and the image's binary in an empty root (make test runs it)

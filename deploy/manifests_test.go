@@ -56,6 +56,7 @@ func TestKubernetesManifests(t *testing.T) {
 	}{
 		"cronjob.yaml": {&cj, "CronJob"}, "configmap.yaml": {&cm, "ConfigMap"},
 		"secret.yaml": {&sec, "Secret"}, "pvc.yaml": {&pvc, "PersistentVolumeClaim"},
+		"prometheusrule.yaml": {&prometheusRule{}, "PrometheusRule"},
 	}
 	for _, e := range entries {
 		w, ok := want[e.Name()]
