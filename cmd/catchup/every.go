@@ -100,7 +100,7 @@ func (a *app) printIteration(command string, rep *replicate.Report, groups []gro
 		out.Groups = groups
 		a.jsonPipelines, a.jsonStreamed = []any{out}, true
 		defer func() { a.jsonPipelines = nil }()
-		return printJSON(a.out, a.jsonDocument(command, nil))
+		return a.printJSON(a.jsonDocument(command, nil))
 	}
 	printGroups(a.out, groups)
 	copied, _, failed := rep.Totals()
@@ -123,7 +123,7 @@ func (a *app) printIterationError(ctx context.Context, command string, err error
 		return nil
 	}
 	a.jsonStreamed = true
-	return printJSON(a.out, a.jsonDocument(command, err))
+	return a.printJSON(a.jsonDocument(command, err))
 }
 
 // isUsage reports whether err is a usage or configuration error, which

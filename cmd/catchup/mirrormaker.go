@@ -112,7 +112,7 @@ sasl.jaas.config are never printed: the YAML names an environment variable.`,
 	f.BoolVar(&fl.AllowDataLoss, "allow-data-loss", false, "accept settings that can lose records (acks=0) instead of refusing them")
 	f.BoolVar(&fl.CreateTopics, "create-topics", false, "create missing target topics (create_topics: true) with the source's partition count; off by default")
 	f.BoolVar(&printConfig, "print-config", false, "print the equivalent catchup YAML on stdout and run nothing")
-	f.BoolVar(&a.jsonOut, "json", false, "print the run reports as one JSON document (docs/json.md)")
+	a.addJSONFlag(f, "print the run reports as one JSON document (docs/json.md)")
 	addOpsFlags(cmd, &a.ops)
 	f.DurationVar(&every, "every", 0, "keep copying as MirrorMaker did: run again every DURATION until SIGTERM or SIGINT (exit 0); without it, one run up to the end fixed at its start")
 	return cmd

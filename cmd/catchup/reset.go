@@ -100,7 +100,7 @@ leased by a live run, and asks for confirmation unless --yes is given.`,
 	fl.Int32Var(&partition, "partition", 0, "only this partition")
 	fl.StringVar(&to, "to", "", "earliest, latest, an offset, or an RFC 3339 timestamp")
 	fl.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	fl.BoolVar(&a.jsonOut, "json", false, "print what was reset as one JSON document (docs/json.md); the listing and question go to stderr")
+	a.addJSONFlag(fl, "print what was reset as one JSON document (docs/json.md); the listing and question go to stderr")
 	return cmd
 }
 

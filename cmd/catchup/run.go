@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -73,7 +72,7 @@ acknowledged writes committed, and catchup exits 0.`,
 			return a.runOnce(cmd.Context(), f, ps)
 		},
 	}
-	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print the run reports as one JSON document (docs/json.md)")
+	a.addJSONFlag(cmd.Flags(), "print the run reports as one JSON document (docs/json.md)")
 	addOpsFlags(cmd, &a.ops)
 	cmd.Flags().DurationVar(&every, "every", 0, "continuous mode: run again every DURATION (from the start of one run to the next) until SIGTERM or SIGINT, which ends the run in flight, commits and exits 0")
 	return cmd
@@ -369,10 +368,4 @@ func reportJSON(rep *replicate.Report) reportJSONT {
 		out.Partitions = append(out.Partitions, pj)
 	}
 	return out
-}
-
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

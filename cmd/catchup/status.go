@@ -105,7 +105,7 @@ func (a *app) statusCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print one JSON document (docs/json.md)")
+	a.addJSONFlag(cmd.Flags(), "print one JSON document (docs/json.md)")
 	return cmd
 }
 

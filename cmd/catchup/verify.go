@@ -63,7 +63,7 @@ compared from the source log start.`,
 	}
 	cmd.Flags().StringVar(&from, "from", "", "first source offset or RFC 3339 time to compare (default: where copying began, else the source log start)")
 	cmd.Flags().StringVar(&to, "to", "", "source offset or RFC 3339 time to stop before (default: the checkpoint)")
-	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print one JSON document (docs/json.md)")
+	a.addJSONFlag(cmd.Flags(), "print one JSON document (docs/json.md)")
 	return cmd
 }
 
