@@ -46,7 +46,7 @@ type app struct {
 	jsonStyle  string // --json=STYLE: jsonAuto, jsonCompact or jsonPretty
 	logFormat  string // --log-format
 	logLevel   string // --log-level
-	ops        ops  // run's and mirrormaker's metrics and health
+	ops        ops    // run's and mirrormaker's metrics and health
 
 	jsonPipelines []any // the entries of the --json document, one per pipeline
 	// jsonStreamed: continuous mode printed a document per run already;
