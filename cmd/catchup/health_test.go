@@ -19,8 +19,8 @@ func TestHealthStates(t *testing.T) {
 	h := &health{after: 2}
 	fail := errors.New("pipeline p: dial tcp 127.0.0.1:1: connection refused")
 	for i, step := range []struct {
-		record        error // nil: a success; skipped for the first step
-		skip          bool
+		record         error // nil: a success; skipped for the first step
+		skip           bool
 		ready, healthy int
 	}{
 		{skip: true, ready: 503, healthy: 200},

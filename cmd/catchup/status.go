@@ -150,9 +150,14 @@ func (a *app) status(ctx context.Context, f *config.File, pc *config.Pipeline) (
 func printStatus(a *app, name string, rows []statusRow) {
 	fmt.Fprintf(a.out, "pipeline %s\n", name)
 	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCHECKPOINT\tSOURCE_END\tLAG\tCOPIED\tLEASE\tGAPS\tVERIFIED\tLAST_ERROR")
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCHECKPOINT\tSOURCE_END\tLAG\tCOPIED\tUPDATED\tLEASE\tGAPS\tVERIFIED\tLAST_ERROR")
 	var lag int64
+	now := time.Now()
+	var last time.Time
 	for _, r := range rows {
+		if r.Updated.After(last) {
+			last = r.Updated
+		}
 		cp := "-"
 		if r.Checkpoint != nil {
 			cp = fmt.Sprint(*r.Checkpoint)
@@ -162,11 +167,11 @@ func printStatus(a *app, name string, rows []statusRow) {
 			lease = r.Owner + " until " + r.LeaseExpires.Format(time.RFC3339)
 		}
 		lag += r.Lag
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%d\t%s\t%s\n", r.Topic, r.Partition, cp, r.SourceEnd, r.Lag, r.Records, lease, r.Gaps,
-			verified(r.Verification), r.LastError)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\t%s\n", r.Topic, r.Partition, cp, r.SourceEnd, r.Lag, r.Records,
+			ago(now, r.Updated), lease, r.Gaps, verified(r.Verification), r.LastError)
 	}
 	tw.Flush()
-	fmt.Fprintf(a.out, "%d partitions, total lag %d records\n", len(rows), lag)
+	fmt.Fprintf(a.out, "%d partitions, total lag %d records; last checkpoint write %s\n", len(rows), lag, ago(now, last))
 }
 
 // verified is the VERIFIED cell: "-" if never verified, "ok" and the time
@@ -194,4 +199,21 @@ func verified(v *verificationJSON) string {
 		return fmt.Sprintf("STUCK %s: %d behind", at, v.Behind)
 	}
 	return "MISMATCH " + at + ": " + strings.Join(problems, ", ")
+}
+
+// ago is the UPDATED cell: how long before now t was, "3m12s ago" (to the
+// second; to the minute past an hour), or "never" for the zero time. A t after now (another host's clock) reads "just now".
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < time.Second:
+		return "just now"
+	case d < time.Hour:
+		return d.Truncate(time.Second).String() + " ago"
+	default:
+		return strings.TrimSuffix(d.Truncate(time.Minute).String(), "0s") + " ago"
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,5 +56,33 @@ func TestStatusAndPlanWhileARunHoldsTheLock(t *testing.T) {
 	}
 	if r := statusJSON(t, e.cfg)[1]; r.Owner != "" {
 		t.Errorf("status after the run died: partition 1 lease_owner %q, want none", r.Owner)
+	}
+}
+
+func TestAgo(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct {
+		t    time.Time
+		want string
+	}{
+		{time.Time{}, "never"},
+		{now.Add(time.Minute), "just now"},
+		{now.Add(-192500 * time.Millisecond), "3m12s ago"},
+		{now.Add(-(26*time.Hour + 5*time.Minute + 9*time.Second)), "26h5m ago"},
+	} {
+		if got := ago(now, tc.t); got != tc.want {
+			t.Errorf("ago(%v) = %q, want %q", tc.t, got, tc.want)
+		}
+	}
+}
+
+// TestStatusShowsLastWrite: status prints, per partition and for the
+// pipeline, how long ago its checkpoint was last written.
+func TestStatusShowsLastWrite(t *testing.T) {
+	e := newCLIEnv(t)
+	mustCLI(t, exitOK, "", "run", "-c", e.cfg)
+	out, _ := mustCLI(t, exitOK, "", "status", "-c", e.cfg)
+	if !strings.Contains(out, "UPDATED") || strings.Count(out, " ago")+strings.Count(out, "just now") < cliParts+1 || strings.Contains(out, "never") {
+		t.Errorf("status after a run:\n%s\nwant an UPDATED column with the time since each partition's last write, and the pipeline's", out)
 	}
 }
