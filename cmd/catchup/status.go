@@ -150,7 +150,7 @@ func (a *app) status(ctx context.Context, f *config.File, pc *config.Pipeline) (
 func printStatus(a *app, name string, rows []statusRow) {
 	fmt.Fprintf(a.out, "pipeline %s\n", name)
 	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCHECKPOINT\tSOURCE_END\tLAG\tCOPIED\tUPDATED\tLEASE\tGAPS\tVERIFIED\tLAST_ERROR")
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCHECKPOINT\tSOURCE_END\tLAG\tCOPIED\tSINCE_UPDATE\tLEASE\tGAPS\tVERIFIED\tLAST_ERROR")
 	var lag int64
 	now := time.Now()
 	var last time.Time
@@ -168,10 +168,14 @@ func printStatus(a *app, name string, rows []statusRow) {
 		}
 		lag += r.Lag
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\t%s\n", r.Topic, r.Partition, cp, r.SourceEnd, r.Lag, r.Records,
-			ago(now, r.Updated), lease, r.Gaps, verified(r.Verification), r.LastError)
+			since(now, r.Updated), lease, r.Gaps, verified(r.Verification), r.LastError)
 	}
 	tw.Flush()
-	fmt.Fprintf(a.out, "%d partitions, total lag %d records; last checkpoint write %s\n", len(rows), lag, ago(now, last))
+	if last.IsZero() {
+		fmt.Fprintf(a.out, "%d partitions, total lag %d records; no checkpoint written\n", len(rows), lag)
+	} else {
+		fmt.Fprintf(a.out, "%d partitions, total lag %d records; last checkpoint write %s ago\n", len(rows), lag, since(now, last))
+	}
 }
 
 // verified is the VERIFIED cell: "-" if never verified, "ok" and the time
@@ -201,19 +205,17 @@ func verified(v *verificationJSON) string {
 	return "MISMATCH " + at + ": " + strings.Join(problems, ", ")
 }
 
-// ago is the UPDATED cell: how long before now t was, "3m12s ago" (to the
-// second; to the minute past an hour), or "never" for the zero time. A t after now (another host's clock) reads "just now".
-func ago(now, t time.Time) string {
+// since is the SINCE_UPDATE cell: how long before now t was, "3m12s" (to
+// the second; to the minute past an hour), "0s" for a t after now (another
+// host's clock), or "-" for the zero time: never written. One word, for
+// scripts that split the table on blanks.
+func since(now, t time.Time) string {
 	if t.IsZero() {
-		return "never"
+		return "-"
 	}
-	d := now.Sub(t)
-	switch {
-	case d < time.Second:
-		return "just now"
-	case d < time.Hour:
-		return d.Truncate(time.Second).String() + " ago"
-	default:
-		return strings.TrimSuffix(d.Truncate(time.Minute).String(), "0s") + " ago"
+	d := max(0, now.Sub(t))
+	if d < time.Hour {
+		return d.Truncate(time.Second).String()
 	}
+	return strings.TrimSuffix(d.Truncate(time.Minute).String(), "0s")
 }
