@@ -47,6 +47,7 @@ type app struct {
 	logFormat  string // --log-format
 	logLevel   string // --log-level
 	ops        ops    // run's and mirrormaker's metrics and health
+	shard      shard  // run's --shards and --shard-index
 
 	jsonPipelines []any // the entries of the --json document, one per pipeline
 	// jsonStreamed: continuous mode printed a document per run already;

@@ -13,6 +13,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/groupsync"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
@@ -63,6 +64,9 @@ acknowledged writes committed, and catchup exits 0.`,
 			if err != nil {
 				return err
 			}
+			if err := a.shard.resolve(every > 0); err != nil {
+				return err
+			}
 			if err := a.ops.start(cmd.Context(), every, a.logger()); err != nil {
 				return err
 			}
@@ -74,6 +78,7 @@ acknowledged writes committed, and catchup exits 0.`,
 	}
 	a.addJSONFlag(cmd.Flags(), "print the run reports as one JSON document (docs/json.md)")
 	addOpsFlags(cmd, &a.ops)
+	addShardFlags(cmd, &a.shard)
 	cmd.Flags().DurationVar(&every, "every", 0, "continuous mode: run again every DURATION (from the start of one run to the next) until SIGTERM or SIGINT, which ends the run in flight, commits and exits 0")
 	return cmd
 }
@@ -109,7 +114,20 @@ func (a *app) runOnce(ctx context.Context, f *config.File, ps []*config.Pipeline
 func (a *app) runPipeline(ctx context.Context, f *config.File, pc *config.Pipeline) (ok bool, err error) {
 	log := a.logger() // the engine names the pipeline in every line
 	prog := a.newProgress(pc.Name, log)
-	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Owner: a.owner, Log: log, OnProgress: prog.add, OnPlan: prog.plan})
+	opts := pipeline.Options{Owner: a.owner, Log: log, OnProgress: prog.add, OnPlan: prog.plan}
+	if a.shard.count > 1 {
+		cl, mine, err := a.shardOf(ctx, pc, log)
+		if err != nil {
+			a.ops.observe(ctx, log, pc.Name, nil, nil, 0)
+			return false, err
+		}
+		defer cl.Close()
+		if len(mine) == 0 {
+			return true, nil // more shards than partitions: nothing is this one's
+		}
+		opts.Clusters, opts.Partitions = cl, mine
+	}
+	p, err := pipeline.Open(ctx, f, pc, opts)
 	if err != nil {
 		a.ops.observe(ctx, log, pc.Name, nil, nil, 0)
 		return false, err
@@ -136,6 +154,24 @@ func (a *app) runPipeline(ctx context.Context, f *config.File, pc *config.Pipeli
 		fmt.Fprintln(a.out, "interrupted: the checkpoints hold what was acknowledged; run again to resume")
 	}
 	return reportOK(rep), nil
+}
+
+// shardOf connects pc's clusters and returns them with this shard's
+// partitions of the topics pc selects.
+func (a *app) shardOf(ctx context.Context, pc *config.Pipeline, log *slog.Logger) (*pipeline.Clusters, []catchup.Partition, error) {
+	cl, err := pipeline.Connect(pc)
+	if err != nil {
+		return nil, nil, err
+	}
+	parts, err := cl.Source.Partitions(ctx, pipeline.EngineSettings(pc).Match)
+	if err != nil {
+		cl.Close()
+		return nil, nil, err
+	}
+	mine := a.shard.pick(parts)
+	log.InfoContext(ctx, "shard", "pipeline", pc.Name, "index", a.shard.n, "shards", a.shard.count,
+		"partitions", len(mine), "of", len(parts))
+	return cl, mine, nil
 }
 
 // reportOK reports whether every partition was copied to the source end
