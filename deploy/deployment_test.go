@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -64,5 +65,39 @@ func TestDeploymentHealth(t *testing.T) {
 	}
 	if pod.SecurityContext == nil || pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot {
 		t.Errorf("the pod does not require a non-root user")
+	}
+}
+
+// TestIndexedJob: the Indexed Job's pods take --shards equal to its
+// completions (each index one share, every share taken), read the DynamoDB
+// variant of the configuration, which every pod can share, and mount no
+// claim (a ReadWriteOnce claim cannot be shared).
+func TestIndexedJob(t *testing.T) {
+	var job batchv1.Job
+	var cm corev1.ConfigMap
+	decodeStrict(t, "indexed-job.yaml", &job, "Job")
+	decodeStrict(t, "configmap-dynamodb.yaml", &cm, "ConfigMap")
+	if job.Spec.CompletionMode == nil || *job.Spec.CompletionMode != batchv1.IndexedCompletion || job.Spec.Completions == nil {
+		t.Fatalf("completionMode %v, completions %v: want Indexed with completions", job.Spec.CompletionMode, job.Spec.Completions)
+	}
+	pod := job.Spec.Template.Spec
+	c := pod.Containers[0]
+	i := slices.Index(c.Args, "--shards")
+	if i < 0 || i+1 >= len(c.Args) || c.Args[i+1] != strconv.Itoa(int(*job.Spec.Completions)) {
+		t.Errorf("args %v: want --shards %d, the completions", c.Args, *job.Spec.Completions)
+	}
+	if p := job.Spec.Parallelism; p == nil || *p > *job.Spec.Completions {
+		t.Errorf("parallelism %v above completions %d", p, *job.Spec.Completions)
+	}
+	for _, v := range pod.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			t.Errorf("volume %s: a claim; the pods share the DynamoDB store instead", v.Name)
+		}
+		if v.ConfigMap != nil && v.ConfigMap.Name != cm.Name {
+			t.Errorf("volume %s: ConfigMap %q, want %q", v.Name, v.ConfigMap.Name, cm.Name)
+		}
+	}
+	if !strings.Contains(cm.Data["pipelines.yaml"], "store: dynamodb://") {
+		t.Errorf("configmap-dynamodb.yaml: the store is not DynamoDB")
 	}
 }

@@ -59,6 +59,7 @@ func TestKubernetesManifests(t *testing.T) {
 		"secret.yaml": {&sec, "Secret"}, "pvc.yaml": {&pvc, "PersistentVolumeClaim"},
 		"prometheusrule.yaml": {&prometheusRule{}, "PrometheusRule"},
 		"deployment.yaml":     {&appsv1.Deployment{}, "Deployment"}, "service.yaml": {&corev1.Service{}, "Service"},
+		"indexed-job.yaml": {&batchv1.Job{}, "Job"}, "configmap-dynamodb.yaml": {&corev1.ConfigMap{}, "ConfigMap"},
 	}
 	for _, e := range entries {
 		w, ok := want[e.Name()]
