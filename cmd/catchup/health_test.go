@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -54,14 +52,7 @@ func TestHealthStates(t *testing.T) {
 // never ready and turns unhealthy after --unhealthy-after failed runs.
 func TestEveryHealthEndpoints(t *testing.T) {
 	e := newCLIEnv(t)
-	b, err := os.ReadFile(e.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad := e.cfg + ".none.yaml"
-	if err := os.WriteFile(bad, bytes.Replace(b, []byte("include: ["+cliTopic+"]"), []byte("include: [no-such-topic]"), 1), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	bad := noTopicConfig(t, e)
 	addr, errOut := startEvery(t, "run", "-c", bad, "--every", "50ms", "--listen", "127.0.0.1:0", "--unhealthy-after", "2")
 	get := func(path string) (int, string) {
 		resp, err := http.Get("http://" + addr + path)

@@ -66,21 +66,38 @@ func startEvery(t *testing.T, args ...string) (string, *syncBuffer) {
 	}
 }
 
-// withWindow returns the env's configuration with a window of at most n
-// records per partition and run, so that runs leave lag (and a record age
-// and retention headroom) behind until the backlog is copied.
-func withWindow(t *testing.T, e *cliEnv, n string) string {
+// editConfig writes the env's configuration changed by edit next to it,
+// with suffix, and returns its path.
+func editConfig(t *testing.T, e *cliEnv, suffix string, edit func([]byte) []byte) string {
 	t.Helper()
 	b, err := os.ReadFile(e.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := e.cfg + ".window.yaml"
-	b = append(b, []byte("    window: {max_records: "+n+"}\n")...)
-	if err := os.WriteFile(cfg, b, 0o600); err != nil {
+	cfg := e.cfg + suffix
+	if err := os.WriteFile(cfg, edit(b), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// noTopicConfig returns the env's configuration with an include pattern
+// that matches no topic: every run fails.
+func noTopicConfig(t *testing.T, e *cliEnv) string {
+	t.Helper()
+	return editConfig(t, e, ".none.yaml", func(b []byte) []byte {
+		return bytes.Replace(b, []byte("include: ["+cliTopic+"]"), []byte("include: [no-such-topic]"), 1)
+	})
+}
+
+// withWindow returns the env's configuration with a window of at most n
+// records per partition and run, so that runs leave lag (and a record age
+// and retention headroom) behind until the backlog is copied.
+func withWindow(t *testing.T, e *cliEnv, n string) string {
+	t.Helper()
+	return editConfig(t, e, ".window.yaml", func(b []byte) []byte {
+		return append(b, "    window: {max_records: "+n+"}\n"...)
+	})
 }
 
 // TestEveryMetricsScrapedByPrometheus: a real Prometheus server scrapes
@@ -173,14 +190,7 @@ func TestPushToPushgateway(t *testing.T) {
 		t.Fatalf("no last success pushed; the Pushgateway has:\n%v", first)
 	}
 
-	b, err := os.ReadFile(e.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad := e.cfg + ".none.yaml"
-	if err := os.WriteFile(bad, bytes.Replace(b, []byte("include: ["+cliTopic+"]"), []byte("include: [no-such-topic]"), 1), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	bad := noTopicConfig(t, e)
 	errOut.Reset()
 	if code := run(t.Context(), []string{"run", "-c", bad, "-p", cliPipeline, "--metrics-push", gw}, strings.NewReader(""), &out, &errOut); code != exitFailure {
 		t.Fatalf("exit %d, want 1\nstderr:\n%s", code, errOut.String())

@@ -130,39 +130,23 @@ type Sample struct {
 
 // Query evaluates expr now.
 func (s *Server) Query(ctx context.Context, expr string) ([]Sample, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/api/v1/query?query="+url.QueryEscape(expr), nil)
-	if err != nil {
-		return nil, err
+	var data struct {
+		Result []struct {
+			Metric map[string]string `json:"metric"`
+			Value  [2]any            `json:"value"`
+		} `json:"result"`
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			Result []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+	if err := s.get(ctx, "/api/v1/query?"+url.Values{"query": {expr}}.Encode(), &data); err != nil {
 		return nil, fmt.Errorf("query %s: %w", expr, err)
 	}
-	if body.Status != "success" {
-		return nil, fmt.Errorf("query %s: %s", expr, body.Error)
-	}
 	var out []Sample
-	for _, r := range body.Data.Result {
-		s, _ := r.Value[1].(string)
-		v, err := strconv.ParseFloat(s, 64)
+	for _, r := range data.Result {
+		v, _ := r.Value[1].(string)
+		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
 			return nil, fmt.Errorf("query %s: value %v: %w", expr, r.Value[1], err)
 		}
-		out = append(out, Sample{Labels: r.Metric, Value: v})
+		out = append(out, Sample{Labels: r.Metric, Value: f})
 	}
 	return out, nil
 }
@@ -170,26 +154,35 @@ func (s *Server) Query(ctx context.Context, expr string) ([]Sample, error) {
 // Names returns the metric names of the series that match selector, over
 // everything the server has stored.
 func (s *Server) Names(ctx context.Context, selector string) ([]string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
-		s.URL+"/api/v1/label/__name__/values?"+url.Values{"match[]": {selector}}.Encode(), nil)
+	var names []string
+	if err := s.get(ctx, "/api/v1/label/__name__/values?"+url.Values{"match[]": {selector}}.Encode(), &names); err != nil {
+		return nil, fmt.Errorf("names of %s: %w", selector, err)
+	}
+	return names, nil
+}
+
+// get calls the HTTP API at path and decodes the data of its answer into
+// data.
+func (s *Server) get(ctx context.Context, path string, data any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer resp.Body.Close()
 	var body struct {
-		Status string   `json:"status"`
-		Error  string   `json:"error"`
-		Data   []string `json:"data"`
+		Status string          `json:"status"`
+		Error  string          `json:"error"`
+		Data   json.RawMessage `json:"data"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return nil, fmt.Errorf("names of %s: %w", selector, err)
+		return err
 	}
 	if body.Status != "success" {
-		return nil, fmt.Errorf("names of %s: %s", selector, body.Error)
+		return fmt.Errorf("%s: %s", resp.Status, body.Error)
 	}
-	return body.Data, nil
+	return json.Unmarshal(body.Data, data)
 }
