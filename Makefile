@@ -53,8 +53,8 @@ deps: node_modules/.package-lock.json prometheus-tools ## install the test serve
 prometheus-tools:
 	command -v prometheus >/dev/null && command -v promtool >/dev/null && command -v prometheus-pushgateway >/dev/null || \
 		{ SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-		$$SUDO apt-get install -y -qq prometheus prometheus-pushgateway >/dev/null || \
-		{ $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq prometheus prometheus-pushgateway >/dev/null; }; }
+		$$SUDO apt-get install -y -qq --no-install-recommends prometheus prometheus-pushgateway >/dev/null || \
+		{ $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq --no-install-recommends prometheus prometheus-pushgateway >/dev/null; }; }
 
 # internal/brokers needs real brokers: test/kafka/it.sh runs it (with internal/e2e again).
 HERMETIC = $$($(GO) list ./... | grep -v /internal/brokers)
