@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -405,11 +406,22 @@ func (c *Cluster) authError(err error) error {
 	case isTLS(err):
 		return fmt.Errorf("cluster %q: TLS: %w", c.name, err)
 	}
+	if errors.Is(err, kafka.IllegalSASLState) {
+		return fmt.Errorf("cluster %q: the broker refused the SASL %s handshake: the listener may not use SASL (PLAINTEXT or SSL): remove the sasl block, or use the broker's SASL_PLAINTEXT or SASL_SSL port: %w",
+			c.name, c.mechanism, err)
+	}
 	if errors.Is(err, kafka.UnsupportedSASLMechanism) {
 		return fmt.Errorf("cluster %q: the listener does not enable SASL %s: set sasl.mechanism to one of its enabled mechanisms (the broker's sasl.enabled.mechanisms): %w",
 			c.name, c.mechanism, err)
 	}
 	return fmt.Errorf("cluster %q: SASL %s authentication as user %q failed: %w", c.name, c.mechanism, c.user, err)
+}
+
+// expectsTLS reports whether kafka-go read a TLS alert where it expected a
+// Kafka response: it says so only in the message (protocol/response.go),
+// with no type to test.
+func expectsTLS(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) && strings.Contains(err.Error(), "broker appears to be expecting TLS")
 }
 
 // explainedError is a connection error whose message already says what the
@@ -440,6 +452,12 @@ func (c *Cluster) listenerHint(err error) error {
 	}
 	var fix string
 	switch {
+	case c.tls == nil && expectsTLS(err):
+		what = "the broker answered with a TLS alert"
+		fix = "the listener is SSL or SASL_SSL: add a tls block (tls: {}, and ca_file for a private CA)"
+		if c.mechanism == "" {
+			fix += ", and for SASL_SSL a sasl block"
+		}
 	case c.tls != nil && notTLS:
 		fix = "the listener answered without TLS: it is PLAINTEXT or SASL_PLAINTEXT: remove the tls block, or use the broker's SSL or SASL_SSL port"
 	case c.tls != nil && c.mechanism == "":

@@ -279,7 +279,7 @@ func (c *Cluster) roundTrip(ctx context.Context, e *exchange, timeout time.Durat
 				err = merr
 			}
 		}
-		if !e.sent() && c.mechanism != "" && errors.Is(err, io.ErrUnexpectedEOF) && c.authError(err) == nil {
+		if !e.sent() && c.mechanism != "" && errors.Is(err, io.ErrUnexpectedEOF) && c.authError(err) == nil && !expectsTLS(err) {
 			// Kafka answers a refused SaslAuthenticate v1+ with
 			// SASL_AUTHENTICATION_FAILED, but closes the connection
 			// after a refused v0 exchange, and kafka-go then reports
