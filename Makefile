@@ -153,9 +153,18 @@ release-linux-amd64: $(BIN)/goreleaser-$(GORELEASER_VERSION)
 image: release-linux-amd64 ## OCI image of the linux/amd64 release binary, no Docker daemon, no base image: bin/image/oci (layout) and bin/image/catchup.tar
 	cd deploy && $(GO) run ./cmd/mkimage -binary $(CURDIR)/$(RELEASE_LINUX_AMD64) -arch amd64 -out $(CURDIR)/$(BIN)/image
 
+# helm (lint and template of deploy/helm/catchup) from the Go module proxy,
+# pinned, built into bin/ like golangci-lint.
+HELM_VERSION := v4.3.2
+
+$(BIN)/helm-$(HELM_VERSION):
+	GOBIN=$(CURDIR)/$(BIN)/tmp-helm $(GO) install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
+	mv $(BIN)/tmp-helm/helm $@ && rmdir $(BIN)/tmp-helm
+
 .PHONY: test-deploy
-test-deploy: prometheus-tools ## the deploy/ module: Kubernetes manifests decoded strictly, systemd units verified, alerting rules tested with promtool, the Grafana dashboard checked
-	cd deploy && $(GO) vet ./... && CATCHUP_REQUIRE_PROMETHEUS=1 $(GO) test -count=1 ./...
+test-deploy: prometheus-tools $(BIN)/helm-$(HELM_VERSION) ## the deploy/ module: Kubernetes manifests and the Helm chart's output decoded strictly (helm lint too), systemd units verified, alerting rules tested with promtool, the Grafana dashboard checked
+	cd deploy && $(GO) vet ./... && CATCHUP_REQUIRE_PROMETHEUS=1 CATCHUP_REQUIRE_HELM=1 HELM=$(CURDIR)/$(BIN)/helm-$(HELM_VERSION) \
+		$(GO) test -count=1 ./...
 
 .PHONY: ship-check
 ship-check: image ## run the linux/amd64 release binary and the image's binary in an empty root (make test runs it)
