@@ -1,25 +1,22 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
 
 // EnvJobIndex is the index Kubernetes gives each pod of an Indexed Job.
 const EnvJobIndex = "JOB_COMPLETION_INDEX"
 
 // shard is this process's part of the partitions when several processes
-// share a catch-up, as the pods of a Kubernetes Indexed Job do: of the
-// source partitions in (topic, partition) order, every count-th from
-// index. The leases keep two processes off one partition whatever the
-// shards say; the shards only spread the work.
+// share a catch-up, as the pods of a Kubernetes Indexed Job do
+// (pipeline.Shard).
 type shard struct {
 	count int    // --shards; 0 or 1: every partition
 	index string // --shard-index; "": JOB_COMPLETION_INDEX
@@ -55,16 +52,7 @@ func (s *shard) resolve(every bool) error {
 	return nil
 }
 
-// pick returns this shard's partitions of parts.
+// pick returns this shard's partitions of parts (pipeline.Shard).
 func (s *shard) pick(parts []catchup.Partition) []catchup.Partition {
-	sorted := slices.SortedFunc(slices.Values(parts), func(a, b catchup.Partition) int {
-		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
-	})
-	mine := []catchup.Partition{}
-	for i, p := range sorted {
-		if i%s.count == s.n {
-			mine = append(mine, p)
-		}
-	}
-	return mine
+	return pipeline.Shard(parts, s.n, s.count)
 }
