@@ -27,8 +27,11 @@ VERSION_LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit
 	-X $(VERSION_PKG).date=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
 .PHONY: build
-build: ## build the catchup CLI into bin/
-	$(GO) build -trimpath -ldflags "$(VERSION_LDFLAGS)" -o $(BIN)/catchup ./cmd/catchup
+# CGO off, as the release: a static binary that runs in distroless, Alpine
+# or scratch (catchup uses no C library; the pure-Go resolver reads
+# /etc/resolv.conf and /etc/hosts itself).
+build: ## build the catchup CLI into bin/ (static: CGO off)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(VERSION_LDFLAGS)" -o $(BIN)/catchup ./cmd/catchup
 
 .PHONY: demo
 demo: build ## copy between two in-process Kafka clusters in windows, kill a run, resume, verify
@@ -42,10 +45,22 @@ node_modules/.package-lock.json: package.json package-lock.json
 MOTO_VERSION := 5.2.1
 
 .PHONY: deps
-deps: node_modules/.package-lock.json ## install the test servers' dependencies (dynalite, the IAM policy simulator, moto)
+deps: node_modules/.package-lock.json prometheus-tools ## install the test servers' dependencies (dynalite, the IAM policy simulator, moto, Prometheus, Pushgateway, promtool)
 	python3 -c 'import moto, moto.server, flask_cors, sys; sys.exit(moto.__version__ != "$(MOTO_VERSION)")' 2>/dev/null || \
 		python3 -m pip install --quiet 'moto[server]==$(MOTO_VERSION)'
 	$(GO) mod download
+
+# The Prometheus server, promtool and the Pushgateway the metrics tests talk
+# to (internal/metrics/prom/promtest) come from Debian's archive (bookworm:
+# prometheus 2.42.0, prometheus-pushgateway 1.5.1) when the machine lacks
+# them, like shellcheck; CATCHUP_REQUIRE_PROMETHEUS=1 makes their tests fail
+# rather than skip without them.
+.PHONY: prometheus-tools
+prometheus-tools:
+	command -v prometheus >/dev/null && command -v promtool >/dev/null && command -v prometheus-pushgateway >/dev/null || \
+		{ SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get install -y -qq --no-install-recommends prometheus prometheus-pushgateway >/dev/null || \
+		{ $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq --no-install-recommends prometheus prometheus-pushgateway >/dev/null; }; }
 
 # internal/brokers needs real brokers: test/kafka/it.sh runs it (with internal/e2e again).
 HERMETIC = $$($(GO) list ./... | grep -v /internal/brokers)
@@ -53,7 +68,7 @@ HERMETIC = $$($(GO) list ./... | grep -v /internal/brokers)
 .PHONY: test
 test: deps ## vet, the unit and kfake end-to-end suites with -race, each fuzz target for 4000 inputs, then the real-Kafka suite
 	$(GO) vet ./...
-	CATCHUP_REQUIRE_DYNAMODB=1 $(GO) test -race -count=1 $(HERMETIC)
+	CATCHUP_REQUIRE_DYNAMODB=1 CATCHUP_REQUIRE_PROMETHEUS=1 $(GO) test -race -count=1 $(HERMETIC)
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory test-deploy ship-check
 	KAFKA_VERSION=$(KAFKA_VERSION) test/kafka/it.sh
@@ -61,7 +76,7 @@ test: deps ## vet, the unit and kfake end-to-end suites with -race, each fuzz ta
 .PHONY: test-unit
 test-unit: deps ## only the hermetic suites (no real brokers)
 	$(GO) vet ./...
-	CATCHUP_REQUIRE_DYNAMODB=1 $(GO) test -race -count=1 $(HERMETIC)
+	CATCHUP_REQUIRE_DYNAMODB=1 CATCHUP_REQUIRE_PROMETHEUS=1 $(GO) test -race -count=1 $(HERMETIC)
 
 # Every fuzz target, package:name. go test runs their seed corpora
 # (f.Add and testdata/fuzz) anyway; make fuzz also mutates each for FUZZTIME.
@@ -145,9 +160,18 @@ release-linux-amd64: $(BIN)/goreleaser-$(GORELEASER_VERSION)
 image: release-linux-amd64 ## OCI image of the linux/amd64 release binary, no Docker daemon, no base image: bin/image/oci (layout) and bin/image/catchup.tar
 	cd deploy && $(GO) run ./cmd/mkimage -binary $(CURDIR)/$(RELEASE_LINUX_AMD64) -arch amd64 -out $(CURDIR)/$(BIN)/image
 
+# helm (lint and template of deploy/helm/catchup) from the Go module proxy,
+# pinned, built into bin/ like golangci-lint.
+HELM_VERSION := v4.3.2
+
+$(BIN)/helm-$(HELM_VERSION):
+	GOBIN=$(CURDIR)/$(BIN)/tmp-helm $(GO) install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
+	mv $(BIN)/tmp-helm/helm $@ && rmdir $(BIN)/tmp-helm
+
 .PHONY: test-deploy
-test-deploy: ## the deploy/ module: Kubernetes manifests decoded strictly, systemd units verified
-	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
+test-deploy: prometheus-tools $(BIN)/helm-$(HELM_VERSION) ## the deploy/ module: Kubernetes manifests and the Helm chart's output decoded strictly (helm lint too), systemd units verified, alerting rules tested with promtool, the Grafana dashboard checked
+	cd deploy && $(GO) vet ./... && CATCHUP_REQUIRE_PROMETHEUS=1 CATCHUP_REQUIRE_HELM=1 HELM=$(CURDIR)/$(BIN)/helm-$(HELM_VERSION) \
+		$(GO) test -count=1 ./...
 
 .PHONY: ship-check
 ship-check: image ## run the linux/amd64 release binary and the image's binary in an empty root (make test runs it)

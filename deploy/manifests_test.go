@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -56,6 +57,9 @@ func TestKubernetesManifests(t *testing.T) {
 	}{
 		"cronjob.yaml": {&cj, "CronJob"}, "configmap.yaml": {&cm, "ConfigMap"},
 		"secret.yaml": {&sec, "Secret"}, "pvc.yaml": {&pvc, "PersistentVolumeClaim"},
+		"prometheusrule.yaml": {&prometheusRule{}, "PrometheusRule"},
+		"deployment.yaml":     {&appsv1.Deployment{}, "Deployment"}, "service.yaml": {&corev1.Service{}, "Service"},
+		"indexed-job.yaml": {&batchv1.Job{}, "Job"}, "configmap-dynamodb.yaml": {&corev1.ConfigMap{}, "ConfigMap"},
 	}
 	for _, e := range entries {
 		w, ok := want[e.Name()]

@@ -88,7 +88,7 @@ TIME is RFC 3339 (2026-11-01T00:00:00Z) or a date (2026-11-01, midnight UTC).`,
 	fl.StringVar(&to, "to", "", "stop before the first record at or after this time (RFC 3339 or YYYY-MM-DD)")
 	fl.StringVar(&topics, "topics", "", "copy only the pipeline's topics that also match this regular expression (Go RE2, whole name)")
 	fl.StringVar(&job, "job", "", "job name, its checkpoint namespace is <pipeline>.job.<name> (default: made of --from and --to)")
-	fl.BoolVar(&a.jsonOut, "json", false, "print the run reports as one JSON document (docs/json.md)")
+	a.addJSONFlag(fl, "print the run reports as one JSON document (docs/json.md)")
 	return cmd
 }
 

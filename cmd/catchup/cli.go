@@ -43,8 +43,13 @@ type app struct {
 	owner      string
 	// allowDuplicates is --allow-duplicates of run and reset.
 	allowDuplicates bool
-	verbose         bool
-	jsonOut         bool // the command's --json: print one jsonDoc at the end
+	verbose    bool
+	jsonOut    bool   // the command's --json: print one jsonDoc at the end
+	jsonStyle  string // --json=STYLE: jsonAuto, jsonCompact or jsonPretty
+	logFormat  string // --log-format
+	logLevel   string // --log-level
+	ops        ops    // run's and mirrormaker's metrics and health
+	shard      shard  // run's --shards and --shard-index
 
 	jsonPipelines []any // the entries of the --json document, one per pipeline
 	// jsonStreamed: continuous mode printed a document per run already;
@@ -67,7 +72,7 @@ func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer
 	root.SetErr(errOut)
 	cmd, err := root.ExecuteContextC(ctx)
 	if a.jsonOut && cmd != nil && (!a.jsonStreamed || err != nil) {
-		if perr := printJSON(out, a.jsonDocument(cmd.Name(), err)); perr != nil && err == nil {
+		if perr := a.printJSON(a.jsonDocument(cmd.Name(), err)); perr != nil && err == nil {
 			err = fmt.Errorf("print JSON: %w", perr)
 		}
 	}
@@ -125,6 +130,9 @@ run resumes exactly where the last acknowledged write ended.`,
 	pf.StringVar(&a.owner, "owner", os.Getenv("CATCHUP_OWNER"),
 		"lease owner id (env CATCHUP_OWNER; default host-pid-time); a restarted run with the same id takes its own leases back at once. Two live processes must never share one")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log every window and retry")
+	pf.StringVar(&a.logFormat, "log-format", logAuto, "logs on stderr: text (logfmt), json (one object per line) or auto: json unless stderr is a terminal")
+	pf.StringVar(&a.logLevel, "log-level", "", "debug, info, warn or error (default: warn on a terminal, where a progress bar shows the rest, unless --verbose; info elsewhere)")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return a.checkOutputFlags() }
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(a.runCmd(), a.planCmd(), a.backfillCmd(), a.translateCmd(), a.statusCmd(), a.resetCmd(), a.verifyCmd(), a.initStoreCmd(), a.demoCmd(), a.mirrorMakerCmd(), a.versionCmd(), a.docsCmd())
 	for _, c := range root.Commands() {
@@ -181,18 +189,14 @@ func (a *app) pipelines(f *config.File) ([]*config.Pipeline, error) {
 	return ps, nil
 }
 
-// logger logs to the error stream: warnings only on a terminal, where a
-// progress bar shows the rest, and everything with --verbose or elsewhere.
+// logger logs to the error stream (above the progress bar on a terminal),
+// as --log-format and --log-level say.
 func (a *app) logger() *slog.Logger {
-	level := slog.LevelInfo
-	if a.isTerminal() && !a.verbose {
-		level = slog.LevelWarn
-	}
 	w := a.err
 	if a.isTerminal() {
 		w = a.term // log lines go above the progress bar
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.New(a.logHandler(w))
 }
 
 // isTerminal reports whether the error stream is a terminal.

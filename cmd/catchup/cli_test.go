@@ -642,8 +642,8 @@ func TestVerifyDetects(t *testing.T) {
 				case f != 0:
 					cell = "MISMATCH " + minute + ": 1 differing"
 				}
-				// TOPIC PARTITION CHECKPOINT SOURCE_END LAG COPIED LEASE GAPS VERIFIED
-				row := fmt.Sprintf(`(?m)^%s\s+%d\s+%d\s+%d\s+0\s+%d\s+-\s+0\s+%s\s*$`, cliTopic, p, cliPerPart, cliPerPart, cliPerPart, cell)
+				// TOPIC PARTITION CHECKPOINT SOURCE_END LAG COPIED SINCE_UPDATE LEASE GAPS VERIFIED
+				row := fmt.Sprintf(`(?m)^%s\s+%d\s+%d\s+%d\s+0\s+%d\s+\d\S*s\s+-\s+0\s+%s\s*$`, cliTopic, p, cliPerPart, cliPerPart, cliPerPart, cell)
 				if !regexp.MustCompile(row).MatchString(stdout) {
 					t.Errorf("status: no row for partition %d with VERIFIED matching %q:\n%s", p, cell, stdout)
 				}

@@ -39,6 +39,9 @@ func (a *app) runEvery(ctx context.Context, command string, f *config.File, ps [
 			if p == nil {
 				var err error
 				if p, err = pipeline.Open(ctx, f, pc, pipeline.Options{Owner: a.owner, Log: log, AllowDuplicates: a.allowDuplicates}); err != nil {
+					if ctx.Err() == nil {
+						a.ops.observe(ctx, log, pc.Name, nil, nil, 0)
+					}
 					err = fmt.Errorf("pipeline %s: %w", pc.Name, err)
 					errs = append(errs, err)
 					if perr := a.printIterationError(ctx, command, err); perr != nil {
@@ -49,8 +52,12 @@ func (a *app) runEvery(ctx context.Context, command string, f *config.File, ps [
 				open[pc.Name] = p
 				syncers[pc.Name] = &groupSyncer{}
 			}
+			start := time.Now()
 			rep, err := p.Engine.Run(ctx)
 			if err != nil {
+				if ctx.Err() == nil {
+					a.ops.observe(ctx, log, pc.Name, nil, nil, time.Since(start))
+				}
 				err = fmt.Errorf("pipeline %s: %w", pc.Name, err)
 				errs = append(errs, err)
 				if perr := a.printIterationError(ctx, command, err); perr != nil {
@@ -59,6 +66,7 @@ func (a *app) runEvery(ctx context.Context, command string, f *config.File, ps [
 				continue
 			}
 			groups := a.syncGroups(ctx, syncers[pc.Name], pc, p)
+			a.ops.observe(ctx, log, pc.Name, rep, groups, 0)
 			if err := a.printIteration(command, rep, groups); err != nil {
 				return err
 			}
@@ -67,6 +75,11 @@ func (a *app) runEvery(ctx context.Context, command string, f *config.File, ps [
 			}
 		}
 		log.InfoContext(ctx, "iteration done", "iteration", iteration, "failed", len(errs))
+		if ctx.Err() == nil {
+			if err := a.ops.endRun(ctx, a.pipeline, errors.Join(errs...)); err != nil {
+				log.ErrorContext(ctx, "metrics not sent", "error", err)
+			}
+		}
 		return errors.Join(errs...)
 	})
 	if err != nil {
@@ -87,7 +100,7 @@ func (a *app) printIteration(command string, rep *replicate.Report, groups []gro
 		out.Groups = groups
 		a.jsonPipelines, a.jsonStreamed = []any{out}, true
 		defer func() { a.jsonPipelines = nil }()
-		return printJSON(a.out, a.jsonDocument(command, nil))
+		return a.printJSON(a.jsonDocument(command, nil))
 	}
 	printGroups(a.out, groups)
 	copied, _, failed := rep.Totals()
@@ -110,7 +123,7 @@ func (a *app) printIterationError(ctx context.Context, command string, err error
 		return nil
 	}
 	a.jsonStreamed = true
-	return printJSON(a.out, a.jsonDocument(command, err))
+	return a.printJSON(a.jsonDocument(command, err))
 }
 
 // isUsage reports whether err is a usage or configuration error, which

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,14 +18,7 @@ import (
 // document at the end that says nothing went wrong.
 func TestEveryJSONStreamsFailedRuns(t *testing.T) {
 	e := newCLIEnv(t)
-	b, err := os.ReadFile(e.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := e.cfg + ".none.yaml"
-	if err := os.WriteFile(cfg, bytes.Replace(b, []byte("include: ["+cliTopic+"]"), []byte("include: [no-such-topic]"), 1), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := noTopicConfig(t, e)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 	defer cancel()
 	var out, errOut bytes.Buffer

@@ -113,7 +113,8 @@ sasl.jaas.config are never printed: the YAML names an environment variable.`,
 	f.BoolVar(&a.allowDuplicates, "allow-duplicates", false, "copy a partition the store holds no checkpoint of from the start even though its target already holds records (MirrorMaker's copies carry no provenance; docs/lost-store.md): they may be copied twice")
 	f.BoolVar(&fl.CreateTopics, "create-topics", false, "create missing target topics (create_topics: true) with the source's partition count; off by default")
 	f.BoolVar(&printConfig, "print-config", false, "print the equivalent catchup YAML on stdout and run nothing")
-	f.BoolVar(&a.jsonOut, "json", false, "print the run reports as one JSON document (docs/json.md)")
+	a.addJSONFlag(f, "print the run reports as one JSON document (docs/json.md)")
+	addOpsFlags(cmd, &a.ops)
 	f.DurationVar(&every, "every", 0, "keep copying as MirrorMaker did: run again every DURATION until SIGTERM or SIGINT (exit 0); without it, one run up to the end fixed at its start")
 	return cmd
 }
@@ -181,23 +182,15 @@ func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPa
 	if err != nil {
 		return err
 	}
+	if err := a.ops.start(cmd.Context(), every, a.logger()); err != nil {
+		return err
+	}
 	if every > 0 {
 		return a.runEvery(cmd.Context(), cmd.Name(), m.File, ps, every)
 	}
 	fmt.Fprintln(a.err, "catchup mirrormaker: copying once, up to the source end fixed now, then exiting; "+
 		"MirrorMaker ran until stopped: give --every 10s (any duration) to keep copying until SIGTERM")
-	done := true
-	for _, p := range ps {
-		ok, err := a.runPipeline(cmd.Context(), m.File, p)
-		if err != nil {
-			return fmt.Errorf("pipeline %s: %w", p.Name, err)
-		}
-		done = done && ok
-	}
-	if !done {
-		return errNotDone
-	}
-	return nil
+	return a.runOnce(cmd.Context(), m.File, ps)
 }
 
 // Typographic characters that word processors and web pages put in place of

@@ -61,7 +61,7 @@ the records/s a previous run of the pipeline reported (run prints it last).`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print one JSON document (docs/json.md)")
+	a.addJSONFlag(cmd.Flags(), "print one JSON document (docs/json.md)")
 	cmd.Flags().Float64Var(&rate, "rate", 0, "records per second to estimate copy durations at (the rate a previous run reported)")
 	return cmd
 }

@@ -107,7 +107,7 @@ It asks for confirmation unless --yes is given.`,
 	fl.StringVar(&to, "to", "", "earliest, latest, an offset, or an RFC 3339 timestamp")
 	fl.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	fl.BoolVar(&a.allowDuplicates, "allow-duplicates", false, "reset below the copies the target already holds: the records between are copied twice")
-	fl.BoolVar(&a.jsonOut, "json", false, "print what was reset as one JSON document (docs/json.md); the listing and question go to stderr")
+	a.addJSONFlag(fl, "print what was reset as one JSON document (docs/json.md); the listing and question go to stderr")
 	return cmd
 }
 

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +13,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/groupsync"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
@@ -63,27 +64,50 @@ acknowledged writes committed, and catchup exits 0.`,
 			if err != nil {
 				return err
 			}
+			if err := a.shard.resolve(every > 0); err != nil {
+				return err
+			}
+			if err := a.ops.start(cmd.Context(), every, a.logger()); err != nil {
+				return err
+			}
 			if every > 0 {
 				return a.runEvery(cmd.Context(), cmd.Name(), f, ps, every)
 			}
-			done := true
-			for _, p := range ps {
-				ok, err := a.runPipeline(cmd.Context(), f, p)
-				if err != nil {
-					return fmt.Errorf("pipeline %s: %w", p.Name, err)
-				}
-				done = done && ok
-			}
-			if !done {
-				return errNotDone
-			}
-			return nil
+			return a.runOnce(cmd.Context(), f, ps)
 		},
 	}
-	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print the run reports as one JSON document (docs/json.md)")
+	a.addJSONFlag(cmd.Flags(), "print the run reports as one JSON document (docs/json.md)")
 	cmd.Flags().BoolVar(&a.allowDuplicates, "allow-duplicates", false, "copy a partition the store holds no checkpoint of from its start policy even though its target already holds records that do not say how far it was copied (docs/lost-store.md): they may be copied twice")
+	addOpsFlags(cmd, &a.ops)
+	addShardFlags(cmd, &a.shard)
 	cmd.Flags().DurationVar(&every, "every", 0, "continuous mode: run again every DURATION (from the start of one run to the next) until SIGTERM or SIGINT, which ends the run in flight, commits and exits 0")
 	return cmd
+}
+
+// runOnce runs each pipeline of ps once, then pushes or writes the metrics
+// where told (a CronJob's, a timer's). It returns errNotDone when a
+// partition was left unfinished.
+func (a *app) runOnce(ctx context.Context, f *config.File, ps []*config.Pipeline) error {
+	done := true
+	var runErr error
+	for _, p := range ps {
+		ok, err := a.runPipeline(ctx, f, p)
+		if err != nil {
+			runErr = fmt.Errorf("pipeline %s: %w", p.Name, err)
+			break
+		}
+		done = done && ok
+	}
+	if err := a.ops.endRun(ctx, a.pipeline, errors.Join(append(a.ops.failed, runErr)...)); err != nil {
+		return errors.Join(runErr, err)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if !done {
+		return errNotDone
+	}
+	return nil
 }
 
 // runPipeline runs one pipeline and prints its report; ok is false when a
@@ -91,18 +115,35 @@ acknowledged writes committed, and catchup exits 0.`,
 func (a *app) runPipeline(ctx context.Context, f *config.File, pc *config.Pipeline) (ok bool, err error) {
 	log := a.logger() // the engine names the pipeline in every line
 	prog := a.newProgress(pc.Name, log)
-	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Owner: a.owner, Log: log, OnProgress: prog.add, OnPlan: prog.plan,
-		AllowDuplicates: a.allowDuplicates})
+	opts := pipeline.Options{Owner: a.owner, Log: log, OnProgress: prog.add, OnPlan: prog.plan,
+		AllowDuplicates: a.allowDuplicates}
+	if a.shard.count > 1 {
+		cl, mine, err := a.shardOf(ctx, pc, log)
+		if err != nil {
+			a.ops.observe(ctx, log, pc.Name, nil, nil, 0)
+			return false, err
+		}
+		defer cl.Close()
+		if len(mine) == 0 {
+			return true, nil // more shards than partitions: nothing is this one's
+		}
+		opts.Clusters, opts.Partitions = cl, mine
+	}
+	p, err := pipeline.Open(ctx, f, pc, opts)
 	if err != nil {
+		a.ops.observe(ctx, log, pc.Name, nil, nil, 0)
 		return false, err
 	}
 	defer p.Close()
+	start := time.Now()
 	rep, err := p.Engine.Run(ctx)
 	prog.finish()
 	if err != nil {
+		a.ops.observe(ctx, log, pc.Name, nil, nil, time.Since(start))
 		return false, err
 	}
 	groups := a.syncGroups(ctx, &groupSyncer{}, pc, p)
+	a.ops.observe(ctx, log, pc.Name, rep, groups, 0)
 	if a.jsonOut {
 		out := reportJSON(rep)
 		out.Groups = groups
@@ -115,6 +156,24 @@ func (a *app) runPipeline(ctx context.Context, f *config.File, pc *config.Pipeli
 		fmt.Fprintln(a.out, "interrupted: the checkpoints hold what was acknowledged; run again to resume")
 	}
 	return reportOK(rep), nil
+}
+
+// shardOf connects pc's clusters and returns them with this shard's
+// partitions of the topics pc selects.
+func (a *app) shardOf(ctx context.Context, pc *config.Pipeline, log *slog.Logger) (*pipeline.Clusters, []catchup.Partition, error) {
+	cl, err := pipeline.Connect(pc)
+	if err != nil {
+		return nil, nil, err
+	}
+	parts, err := cl.Source.Partitions(ctx, pipeline.EngineSettings(pc).Match)
+	if err != nil {
+		cl.Close()
+		return nil, nil, err
+	}
+	mine := a.shard.pick(parts)
+	log.InfoContext(ctx, "shard", "pipeline", pc.Name, "index", a.shard.n, "shards", a.shard.count,
+		"partitions", len(mine), "of", len(parts))
+	return cl, mine, nil
 }
 
 // reportOK reports whether every partition was copied to the source end
@@ -347,10 +406,4 @@ func reportJSON(rep *replicate.Report) reportJSONT {
 		out.Partitions = append(out.Partitions, pj)
 	}
 	return out
-}
-
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

@@ -105,7 +105,7 @@ func (a *app) statusCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print one JSON document (docs/json.md)")
+	a.addJSONFlag(cmd.Flags(), "print one JSON document (docs/json.md)")
 	return cmd
 }
 
@@ -150,9 +150,14 @@ func (a *app) status(ctx context.Context, f *config.File, pc *config.Pipeline) (
 func printStatus(a *app, name string, rows []statusRow) {
 	fmt.Fprintf(a.out, "pipeline %s\n", name)
 	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCHECKPOINT\tSOURCE_END\tLAG\tCOPIED\tLEASE\tGAPS\tVERIFIED\tLAST_ERROR")
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCHECKPOINT\tSOURCE_END\tLAG\tCOPIED\tSINCE_UPDATE\tLEASE\tGAPS\tVERIFIED\tLAST_ERROR")
 	var lag int64
+	now := time.Now()
+	var last time.Time
 	for _, r := range rows {
+		if r.Updated.After(last) {
+			last = r.Updated
+		}
 		cp := "-"
 		if r.Checkpoint != nil {
 			cp = fmt.Sprint(*r.Checkpoint)
@@ -162,11 +167,15 @@ func printStatus(a *app, name string, rows []statusRow) {
 			lease = r.Owner + " until " + r.LeaseExpires.Format(time.RFC3339)
 		}
 		lag += r.Lag
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%d\t%s\t%s\n", r.Topic, r.Partition, cp, r.SourceEnd, r.Lag, r.Records, lease, r.Gaps,
-			verified(r.Verification), r.LastError)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\t%s\n", r.Topic, r.Partition, cp, r.SourceEnd, r.Lag, r.Records,
+			since(now, r.Updated), lease, r.Gaps, verified(r.Verification), r.LastError)
 	}
 	tw.Flush()
-	fmt.Fprintf(a.out, "%d partitions, total lag %d records\n", len(rows), lag)
+	if last.IsZero() {
+		fmt.Fprintf(a.out, "%d partitions, total lag %d records; no checkpoint written\n", len(rows), lag)
+	} else {
+		fmt.Fprintf(a.out, "%d partitions, total lag %d records; last checkpoint write %s ago\n", len(rows), lag, since(now, last))
+	}
 }
 
 // verified is the VERIFIED cell: "-" if never verified, "ok" and the time
@@ -194,4 +203,19 @@ func verified(v *verificationJSON) string {
 		return fmt.Sprintf("STUCK %s: %d behind", at, v.Behind)
 	}
 	return "MISMATCH " + at + ": " + strings.Join(problems, ", ")
+}
+
+// since is the SINCE_UPDATE cell: how long before now t was, "3m12s" (to
+// the second; to the minute past an hour), "0s" for a t after now (another
+// host's clock), or "-" for the zero time: never written. One word, for
+// scripts that split the table on blanks.
+func since(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := max(0, now.Sub(t))
+	if d < time.Hour {
+		return d.Truncate(time.Second).String()
+	}
+	return strings.TrimSuffix(d.Truncate(time.Minute).String(), "0s")
 }

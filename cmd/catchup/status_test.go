@@ -2,6 +2,8 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,5 +57,44 @@ func TestStatusAndPlanWhileARunHoldsTheLock(t *testing.T) {
 	}
 	if r := statusJSON(t, e.cfg)[1]; r.Owner != "" {
 		t.Errorf("status after the run died: partition 1 lease_owner %q, want none", r.Owner)
+	}
+}
+
+func TestSince(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct {
+		t    time.Time
+		want string
+	}{
+		{time.Time{}, "-"},
+		{now.Add(time.Minute), "0s"},
+		{now.Add(-192500 * time.Millisecond), "3m12s"},
+		{now.Add(-(26*time.Hour + 5*time.Minute + 9*time.Second)), "26h5m"},
+	} {
+		if got := since(now, tc.t); got != tc.want {
+			t.Errorf("since(%v) = %q, want %q", tc.t, got, tc.want)
+		}
+	}
+}
+
+// TestStatusShowsLastWrite: status prints, per partition and for the
+// pipeline, how long ago its checkpoint was last written.
+func TestStatusShowsLastWrite(t *testing.T) {
+	e := newCLIEnv(t)
+	mustCLI(t, exitOK, "", "run", "-c", e.cfg)
+	out, _ := mustCLI(t, exitOK, "", "status", "-c", e.cfg)
+	lines := strings.Split(out, "\n")
+	col := slices.Index(strings.Fields(lines[1]), "SINCE_UPDATE")
+	rows := 0
+	for _, l := range lines[2:] {
+		if f := strings.Fields(l); len(f) > col && col >= 0 && f[0] == cliTopic {
+			if _, err := time.ParseDuration(f[col]); err != nil {
+				t.Errorf("status: SINCE_UPDATE %q is not a duration: %v", f[col], err)
+			}
+			rows++
+		}
+	}
+	if rows != cliParts || !strings.Contains(out, "; last checkpoint write ") {
+		t.Errorf("status after a run:\n%s\nwant a SINCE_UPDATE duration on each of %d partitions, and the pipeline's last write", out, cliParts)
 	}
 }

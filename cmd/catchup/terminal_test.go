@@ -38,3 +38,22 @@ func TestVerboseLogLinesDoNotOverwriteTheProgressBar(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyShowsProgress: verify on a terminal draws a progress bar of the
+// records it reads.
+func TestVerifyShowsProgress(t *testing.T) {
+	e := newCLIEnv(t)
+	mustCLI(t, exitOK, "", "run", "-c", e.cfg)
+	var out, errOut bytes.Buffer
+	a := &app{in: strings.NewReader(""), out: &out, err: &errOut, forceTerminal: true}
+	root := a.root()
+	root.SetArgs([]string{"verify", "-c", e.cfg})
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	if err := root.ExecuteContext(t.Context()); err != nil {
+		t.Fatalf("verify: %v\n%s", err, errOut.String())
+	}
+	if stderr := errOut.String(); !strings.Contains(stderr, "rec/s") || !strings.Contains(stderr, "/360,") {
+		t.Errorf("verify on a terminal: want a progress bar of the 360 records, got:\n%q", stderr)
+	}
+}

@@ -64,7 +64,7 @@ active member there: stop the consumers on the target first.`,
 	fl := cmd.Flags()
 	fl.StringVar(&group, "group", "", "consumer group whose committed offsets to translate")
 	fl.BoolVar(&apply, "apply", false, "commit the translated offsets to the group on the target (only while it has no active members)")
-	fl.BoolVar(&a.jsonOut, "json", false, "print the translations as one JSON document (docs/json.md)")
+	a.addJSONFlag(fl, "print the translations as one JSON document (docs/json.md)")
 	return cmd
 }
 

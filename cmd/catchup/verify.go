@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -63,7 +64,7 @@ compared from the source log start.`,
 	}
 	cmd.Flags().StringVar(&from, "from", "", "first source offset or RFC 3339 time to compare (default: where copying began, else the source log start)")
 	cmd.Flags().StringVar(&to, "to", "", "source offset or RFC 3339 time to stop before (default: the checkpoint)")
-	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print one JSON document (docs/json.md)")
+	a.addJSONFlag(cmd.Flags(), "print one JSON document (docs/json.md)")
 	return cmd
 }
 
@@ -74,12 +75,13 @@ func (a *app) verify(ctx context.Context, f *config.File, pc *config.Pipeline, f
 	if !pc.ProvenanceEnabled() {
 		return false, usageError{fmt.Errorf("verify matches records through the provenance header, which pipeline %s turns off", pc.Name)}
 	}
-	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Log: a.logger()})
+	log := a.logger()
+	p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Log: log})
 	if err != nil {
 		return false, err
 	}
 	defer p.Close()
-	res, err := compare(ctx, p, pc, from, to)
+	res, err := a.compare(ctx, p, pc, from, to, log)
 	if err != nil {
 		return false, err
 	}
@@ -102,8 +104,10 @@ func (a *app) verify(ctx context.Context, f *config.File, pc *config.Pipeline, f
 	return ok, nil
 }
 
-// compare runs verify.Partition on every partition of pc's topics.
-func compare(ctx context.Context, p *pipeline.Pipeline, pc *config.Pipeline, from, to string) ([]verify.Result, error) {
+// compare runs verify.Partition on every partition of pc's topics, with
+// progress (records, rate, ETA) on a terminal and a log line every 10
+// seconds elsewhere.
+func (a *app) compare(ctx context.Context, p *pipeline.Pipeline, pc *config.Pipeline, from, to string, log *slog.Logger) ([]verify.Result, error) {
 	dst, err := pipeline.ConnectReader(pc.Target, "read_uncommitted")
 	if err != nil {
 		return nil, err
@@ -136,8 +140,11 @@ func compare(ctx context.Context, p *pipeline.Pipeline, pc *config.Pipeline, fro
 	if pc.LoopPreventionEnabled() {
 		opts.LoopCluster = pc.Target.Name
 	}
-	var out []verify.Result
-	for _, m := range marks {
+	// The ranges first, for the progress display's total.
+	type span struct{ lo, hi int64 }
+	spans := make([]span, len(marks))
+	var total int64
+	for i, m := range marks {
 		cp := sv.Checkpoints[m.Partition]
 		lo, hi := m.LogStart, next[m.Partition]
 		if cp.Start != nil {
@@ -149,6 +156,17 @@ func compare(ctx context.Context, p *pipeline.Pipeline, pc *config.Pipeline, fro
 		if v, ok := toOff[m.Partition]; ok {
 			hi = min(v, m.HighWatermark)
 		}
+		spans[i] = span{lo, hi}
+		total += max(0, hi-lo)
+	}
+	prog := a.newProgress(pc.Name, log)
+	prog.stop = prog.show(total)
+	defer prog.finish()
+	opts.OnSource = prog.add
+	var out []verify.Result
+	for i, m := range marks {
+		cp := sv.Checkpoints[m.Partition]
+		lo, hi := spans[i].lo, spans[i].hi
 		r := verify.Result{Partition: m.Partition}
 		r.From, r.To = lo, max(lo, hi)
 		if cp.Exists || hi > lo {

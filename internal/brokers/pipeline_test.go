@@ -26,9 +26,11 @@ type endpoint struct {
 	ca         string
 	serverName string
 	skipVerify bool
-	// SCRAM-SHA-512 when user is set; the password comes from passwordEnv
-	// or passwordFile.
+	// SCRAM-SHA-512 (or mechanism) when user is set; the password comes
+	// from passwordEnv or passwordFile.
 	user, passwordEnv, passwordFile string
+	mechanism                       string
+	dialTimeout                     string // dial_timeout, unless ""
 }
 
 func plaintext(name, brokers string) endpoint { return endpoint{name: name, brokers: brokers} }
@@ -44,6 +46,9 @@ func (e endpoint) yaml(b *strings.Builder, key string) {
 		list = append(list, strconv.Quote(a))
 	}
 	fmt.Fprintf(b, "    %s:\n      name: %s\n      brokers: [%s]\n", key, e.name, strings.Join(list, ", "))
+	if e.dialTimeout != "" {
+		fmt.Fprintf(b, "      dial_timeout: %s\n", e.dialTimeout)
+	}
 	if e.tls {
 		b.WriteString("      tls:\n        enabled: true\n")
 		if e.ca != "" {
@@ -56,8 +61,15 @@ func (e endpoint) yaml(b *strings.Builder, key string) {
 			b.WriteString("        insecure_skip_verify: true\n")
 		}
 	}
+	if e.mechanism == "AWS_MSK_IAM" {
+		fmt.Fprintf(b, "      sasl:\n        mechanism: AWS_MSK_IAM\n        region: %s\n", "eu-west-1")
+	}
 	if e.user != "" {
-		fmt.Fprintf(b, "      sasl:\n        mechanism: SCRAM-SHA-512\n        username: %q\n", e.user)
+		mech := e.mechanism
+		if mech == "" {
+			mech = "SCRAM-SHA-512"
+		}
+		fmt.Fprintf(b, "      sasl:\n        mechanism: %s\n        username: %q\n", mech, e.user)
 		if e.passwordEnv != "" {
 			fmt.Fprintf(b, "        password_env: %s\n", e.passwordEnv)
 		}

@@ -124,6 +124,9 @@ type Cluster struct {
 	ClientID string   `yaml:"client_id"` // default "catchup"
 	TLS      *TLS     `yaml:"tls"`       // nil: plaintext
 	SASL     *SASL    `yaml:"sasl"`      // nil: no authentication
+	// DialTimeout bounds connecting to a broker: TCP, the TLS handshake and
+	// SASL together; 0: 10 seconds.
+	DialTimeout time.Duration `yaml:"dial_timeout"`
 }
 
 // TLS configures TLS to a cluster. Verification is on unless

@@ -182,6 +182,9 @@ func (c *Cluster) check(ch *checker, path string) {
 	if c.ClientID == "" {
 		ch.addf(at("client_id"), "must not be empty")
 	}
+	if c.DialTimeout < 0 {
+		ch.addf(at("dial_timeout"), "%v is negative; give a duration such as 5s, or leave it out for 10s", c.DialTimeout)
+	}
 	if t := c.TLS; t != nil {
 		if (t.CertFile == "") != (t.KeyFile == "") {
 			ch.addf(at("tls"), "cert_file and key_file go together: set both for a client certificate, or neither")

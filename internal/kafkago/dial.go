@@ -6,11 +6,14 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -28,7 +31,7 @@ import (
 // leader move stalled produce for up to 6.4s (KAFKA-GO-NOTES.md).
 const (
 	metadataTTL = time.Second
-	dialTimeout = 10 * time.Second // TCP, TLS handshake and SASL together
+	dialTimeout = 10 * time.Second // TCP, TLS handshake and SASL together, unless Settings say otherwise
 	// idleTimeout stays well below Kafka's connections.max.idle.ms (10m), so
 	// that the broker does not close a connection the Transport still
 	// believes usable: a produce on such a connection ends in EOF after the
@@ -50,6 +53,9 @@ type Settings struct {
 	ClientID string
 	TLS      *TLS  // nil: plaintext
 	SASL     *SASL // nil: no authentication
+	// DialTimeout bounds a connection: TCP, TLS handshake and SASL
+	// together; 0: 10 seconds.
+	DialTimeout time.Duration
 }
 
 // TLS configures TLS to a cluster. Verification is on unless
@@ -84,11 +90,12 @@ type Secret interface{ Reveal() string }
 // that knows the cluster's layout and routes each request to the right
 // broker. It is safe for concurrent use.
 type Cluster struct {
-	name      string
-	clientID  string
-	mechanism string       // SASL mechanism, "" without SASL
-	user      string       // SASL user, for error messages
-	corr      atomic.Int32 // correlation ids of the requests written by exchange
+	name        string
+	clientID    string
+	dialTimeout time.Duration
+	mechanism   string       // SASL mechanism, "" without SASL
+	user        string       // SASL user, for error messages
+	corr        atomic.Int32 // correlation ids of the requests written by exchange
 
 	// mu guards the Transport, which watch replaces by one whose
 	// background metadata refresh covers only the topics in use.
@@ -156,7 +163,10 @@ func Dial(c Settings) (*Cluster, error) {
 	if len(c.Brokers) == 0 {
 		return nil, fmt.Errorf("cluster %q: no brokers", c.Name)
 	}
-	cl := &Cluster{name: c.Name, clientID: c.ClientID}
+	cl := &Cluster{name: c.Name, clientID: c.ClientID, dialTimeout: c.DialTimeout}
+	if cl.dialTimeout <= 0 {
+		cl.dialTimeout = dialTimeout
+	}
 	tc, err := tlsConfig(c.TLS)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: tls: %w", c.Name, err)
@@ -181,7 +191,7 @@ func Dial(c Settings) (*Cluster, error) {
 // topics (nil: every topic).
 func (c *Cluster) newPool(topics []string) *pool {
 	t := &kafka.Transport{
-		DialTimeout:    dialTimeout,
+		DialTimeout:    c.dialTimeout,
 		IdleTimeout:    idleTimeout,
 		MetadataTTL:    metadataTTL,
 		MetadataTopics: topics,
@@ -406,5 +416,71 @@ func (c *Cluster) authError(err error) error {
 	case isTLS(err):
 		return fmt.Errorf("cluster %q: TLS: %w", c.name, err)
 	}
+	if errors.Is(err, kafka.IllegalSASLState) {
+		return fmt.Errorf("cluster %q: the broker refused the SASL %s handshake: the listener may not use SASL (PLAINTEXT or SSL): remove the sasl block, or use the broker's SASL_PLAINTEXT or SASL_SSL port: %w",
+			c.name, c.mechanism, err)
+	}
+	if errors.Is(err, kafka.UnsupportedSASLMechanism) {
+		return fmt.Errorf("cluster %q: the listener does not enable SASL %s: set sasl.mechanism to one of its enabled mechanisms (the broker's sasl.enabled.mechanisms): %w",
+			c.name, c.mechanism, err)
+	}
 	return fmt.Errorf("cluster %q: SASL %s authentication as user %q failed: %w", c.name, c.mechanism, c.user, err)
+}
+
+// expectsTLS reports whether kafka-go read a TLS alert where it expected a
+// Kafka response: it says so only in the message (protocol/response.go),
+// with no type to test.
+func expectsTLS(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) && strings.Contains(err.Error(), "broker appears to be expecting TLS")
+}
+
+// explainedError is a connection error whose message already says what the
+// settings may have got wrong, which listenerHint leaves alone.
+type explainedError struct{ err error }
+
+func (e *explainedError) Error() string { return e.err.Error() }
+func (e *explainedError) Unwrap() error { return e.err }
+
+// listenerHint explains a connection that ended or stalled before a
+// response (EOF, a reset, a timeout, a non-TLS answer to a TLS handshake),
+// the sign of settings that do not match the listener's protocol: it names
+// the cluster, what the listener likely is and the fix. It returns nil for
+// every other error. A broker restarting can end a connection the same way,
+// so the hint says "may".
+func (c *Cluster) listenerHint(err error) error {
+	var ne net.Error
+	var rh tls.RecordHeaderError
+	timeout := errors.As(err, &ne) && ne.Timeout()
+	closed := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
+	notTLS := errors.As(err, &rh)
+	if !timeout && !closed && !notTLS || errors.As(err, new(*saslStepError)) || errors.As(err, new(*explainedError)) {
+		return nil
+	}
+	what := "the connection was closed"
+	if timeout {
+		what = fmt.Sprintf("no answer within the dial timeout (%v)", c.dialTimeout)
+	}
+	var fix string
+	switch {
+	case c.tls == nil && expectsTLS(err):
+		what = "the broker answered with a TLS alert"
+		fix = "the listener is SSL or SASL_SSL: add a tls block (tls: {}, and ca_file for a private CA)"
+		if c.mechanism == "" {
+			fix += ", and for SASL_SSL a sasl block"
+		}
+	case c.tls != nil && notTLS:
+		fix = "the listener answered without TLS: it is PLAINTEXT or SASL_PLAINTEXT: remove the tls block, or use the broker's SSL or SASL_SSL port"
+	case c.tls != nil && c.mechanism == "":
+		fix = "if the listener is PLAINTEXT or SASL_PLAINTEXT, remove the tls block (or use the broker's SSL or SASL_SSL port); if it is SASL_SSL, add a sasl block"
+	case c.tls != nil:
+		fix = "if the listener is PLAINTEXT or SASL_PLAINTEXT, remove the tls block, or use the broker's SSL or SASL_SSL port"
+	case c.mechanism == "":
+		fix = "if the listener is SSL or SASL_SSL, add a tls block; if it is SASL_PLAINTEXT or SASL_SSL, add a sasl block (the broker's listener.security.protocol.map says which)"
+	default:
+		fix = "if the listener is SASL_SSL, add a tls block"
+	}
+	if timeout {
+		fix += "; or the broker is unreachable from here (check the host and port), or needs a longer dial_timeout"
+	}
+	return fmt.Errorf("cluster %q (%s): %s; the connection settings may not match the listener: %s: %w", c.name, c.addr, what, fix, err)
 }

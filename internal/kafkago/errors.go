@@ -34,6 +34,9 @@ func (c *Cluster) readError(ctx context.Context, err error) error {
 	if errors.Is(err, errUnsupported) || ctx.Err() != nil {
 		return err
 	}
+	if h := c.listenerHint(err); h != nil {
+		err = h // still retriable: a broker restarting closes connections too
+	}
 	return mark(err, catchup.ErrRetriable)
 }
 

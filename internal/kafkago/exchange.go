@@ -279,13 +279,15 @@ func (c *Cluster) roundTrip(ctx context.Context, e *exchange, timeout time.Durat
 				err = merr
 			}
 		}
-		if !e.sent() && c.mechanism != "" && errors.Is(err, io.ErrUnexpectedEOF) && c.authError(err) == nil {
+		if !e.sent() && c.mechanism != "" && errors.Is(err, io.ErrUnexpectedEOF) && c.authError(err) == nil && !expectsTLS(err) {
 			// Kafka answers a refused SaslAuthenticate v1+ with
 			// SASL_AUTHENTICATION_FAILED, but closes the connection
 			// after a refused v0 exchange, and kafka-go then reports
 			// an unexpected EOF while it connects.
-			err = fmt.Errorf("cluster %q: connection closed while connecting; the SASL %s authentication as user %q may have been refused: %w",
-				c.name, c.mechanism, c.user, err)
+			err = &explainedError{fmt.Errorf("cluster %q: connection closed while connecting; the SASL %s authentication as user %q may have been refused, "+
+				"or the listener does not enable %s (set sasl.mechanism to one of its enabled mechanisms, the broker's sasl.enabled.mechanisms), "+
+				"or it is SSL or PLAINTEXT, without SASL (remove the sasl block): %w",
+				c.name, c.mechanism, c.user, c.mechanism, err)}
 		}
 		return nil, err
 	}

@@ -69,7 +69,7 @@ func ProducerSettings(p cfg.Producer) kafkago.Producer {
 
 // settings are c as kafkago takes it: plain values, the password resolved.
 func settings(c cfg.Cluster) (kafkago.Settings, error) {
-	s := kafkago.Settings{Name: c.Name, Brokers: c.Brokers, ClientID: c.ClientID}
+	s := kafkago.Settings{Name: c.Name, Brokers: c.Brokers, ClientID: c.ClientID, DialTimeout: c.DialTimeout}
 	if c.TLSEnabled() {
 		s.TLS = &kafkago.TLS{CAFile: c.TLS.CAFile, CertFile: c.TLS.CertFile, KeyFile: c.TLS.KeyFile,
 			ServerName: c.TLS.ServerName, InsecureSkipVerify: c.TLS.InsecureSkipVerify}

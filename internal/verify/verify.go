@@ -48,6 +48,10 @@ type Options struct {
 	// and counts as LoopSkipped, not Missing.
 	LoopCluster string
 	FetchBytes  int32 // default 1 MiB
+	// OnSource, if set, is called after each fetch from the source with the
+	// offsets it moved the source read past and their records' bytes: a
+	// progress display's feed. It is called from the goroutine of Partition.
+	OnSource func(offsets, bytes int64)
 }
 
 // Partition compares source partition p over [from, to) with every record
@@ -66,7 +70,7 @@ func Partition(ctx context.Context, src, dst Reader, p, tp catchup.Partition, fr
 	n := uint(to - from)
 	m := &matcher{
 		res: &res.Verification, o: o,
-		src:   &cursor{r: src, p: p, next: from, end: to, bytes: o.FetchBytes},
+		src:   &cursor{r: src, p: p, next: from, end: to, bytes: o.FetchBytes, onFetch: o.OnSource},
 		high:  from,
 		equal: bitset.New(n), differed: bitset.New(n), skip: bitset.New(n),
 		maxCopied: -1,
@@ -245,6 +249,8 @@ type cursor struct {
 	end   int64 // stop before this offset
 	bytes int32
 	buf   []catchup.Record
+	// onFetch, if set, gets the offsets and bytes of each fetch below end.
+	onFetch func(offsets, bytes int64)
 }
 
 // pos is the offset the cursor reads from: that of its next buffered
@@ -280,9 +286,17 @@ func (c *cursor) peek(ctx context.Context) (*catchup.Record, error) {
 		if f.Next <= c.next {
 			return nil, fmt.Errorf("no records at offset %d below the end %d", c.next, c.end)
 		}
+		moved := min(f.Next, c.end) - c.next
 		c.buf, c.next = f.Records, f.Next
 		for len(c.buf) > 0 && c.buf[len(c.buf)-1].Offset >= c.end {
 			c.buf = c.buf[:len(c.buf)-1]
+		}
+		if c.onFetch != nil {
+			var n int64
+			for i := range c.buf {
+				n += int64(c.buf[i].Size())
+			}
+			c.onFetch(moved, n)
 		}
 	}
 	if len(c.buf) == 0 {

@@ -220,3 +220,25 @@ func TestInOrderCopyReadsEachSideOnce(t *testing.T) {
 		t.Errorf("source fetched %d times, target %d times, for 40 records served 2 a fetch; want at most 21 each", s.fetches, d.fetches)
 	}
 }
+
+// TestOnSourceReportsTheRange: OnSource is told, fetch by fetch, offsets
+// that add up to the range verified (holes included) and the bytes of the
+// source records in it, so a progress display reaches its total.
+func TestOnSourceReportsTheRange(t *testing.T) {
+	src := source(40) // offsets 0, 2, ..., 78
+	var offsets, bytes int64
+	calls := 0
+	o := Options{Cluster: "src", OnSource: func(n, b int64) { offsets += n; bytes += b; calls++ }}
+	if _, err := Partition(t.Context(), src, copyOf(src, nil), p, p, 10, 70, o); err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for i := range src {
+		if src[i].Offset >= 10 && src[i].Offset < 70 {
+			want += int64(src[i].Size())
+		}
+	}
+	if offsets != 60 || bytes != want || calls < 2 {
+		t.Errorf("OnSource: %d offsets, %d bytes in %d calls; want 60 offsets (the range [10, 70)), %d bytes, a call per fetch", offsets, bytes, calls, want)
+	}
+}

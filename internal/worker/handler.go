@@ -32,6 +32,7 @@ import (
 	"github.com/kafka-catchup/catchup/internal/metrics"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/replicate"
+	"github.com/kafka-catchup/catchup/internal/runmetrics"
 )
 
 // DefaultMargin is the replicate function's deadline margin when
@@ -260,24 +261,6 @@ func (h *Handler) owner(ctx context.Context) string {
 	return h.o.Owner
 }
 
-// timeValues are the time figures of rep that it has, in whole seconds.
-func timeValues(rep *replicate.Report) []metrics.Value {
-	var out []metrics.Value
-	for _, f := range []struct {
-		name   string
-		figure func() (time.Duration, bool)
-	}{
-		{metrics.ReplicationLatency, rep.Latency},
-		{metrics.RecordAge, rep.RecordAge},
-		{metrics.RetentionHeadroom, rep.Headroom},
-	} {
-		if d, ok := f.figure(); ok {
-			out = append(out, metrics.Value{Name: f.name, Unit: metrics.Seconds, Value: int64(d / time.Second)})
-		}
-	}
-	return out
-}
-
 func summarize(ev Event, rep *replicate.Report) *Summary {
 	sum := &Summary{Pipeline: ev.Pipeline, Done: rep.Done(), Partitions: make([]PartitionSummary, 0, len(rep.Partitions)),
 		Resent: rep.Resent, ReplicationWaits: rep.ReplicationWaits, ReplicationWaitedMS: rep.ReplicationWaited.Milliseconds(),
@@ -315,74 +298,20 @@ func timeOrNil(t time.Time) *time.Time {
 // emit writes the invocation's metrics: one EMF line for the pipeline (or,
 // with TopicMetrics, one per topic), and one with its DynamoDB requests.
 func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests int64) {
-	type counts struct{ records, bytes, windows, done, gaps, fenced, retries, failed, leased, inDoubt int64 }
-	byTopic := map[string]*counts{} // by "" without TopicMetrics
-	for _, r := range rep.Partitions {
-		topic := ""
-		if h.o.TopicMetrics {
-			topic = r.Topic
-		}
-		c := byTopic[topic]
-		if c == nil {
-			c = &counts{}
-			byTopic[topic] = c
-		}
-		c.records += r.Copied
-		c.bytes += r.Bytes
-		c.retries += int64(r.Retries)
-		switch r.Status {
-		case replicate.StatusDone:
-			c.windows++
-			c.done++
-		case replicate.StatusPartial:
-			c.windows++
-		case replicate.StatusFenced:
-			c.fenced++
-		case replicate.StatusFailed:
-			c.failed++
-		case replicate.StatusLeased:
-			c.leased++
-		case replicate.StatusInDoubt:
-			c.inDoubt++
-		}
-		var ge *catchup.GapError
-		if r.Gap != nil || errors.As(r.Err, &ge) {
-			c.gaps++
-		}
-	}
 	service := metrics.Dimension{Name: metrics.DimService, Value: h.o.Service}
 	pipe := metrics.Dimension{Name: metrics.DimPipeline, Value: rep.Pipeline}
 	var errs []error
+	byTopic := runmetrics.Copy(rep, h.o.TopicMetrics) // by "" without TopicMetrics
 	for _, topic := range slices.Sorted(maps.Keys(byTopic)) {
-		c := byTopic[topic]
 		dims, sets := []metrics.Dimension{service, pipe}, [][]string{{metrics.DimPipeline}, {metrics.DimService}}
 		if topic != "" {
 			dims = append(dims, metrics.Dimension{Name: metrics.DimTopic, Value: topic})
 			sets = append(sets, []string{metrics.DimPipeline, metrics.DimTopic})
 		}
-		errs = append(errs, h.o.Metrics.Emit(dims, sets,
-			[]metrics.Value{
-				{Name: metrics.Records, Unit: metrics.Count, Value: c.records},
-				{Name: metrics.BytesCopied, Unit: metrics.Bytes, Value: c.bytes},
-				{Name: metrics.Windows, Unit: metrics.Count, Value: c.windows},
-				{Name: metrics.WindowsDone, Unit: metrics.Count, Value: c.done},
-				{Name: metrics.Gaps, Unit: metrics.Count, Value: c.gaps},
-				{Name: metrics.FencedCommits, Unit: metrics.Count, Value: c.fenced},
-				{Name: metrics.Retries, Unit: metrics.Count, Value: c.retries},
-				{Name: metrics.FailedPartitions, Unit: metrics.Count, Value: c.failed},
-				{Name: metrics.LeasedPartitions, Unit: metrics.Count, Value: c.leased},
-				{Name: metrics.InDoubtPartitions, Unit: metrics.Count, Value: c.inDoubt},
-			}))
+		errs = append(errs, h.o.Metrics.Emit(dims, sets, byTopic[topic]))
 	}
 	errs = append(errs, h.o.Metrics.Emit([]metrics.Dimension{service, pipe},
-		[][]string{{metrics.DimPipeline}, {metrics.DimService}},
-		append([]metrics.Value{
-			{Name: metrics.DynamoDBRequests, Unit: metrics.Count, Value: storeRequests},
-			{Name: metrics.Resent, Unit: metrics.Count, Value: rep.Resent},
-			{Name: metrics.ReplicationWaits, Unit: metrics.Count, Value: rep.ReplicationWaits},
-			{Name: metrics.ReplicationWaited, Unit: metrics.Milliseconds, Value: rep.ReplicationWaited.Milliseconds()},
-			{Name: metrics.TopicConfigChanges, Unit: metrics.Count, Value: int64(len(rep.ConfigChanges))},
-		}, timeValues(rep)...)))
+		[][]string{{metrics.DimPipeline}, {metrics.DimService}}, runmetrics.Run(rep, storeRequests)))
 	if err := errors.Join(errs...); err != nil {
 		h.o.Log.ErrorContext(ctx, "metrics not written", "error", err)
 	}
