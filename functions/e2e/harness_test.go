@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -139,11 +140,11 @@ func start(t *testing.T, fn, name string, rt *runtimeAPI, env map[string]string)
 
 // checkOutput checks the EMF lines of ps against the specification and
 // that no secret appears in anything they printed; it returns the documents.
-func checkOutput(t *testing.T, secrets []string, ps ...*proc) []*emftest.Document {
+func checkOutput(t *testing.T, secrets []string, ps ...*rieProc) []*emftest.Document {
 	t.Helper()
 	var docs []*emftest.Document
 	for _, p := range ps {
-		out := p.out.String()
+		out := p.output()
 		d, err := emftest.Lines([]byte(out))
 		if err != nil {
 			t.Errorf("%s: EMF lines break the specification: %v", p.name, err)
@@ -168,6 +169,7 @@ type cluster struct {
 	fake *kfake.Cluster
 	cl   *kgo.Client
 	opts []kgo.Opt // SASL, for the clients that read
+	pad  int       // bytes of padding in each value seed writes; default 80
 }
 
 func newCluster(t *testing.T, clientOpts []kgo.Opt, opts ...kfake.Opt) *cluster {
@@ -197,7 +199,7 @@ func (c *cluster) seed(ctx context.Context, t *testing.T, topic string, partitio
 	for p := range partitions {
 		for i := range n {
 			r := &kgo.Record{Topic: topic, Partition: p, Timestamp: ts(i),
-				Value: fmt.Appendf(nil, "%s/%d/%d %s", topic, p, i, strings.Repeat("x", 80))}
+				Value: fmt.Appendf(nil, "%s/%d/%d %s", topic, p, i, strings.Repeat("x", cmp.Or(c.pad, 80)))}
 			switch i % 7 {
 			case 0:
 				r.Key = nil

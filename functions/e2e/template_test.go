@@ -3,10 +3,12 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +36,45 @@ var templatePath = filepath.Join("..", "..", "template.yaml")
 // test can see what points where.
 func openTemplate(t *testing.T, set map[string]any) *cloudformation.Template {
 	t.Helper()
-	ref := func(_ string, input, tpl any) any {
+	data, err := os.ReadFile(templatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := goformation.ParseYAMLWithOptions(data, templateOptions(set, true))
+	if err != nil {
+		t.Fatalf("goformation: %s: %v", templatePath, err)
+	}
+	return tpl
+}
+
+// resolvedTemplate is template.yaml with its intrinsic functions evaluated
+// as a deploy with the parameter values set would evaluate them (set may
+// also name a resource, to stand for its Ref, or "AWS::StackName"), as
+// JSON decoded: for what goformation does not model (ScheduleV2 events) and
+// for the environment of a function as Lambda would see it, numbers and all.
+func resolvedTemplate(t *testing.T, set map[string]any) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(templatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := intrinsics.ProcessYAML(data, templateOptions(set, false))
+	if err != nil {
+		t.Fatalf("resolve %s: %v", templatePath, err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(js, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// templateOptions resolves Ref, Fn::GetAtt, Fn::Sub and Fn::Split for
+// openTemplate and resolvedTemplate; typed makes MaxShards and ShardBytes
+// strings, which goformation's map of environment variables needs.
+func templateOptions(set map[string]any, typed bool) *intrinsics.ProcessorOptions {
+	var ref func(_ string, input, tpl any) any
+	ref = func(_ string, input, tpl any) any {
 		name, _ := input.(string)
 		params, _ := tpl.(map[string]any)["Parameters"].(map[string]any)
 		if v, ok := set[name]; ok {
@@ -44,7 +84,7 @@ func openTemplate(t *testing.T, set map[string]any) *cloudformation.Template {
 			return "aws"
 		}
 		if p, ok := params[name].(map[string]any); ok {
-			if name == "MaxShards" || name == "ShardBytes" {
+			if typed && (name == "MaxShards" || name == "ShardBytes") {
 				return "20" // strings, as Lambda environment variables are
 			}
 			return p["Default"]
@@ -77,14 +117,35 @@ func openTemplate(t *testing.T, set map[string]any) *cloudformation.Template {
 		}
 		return out
 	}
-	tpl, err := goformation.OpenWithOptions(templatePath, &intrinsics.ProcessorOptions{
-		EvaluateConditions:        true,
-		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{"Ref": ref, "Fn::GetAtt": getAtt, "Fn::Split": split},
-	})
-	if err != nil {
-		t.Fatalf("goformation: %s: %v", templatePath, err)
+	// goformation's Fn::Sub resolves ${NAME} with its own Ref, blind to set.
+	sub := func(name string, input, tpl any) any {
+		s, ok := input.(string)
+		if !ok {
+			return intrinsics.FnSub(name, input, tpl)
+		}
+		return subVariable.ReplaceAllStringFunc(s, func(m string) string {
+			v := m[2 : len(m)-1]
+			if strings.Contains(v, ".") {
+				return m
+			}
+			return scalar(ref("Ref", v, tpl))
+		})
 	}
-	return tpl
+	return &intrinsics.ProcessorOptions{
+		EvaluateConditions:        true,
+		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{"Ref": ref, "Fn::GetAtt": getAtt, "Fn::Split": split, "Fn::Sub": sub},
+	}
+}
+
+var subVariable = regexp.MustCompile(`\$\{[\.:0-9A-Za-z]+\}`)
+
+// scalar formats a template value as the string Lambda or CloudFormation
+// would make of it: 20, not 20.000000.
+func scalar(v any) string {
+	if f, ok := v.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
 }
 
 // rawTemplate is template.yaml as JSON with intrinsic functions in long
