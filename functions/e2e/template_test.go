@@ -73,29 +73,15 @@ func resolvedTemplate(t *testing.T, set map[string]any) map[string]any {
 // openTemplate and resolvedTemplate; typed makes MaxShards and ShardBytes
 // strings, which goformation's map of environment variables needs.
 func templateOptions(set map[string]any, typed bool) *intrinsics.ProcessorOptions {
-	var ref func(_ string, input, tpl any) any
-	ref = func(_ string, input, tpl any) any {
-		name, _ := input.(string)
-		params, _ := tpl.(map[string]any)["Parameters"].(map[string]any)
-		if v, ok := set[name]; ok {
-			return v
-		}
-		if name == "AWS::Partition" {
-			return "aws"
-		}
-		if p, ok := params[name].(map[string]any); ok {
-			if typed && (name == "MaxShards" || name == "ShardBytes") {
-				return "20" // strings, as Lambda environment variables are
+	ref := func(_ string, input, tpl any) any {
+		v := refValue(set, input, tpl, typed)
+		switch n := v.(type) {
+		case float64, int:
+			if !typed {
+				return scalar(n) // CloudFormation resolves a parameter to a string
 			}
-			return p["Default"]
 		}
-		if name == "AWS::NoValue" {
-			return nil
-		}
-		if strings.HasPrefix(name, "AWS::") {
-			return "pseudo:" + name
-		}
-		return "Ref:" + name
+		return v
 	}
 	getAtt := func(_ string, input, _ any) any {
 		switch v := input.(type) {
@@ -135,6 +121,33 @@ func templateOptions(set map[string]any, typed bool) *intrinsics.ProcessorOption
 		EvaluateConditions:        true,
 		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{"Ref": ref, "Fn::GetAtt": getAtt, "Fn::Split": split, "Fn::Sub": sub},
 	}
+}
+
+// refValue is what Ref resolves name (input) to: set's value, else a
+// parameter's default, else a pseudo parameter or a resource as a string
+// that names it.
+func refValue(set map[string]any, input, tpl any, typed bool) any {
+	name, _ := input.(string)
+	params, _ := tpl.(map[string]any)["Parameters"].(map[string]any)
+	if v, ok := set[name]; ok {
+		return v
+	}
+	if name == "AWS::Partition" {
+		return "aws"
+	}
+	if p, ok := params[name].(map[string]any); ok {
+		if typed && (name == "MaxShards" || name == "ShardBytes") {
+			return "20" // strings, as Lambda environment variables are
+		}
+		return p["Default"]
+	}
+	if name == "AWS::NoValue" {
+		return nil
+	}
+	if strings.HasPrefix(name, "AWS::") {
+		return "pseudo:" + name
+	}
+	return "Ref:" + name
 }
 
 var subVariable = regexp.MustCompile(`\$\{[\.:0-9A-Za-z]+\}`)
