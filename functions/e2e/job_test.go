@@ -11,13 +11,15 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore/dynamotest"
+	"github.com/kafka-catchup/catchup/internal/metrics"
 	"github.com/kafka-catchup/catchup/internal/worker"
 )
 
 // TestBackfillJobEvent invokes the replicate function, under the Lambda
 // emulator as the template deploys it, with a backfill job: exactly the
 // records whose timestamps fall in the job's range reach the target, the
-// job keeps its own checkpoints, and the pipeline's are not touched. A
+// job keeps its own checkpoints, and the pipeline's are not touched; its
+// metrics are under the pipeline's name and feed no latency alarm. A
 // malformed event is answered, not retried.
 func TestBackfillJobEvent(t *testing.T) {
 	t.Parallel()
@@ -80,5 +82,16 @@ func TestBackfillJobEvent(t *testing.T) {
 			t.Errorf("event %s: answer %s (failed %v); want a summary with an error", bad, inv.body, inv.failed)
 		}
 	}
-	checkOutput(t, nil, fn.procs...)
+	// The job feeds neither the latency alarm's metrics nor a new pipeline
+	// dimension value.
+	for _, d := range checkOutput(t, nil, fn.procs...) {
+		if p := d.Members[metrics.DimPipeline]; p != nil && p != "clicks" {
+			t.Errorf("an EMF document of the job has pipeline dimension %v, want clicks (a dimension value per job is a custom metric more)", p)
+		}
+		for _, n := range []string{metrics.ReplicationLatency, metrics.RecordAge} {
+			if v, ok := d.Values[n]; ok {
+				t.Errorf("the job wrote %s = %v, which the latency alarm watches", n, v)
+			}
+		}
+	}
 }
