@@ -81,10 +81,10 @@ type proc struct {
 	cmd     *exec.Cmd
 }
 
-// env is the environment of the bootstraps of one test: the AWS endpoints
-// and dummy credentials, and the variables Lambda sets.
-func baseEnv(t *testing.T, dynamo, table string, aws *awsDouble) map[string]string {
-	e := map[string]string{
+// awsEnv is what a bootstrap needs to reach the AWS APIs of a test: a
+// region, dummy credentials, no instance metadata, DynamoDB at dynamo.
+func awsEnv(t *testing.T, dynamo string) map[string]string {
+	return map[string]string{
 		"PATH":                      os.Getenv("PATH"),
 		"HOME":                      t.TempDir(),
 		"AWS_REGION":                "us-east-1",
@@ -92,16 +92,17 @@ func baseEnv(t *testing.T, dynamo, table string, aws *awsDouble) map[string]stri
 		"AWS_SECRET_ACCESS_KEY":     "catchup-test",
 		"AWS_EC2_METADATA_DISABLED": "true",
 		"AWS_ENDPOINT_URL_DYNAMODB": dynamo,
-		"AWS_LAMBDA_LOG_FORMAT":     "JSON",
-		lambdaenv.EnvMemorySize:     "256",
-		lambdaenv.EnvTable:          table,
-		lambdaenv.EnvService:        "e2e",
 	}
-	if aws != nil {
-		for _, svc := range []string{"LAMBDA", "SECRETS_MANAGER", "SSM"} {
-			e["AWS_ENDPOINT_URL_"+svc] = aws.srv.URL
-		}
-	}
+}
+
+// baseEnv is awsEnv and the variables Lambda and the template set, for a
+// bootstrap the test starts itself (TestStartupTime).
+func baseEnv(t *testing.T, dynamo, table string) map[string]string {
+	e := awsEnv(t, dynamo)
+	e["AWS_LAMBDA_LOG_FORMAT"] = "JSON"
+	e[lambdaenv.EnvMemorySize] = "256"
+	e[lambdaenv.EnvTable] = table
+	e[lambdaenv.EnvService] = "e2e"
 	return e
 }
 

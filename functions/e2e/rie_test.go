@@ -97,15 +97,7 @@ const (
 // (nil: none). env is added to every bootstrap's environment as is.
 func newLambdaStack(t *testing.T, params map[string]any, dynamo, table string, double *awsDouble, env map[string]string) *lambdaStack {
 	t.Helper()
-	s := &lambdaStack{params: maps.Clone(params), fns: map[string]*rieFunction{}, env: map[string]string{
-		"PATH":                      os.Getenv("PATH"),
-		"HOME":                      t.TempDir(),
-		"AWS_REGION":                "us-east-1",
-		"AWS_ACCESS_KEY_ID":         "catchup-test",
-		"AWS_SECRET_ACCESS_KEY":     "catchup-test",
-		"AWS_EC2_METADATA_DISABLED": "true",
-		"AWS_ENDPOINT_URL_DYNAMODB": dynamo,
-	}}
+	s := &lambdaStack{params: maps.Clone(params), fns: map[string]*rieFunction{}, env: awsEnv(t, dynamo)}
 	if s.params == nil {
 		s.params = map[string]any{}
 	}

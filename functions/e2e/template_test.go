@@ -54,13 +54,19 @@ func openTemplate(t *testing.T, set map[string]any) *cloudformation.Template {
 // for the environment of a function as Lambda would see it, numbers and all.
 func resolvedTemplate(t *testing.T, set map[string]any) map[string]any {
 	t.Helper()
+	return processTemplate(t, templateOptions(set, false))
+}
+
+// processTemplate is template.yaml as JSON decoded, processed with opts.
+func processTemplate(t *testing.T, opts *intrinsics.ProcessorOptions) map[string]any {
+	t.Helper()
 	data, err := os.ReadFile(templatePath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	js, err := intrinsics.ProcessYAML(data, templateOptions(set, false))
+	js, err := intrinsics.ProcessYAML(data, opts)
 	if err != nil {
-		t.Fatalf("resolve %s: %v", templatePath, err)
+		t.Fatalf("%s: %v", templatePath, err)
 	}
 	var out map[string]any
 	if err := json.Unmarshal(js, &out); err != nil {
@@ -165,19 +171,7 @@ func scalar(v any) string {
 // form, for what goformation does not model (Globals.Function.LoggingConfig).
 func rawTemplate(t *testing.T) map[string]any {
 	t.Helper()
-	data, err := os.ReadFile(templatePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := intrinsics.ProcessYAML(data, &intrinsics.ProcessorOptions{NoProcess: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal(js, &raw); err != nil {
-		t.Fatal(err)
-	}
-	return raw
+	return processTemplate(t, &intrinsics.ProcessorOptions{NoProcess: true})
 }
 
 // TestTemplateMatchesTheCode checks that template.yaml deploys what the
