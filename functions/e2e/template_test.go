@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +30,11 @@ import (
 
 var templatePath = filepath.Join("..", "..", "template.yaml")
 
+// templateMu serializes goformation's YAML processing, which registers
+// its tags in a package map on every call (a data race between parallel
+// tests).
+var templateMu sync.Mutex
+
 // openTemplate parses template.yaml strictly with goformation (an unknown
 // property is an error). Parameters resolve to set, else to their defaults
 // (the two that only reach environment variables as strings), and
@@ -40,6 +46,8 @@ func openTemplate(t *testing.T, set map[string]any) *cloudformation.Template {
 	if err != nil {
 		t.Fatal(err)
 	}
+	templateMu.Lock()
+	defer templateMu.Unlock()
 	tpl, err := goformation.ParseYAMLWithOptions(data, templateOptions(set, true))
 	if err != nil {
 		t.Fatalf("goformation: %s: %v", templatePath, err)
@@ -64,7 +72,9 @@ func processTemplate(t *testing.T, opts *intrinsics.ProcessorOptions) map[string
 	if err != nil {
 		t.Fatal(err)
 	}
+	templateMu.Lock()
 	js, err := intrinsics.ProcessYAML(data, opts)
+	templateMu.Unlock()
 	if err != nil {
 		t.Fatalf("%s: %v", templatePath, err)
 	}
