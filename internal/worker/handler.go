@@ -197,7 +197,7 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (*Summary
 	sum := summarize(ev, rep)
 	sum.StoreRequests = rep.StoreRequests // this invocation's own, in a warm Lambda too
 	sum.DurationMS = time.Since(start).Milliseconds()
-	h.emit(ctx, rep, sum.StoreRequests)
+	h.emit(ctx, ev.Pipeline, ev.Job != nil, rep, sum.StoreRequests)
 
 	var transient []error
 	for _, r := range rep.Partitions {
@@ -260,15 +260,22 @@ func (h *Handler) owner(ctx context.Context) string {
 	return h.o.Owner
 }
 
-// timeValues are the time figures of rep that it has, in whole seconds.
-func timeValues(rep *replicate.Report) []metrics.Value {
+// timeValues are the time figures of rep that it has, in whole seconds. A
+// backfill job's latency and record age go under names of their own, which
+// no alarm watches; its RetentionHeadroom stays, since retention deletes a
+// job's records as surely as the schedule's.
+func timeValues(rep *replicate.Report, job bool) []metrics.Value {
+	latency, age := metrics.ReplicationLatency, metrics.RecordAge
+	if job {
+		latency, age = metrics.BackfillLatency, metrics.BackfillRecordAge
+	}
 	var out []metrics.Value
 	for _, f := range []struct {
 		name   string
 		figure func() (time.Duration, bool)
 	}{
-		{metrics.ReplicationLatency, rep.Latency},
-		{metrics.RecordAge, rep.RecordAge},
+		{latency, rep.Latency},
+		{age, rep.RecordAge},
 		{metrics.RetentionHeadroom, rep.Headroom},
 	} {
 		if d, ok := f.figure(); ok {
@@ -314,7 +321,10 @@ func timeOrNil(t time.Time) *time.Time {
 
 // emit writes the invocation's metrics: one EMF line for the pipeline (or,
 // with TopicMetrics, one per topic), and one with its DynamoDB requests.
-func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests int64) {
+// A backfill job (job) writes under its pipeline's name, not its
+// checkpoint namespace, so that jobs add no dimension values (each would
+// be a custom metric more), and its time figures as timeValues says.
+func (h *Handler) emit(ctx context.Context, pipeline string, job bool, rep *replicate.Report, storeRequests int64) {
 	type counts struct{ records, bytes, windows, done, gaps, fenced, retries, failed, leased, inDoubt int64 }
 	byTopic := map[string]*counts{} // by "" without TopicMetrics
 	for _, r := range rep.Partitions {
@@ -351,7 +361,7 @@ func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests
 		}
 	}
 	service := metrics.Dimension{Name: metrics.DimService, Value: h.o.Service}
-	pipe := metrics.Dimension{Name: metrics.DimPipeline, Value: rep.Pipeline}
+	pipe := metrics.Dimension{Name: metrics.DimPipeline, Value: pipeline}
 	var errs []error
 	for _, topic := range slices.Sorted(maps.Keys(byTopic)) {
 		c := byTopic[topic]
@@ -382,7 +392,7 @@ func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests
 			{Name: metrics.ReplicationWaits, Unit: metrics.Count, Value: rep.ReplicationWaits},
 			{Name: metrics.ReplicationWaited, Unit: metrics.Milliseconds, Value: rep.ReplicationWaited.Milliseconds()},
 			{Name: metrics.TopicConfigChanges, Unit: metrics.Count, Value: int64(len(rep.ConfigChanges))},
-		}, timeValues(rep)...)))
+		}, timeValues(rep, job)...)))
 	if err := errors.Join(errs...); err != nil {
 		h.o.Log.ErrorContext(ctx, "metrics not written", "error", err)
 	}
