@@ -127,6 +127,15 @@ func (a *awsDouble) putParameter(name, value string) {
 	a.params[name] = value
 }
 
+// putConfig keeps the configuration of t's bootstraps in the SSM parameter
+// name and tells t's permission check (deployedConfig), whose deployment
+// grants the secrets and roles it names, as an operator would set the
+// stack's parameters from it.
+func (a *awsDouble) putConfig(t *testing.T, name, config string) {
+	a.putParameter(name, config)
+	deployedConfig(t, config)
+}
+
 // signedBy returns the access key ids that signed each of call's requests,
 // and the role and external id of each AssumeRole.
 func (a *awsDouble) signedBy(call string) (keys, roles []string) {

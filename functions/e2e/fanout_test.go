@@ -70,8 +70,7 @@ func TestScheduledDispatchFansOut(t *testing.T) {
     target: {name: dr, brokers: [%[2]s]}
     topics: {include: ["audit"]}
 `, src.addr(), dst.addr(), sasl)
-	double.putParameter(param, config)
-	deployedConfig(t, config) // the stack's secret parameters follow it
+	double.putConfig(t, param, config)
 
 	st := newLambdaStack(t, map[string]any{
 		"ConfigParameterArn": param,

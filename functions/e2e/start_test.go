@@ -72,8 +72,7 @@ func TestFirstRunOfLatestPipelines(t *testing.T) {
     sync_groups: {include: [".*"], interval: 0s}`, name, src.addr(), dst.addr(), sasl)
 	}
 	config = "pipelines:" + config + "\n"
-	double.putParameter(paramARN, config)
-	deployedConfig(t, config) // the stack's secret and role parameters follow it
+	double.putConfig(t, paramARN, config)
 
 	st := newLambdaStack(t, map[string]any{"ConfigParameterArn": paramARN}, endpoint, table, double, nil)
 	workers := st.deploy(t, "ReplicateFunction", 1, nil)
