@@ -125,7 +125,7 @@ lint: $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) shellcheck ## golangci-lint 
 	cd deploy && $(CURDIR)/$(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION) run ./...
 	shellcheck -x -P SCRIPTDIR test/kafka/*.sh bench/*.sh .ci/run
 
-# --- Releases, image, deployments (issue 15) -----------------------------
+# --- Releases, image, deployments ---------------------------------------
 # goreleaser and cyclonedx-gomod (the SBOM of each binary, read from the
 # module list Go writes into it: offline) come from the Go module proxy,
 # pinned, built into bin/ like golangci-lint.
