@@ -63,20 +63,39 @@ prometheus-tools:
 		{ $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq --no-install-recommends prometheus prometheus-pushgateway >/dev/null; }; }
 
 # internal/brokers needs real brokers: test/kafka/it.sh runs it (with internal/e2e again).
-HERMETIC = $$($(GO) list ./... | grep -v /internal/brokers)
+# functions/ runs in make deploy-check (test-lambda), which make test calls.
+HERMETIC = $$($(GO) list ./... | grep -v -e /internal/brokers -e /functions/)
+
+# The AWS Lambda Runtime Interface Emulator (aws-lambda-rie, Lambda's own
+# Runtime API) that functions/e2e runs both bootstraps under, from the Go
+# module proxy, pinned: the module has no release tags there, so the pin is
+# the pseudo-version of a commit.
+RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
+RIE         := $(BIN)/aws-lambda-rie-$(RIE_VERSION)
+# What the hermetic suites need from outside Go: dynalite, Prometheus, the emulator;
+# without them a test fails rather than skips.
+TEST_ENV    := CATCHUP_REQUIRE_DYNAMODB=1 CATCHUP_REQUIRE_PROMETHEUS=1 CATCHUP_REQUIRE_RIE=1 CATCHUP_RIE=$(CURDIR)/$(RIE)
+
+$(RIE):
+	GOBIN=$(CURDIR)/$(BIN)/tmp-rie $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
+	mv $(BIN)/tmp-rie/aws-lambda-rie $@ && rmdir $(BIN)/tmp-rie
 
 .PHONY: test
-test: deps ## vet, the unit and kfake end-to-end suites with -race, each fuzz target for 4000 inputs, then the real-Kafka suite
+test: deps $(RIE) ## vet, the unit and kfake end-to-end suites with -race (the Lambda functions under aws-lambda-rie), each fuzz target for 4000 inputs, the deploy rehearsal, then the real-Kafka suite
 	$(GO) vet ./...
-	CATCHUP_REQUIRE_DYNAMODB=1 CATCHUP_REQUIRE_PROMETHEUS=1 $(GO) test -race -count=1 $(HERMETIC)
+	$(TEST_ENV) $(GO) test -race -count=1 $(HERMETIC)
 	$(MAKE) --no-print-directory fuzz
-	$(MAKE) --no-print-directory test-deploy ship-check
+	$(MAKE) --no-print-directory test-deploy ship-check deploy-check
 	KAFKA_VERSION=$(KAFKA_VERSION) test/kafka/it.sh
 
 .PHONY: test-unit
-test-unit: deps ## only the hermetic suites (no real brokers)
+test-unit: deps $(RIE) ## only the hermetic suites (no real brokers), the Lambda functions' included
 	$(GO) vet ./...
-	CATCHUP_REQUIRE_DYNAMODB=1 CATCHUP_REQUIRE_PROMETHEUS=1 $(GO) test -race -count=1 $(HERMETIC)
+	$(TEST_ENV) $(GO) test -race -count=1 $(HERMETIC) ./functions/...
+
+.PHONY: test-lambda
+test-lambda: deps $(RIE) ## the Lambda functions' suite: both bootstraps under aws-lambda-rie, and template.yaml against the code
+	$(TEST_ENV) $(GO) test -race -count=1 ./functions/...
 
 # Every fuzz target, package:name. go test runs their seed corpora
 # (f.Add and testdata/fuzz) anyway; make fuzz also mutates each for FUZZTIME.
@@ -250,17 +269,49 @@ build: build-lambda
 measure-lambda: ## bootstrap sizes (linux/arm64) and exec-to-first-/next times, next to a hello-world bootstrap
 	CATCHUP_MEASURE_STARTUP=1 $(GO) test -count=1 -run TestStartupTime -v ./functions/e2e/
 
-# cfn-lint comes with the machine image; elsewhere a pinned one is installed
-# from PyPI into a virtualenv under bin/.
-CFN_LINT_VERSION := 1.51.0
-CFN_LINT := $(shell command -v cfn-lint 2>/dev/null || echo $(BIN)/cfn-lint-$(CFN_LINT_VERSION)/bin/cfn-lint)
+# The deploy rehearsal's tools, from PyPI, pinned, in one virtualenv under
+# bin/: the AWS SAM CLI (sam build runs the build-<LogicalId> targets above;
+# sam validate --lint) and cfn-lint, at the version make lint-aws runs too.
+SAM_VERSION      := 1.170.0
+CFN_LINT_VERSION := 1.58.0
+AWS_VENV         := $(BIN)/sam-$(SAM_VERSION)
+SAM              := $(AWS_VENV)/bin/sam
+CFN_LINT         := $(AWS_VENV)/bin/cfn-lint
+CFN_LINT_PINNED  := $(AWS_VENV)/cfn-lint-$(CFN_LINT_VERSION)
+# No telemetry, and a region for the commands that want one (no AWS call is made).
+SAM_ENV          := SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=$${AWS_DEFAULT_REGION:-us-east-1}
 
-$(BIN)/cfn-lint-$(CFN_LINT_VERSION)/bin/cfn-lint:
-	python3 -m venv $(BIN)/cfn-lint-$(CFN_LINT_VERSION)
-	$(BIN)/cfn-lint-$(CFN_LINT_VERSION)/bin/pip install --quiet --disable-pip-version-check "cfn-lint==$(CFN_LINT_VERSION)"
+$(SAM):
+	python3 -m venv $(AWS_VENV)
+	$(AWS_VENV)/bin/pip install --quiet --disable-pip-version-check "aws-sam-cli==$(SAM_VERSION)"
+
+$(CFN_LINT_PINNED): $(SAM)
+	$(AWS_VENV)/bin/pip install --quiet --disable-pip-version-check "cfn-lint==$(CFN_LINT_VERSION)"
+	touch $@
+
+.PHONY: deploy-check
+deploy-check: sam-check test-lambda ## the deploy rehearsal, no AWS account: sam build, sam validate --lint, cfn-lint, both functions under aws-lambda-rie with every AWS call they send checked against their roles (docs/lambda.md)
+
+.PHONY: sam-check
+sam-check: $(SAM) $(CFN_LINT_PINNED) ## sam build (the Makefile's build targets, as a deploy runs them) and sam validate --lint of the built template; cfn-lint on template.yaml
+	$(SAM_ENV) $(SAM) build --build-in-source --build-dir $(BIN)/sam-build --template-file template.yaml
+	$(SAM_ENV) $(SAM) validate --lint --template-file $(BIN)/sam-build/template.yaml
+	$(CFN_LINT) template.yaml
+
+# Every functions/e2e test records the AWS calls of the functions it runs
+# and checks them against template.yaml's roles with the IAM policy
+# simulator when it ends, so test-lambda (in deploy-check) is the whole
+# permission check. This target runs only the tests whose calls cover every
+# grant (a start: latest first run with an SSM SecureString and a secret
+# read as a cluster role, a fenced commit) and the generated
+# docs/permissions.md, for quick work on template.yaml; make test does not
+# call it, it would run them twice.
+.PHONY: permission-check
+permission-check: deps $(RIE) ## the IAM grants of template.yaml against the calls the code sends, quickly (test-lambda checks every test's)
+	$(TEST_ENV) $(GO) test -race -count=1 -run 'TestTemplate|TestPermissionsDoc|TestFirstRunOfLatestPipelines|TestOvertakenWorkerIsGranted' ./functions/e2e/
 
 .PHONY: lint-aws
-lint-aws: $(CFN_LINT) shellcheck ## cfn-lint on template.yaml; bash -n and shellcheck on localstack/
+lint-aws: $(CFN_LINT_PINNED) shellcheck ## cfn-lint on template.yaml; bash -n and shellcheck on localstack/
 	$(CFN_LINT) template.yaml
 	for f in localstack/*.sh localstack/init/ready.d/*.sh; do bash -n "$$f"; done
 	shellcheck -x localstack/*.sh localstack/init/ready.d/*.sh

@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,24 +11,19 @@ import (
 	"time"
 )
 
-// awsDouble serves the AWS calls the bootstraps make besides DynamoDB:
-// Lambda Invoke with InvocationType Event (it queues the payload on the
-// worker's runtimeAPI, as Lambda queues an asynchronous invocation),
-// Secrets Manager GetSecretValue and SSM GetParameter (the JSON 1.1
-// protocol, by X-Amz-Target), and STS AssumeRole (the query protocol).
+// awsDouble serves the AWS calls the bootstraps make besides DynamoDB and
+// Lambda (lambdaStack serves Invoke): Secrets Manager GetSecretValue and
+// SSM GetParameter (the JSON 1.1 protocol, by X-Amz-Target), and STS
+// AssumeRole (the query protocol).
 type awsDouble struct {
-	srv      *httptest.Server
-	function string        // the only function Invoke accepts
-	worker   *runtimeAPI   // where invocations go
-	timeout  time.Duration // the worker's timeout: each invocation's deadline is now plus it
+	srv *httptest.Server
 
-	mu          sync.Mutex
-	secrets     map[string]string // by ARN
-	params      map[string]string // by name
-	invocations []*invocation
-	calls       map[string]int      // by X-Amz-Target or "Invoke"
-	signers     map[string][]string // access key ids that signed each call, by X-Amz-Target or "AssumeRole"
-	roles       []string            // role ARN and external id of each AssumeRole
+	mu      sync.Mutex
+	secrets map[string]string   // by ARN
+	params  map[string]string   // by name
+	calls   map[string]int      // by X-Amz-Target or "AssumeRole"
+	signers map[string][]string // access key ids that signed each call, by X-Amz-Target or "AssumeRole"
+	roles   []string            // role ARN and external id of each AssumeRole
 }
 
 // assumedKey is the access key id of the credentials AssumeRole hands out.
@@ -63,33 +57,13 @@ func accessKey(r *http.Request) string {
 	return key
 }
 
-func newAWSDouble(t *testing.T, function string, worker *runtimeAPI, timeout time.Duration) *awsDouble {
-	a := &awsDouble{function: function, worker: worker, timeout: timeout,
-		secrets: map[string]string{}, params: map[string]string{}, calls: map[string]int{}, signers: map[string][]string{}}
+func newAWSDouble(t *testing.T) *awsDouble {
+	a := &awsDouble{secrets: map[string]string{}, params: map[string]string{}, calls: map[string]int{}, signers: map[string][]string{}}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /2015-03-31/functions/{name}/invocations", a.invoke)
 	mux.HandleFunc("POST /{$}", a.json)
 	a.srv = httptest.NewServer(mux)
 	t.Cleanup(a.srv.Close)
 	return a
-}
-
-func (a *awsDouble) invoke(w http.ResponseWriter, r *http.Request) {
-	payload, _ := io.ReadAll(r.Body)
-	switch {
-	case r.PathValue("name") != a.function:
-		awsError(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found: "+r.PathValue("name"))
-		return
-	case r.Header.Get("X-Amz-Invocation-Type") != "Event":
-		awsError(w, http.StatusBadRequest, "InvalidParameterValueException", "want X-Amz-Invocation-Type: Event")
-		return
-	}
-	inv := a.worker.invoke(payload, time.Now().Add(a.timeout))
-	a.mu.Lock()
-	a.invocations = append(a.invocations, inv)
-	a.calls["Invoke"]++
-	a.mu.Unlock()
-	w.WriteHeader(http.StatusAccepted)
 }
 
 func (a *awsDouble) json(w http.ResponseWriter, r *http.Request) {
@@ -153,11 +127,13 @@ func (a *awsDouble) putParameter(name, value string) {
 	a.params[name] = value
 }
 
-// queued returns the invocations Invoke queued so far.
-func (a *awsDouble) queued() []*invocation {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]*invocation(nil), a.invocations...)
+// putConfig keeps the configuration of t's bootstraps in the SSM parameter
+// name and tells t's permission check (deployedConfig), whose deployment
+// grants the secrets and roles it names, as an operator would set the
+// stack's parameters from it.
+func (a *awsDouble) putConfig(t *testing.T, name, config string) {
+	a.putParameter(name, config)
+	deployedConfig(t, config)
 }
 
 // signedBy returns the access key ids that signed each of call's requests,

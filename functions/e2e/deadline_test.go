@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,17 +18,26 @@ import (
 	"github.com/kafka-catchup/catchup/internal/worker"
 )
 
-// TestDeadlineMidWindow gives a replicate invocation a deadline 3 seconds
-// ahead while the target takes 200 ms per produce request of 10 records:
-// the windows (20 requests each) cannot be copied in time. The invocation
-// answers with a partial success before its deadline, its checkpoints are
-// backed by the target (which holds exactly the source offsets below each,
-// once), the leases are released, and a second invocation finishes an
-// exact copy.
+// deadlineTimeout is the replicate function's timeout in
+// TestDeadlineMidWindow: the template's own (ReplicateTimeout, 60 s at the
+// least) overridden, alone, so that the test takes seconds; its
+// CATCHUP_DEADLINE_MARGIN stays the template's (10 s, which the engine
+// caps to a tenth of the time left).
+const deadlineTimeout = 6
+
+// TestDeadlineMidWindow runs the replicate function under the Lambda
+// emulator with the template's environment and memory and a timeout of
+// deadlineTimeout seconds, while the target takes 200 ms per produce
+// request of 10 records: the windows (40 requests each) cannot be copied in
+// time. The deadline is the emulator's, from the timeout, not a timer of
+// the test: the invocation answers with a partial success before the
+// emulator would time it out, its checkpoints are backed by the target
+// (which holds exactly the source offsets below each, once), the leases
+// are released, and a second invocation finishes an exact copy.
 func TestDeadlineMidWindow(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	const perPart = 200
+	const perPart = 400
 	src := newCluster(t, nil, kfake.SeedTopics(2, "events"))
 	dst := newCluster(t, nil, kfake.SeedTopics(2, "events"))
 	src.seed(ctx, t, "events", 2, perPart, func(i int) time.Time { return time.UnixMilli(1_700_000_000_000 + int64(i)) })
@@ -44,7 +54,6 @@ func TestDeadlineMidWindow(t *testing.T) {
 	endpoint := dynamotest.Endpoint(t)
 	client := dynamotest.Client(t, endpoint)
 	table := dynamotest.Table(t, client)
-	rt := newRuntimeAPI(t, "catchup-replicate")
 	config := fmt.Sprintf(`pipelines:
   - name: slow
     source: {brokers: [%s]}
@@ -53,21 +62,21 @@ func TestDeadlineMidWindow(t *testing.T) {
     commit_interval: 100ms
     producer: {batch_records: 10}
 `, src.addr(), dst.addr())
-	env := with(baseEnv(t, endpoint, table, nil), lambdaenv.EnvConfig, config)
-	p := start(t, "replicate", "replicate", rt, env)
+	st := newLambdaStack(t, map[string]any{"InlineConfig": config}, endpoint, table, nil, nil)
+	fn := st.deploy(t, "ReplicateFunction", 1, func(s *fnSpec) { s.TimeoutS = deadlineTimeout })
+	p := fn.procs[0]
 
-	deadline := time.Now().Add(3 * time.Second)
-	inv := rt.invoke([]byte(`{"pipeline":"slow"}`), deadline).wait(ctx, t)
+	inv := st.invoke(ctx, t, fn, `{"pipeline":"slow"}`)
 	if inv.failed {
-		t.Fatalf("invocation failed: %s", inv.body)
+		t.Fatalf("invocation failed (a timeout is an error): %s", inv.body)
 	}
-	t.Logf("first invocation answered %s before its deadline: %s", deadline.Sub(inv.answered).Round(time.Millisecond), inv.body)
-	// 90% of the function's 256 MiB (baseEnv), as the Go runtime's soft limit.
-	if out := p.out.String(); !strings.Contains(out, `"bytes":241591910`) {
-		t.Errorf("no soft memory limit of 241591910 bytes logged at start:\n%s", out)
-	}
-	if late := inv.answered.Sub(deadline); late > time.Second { // slack for a loaded machine; Lambda's margin is 10s
-		t.Errorf("the answer came %s after the deadline", late)
+	t.Logf("first invocation answered after %s, timeout %ds: %s", inv.took.Round(time.Millisecond), deadlineTimeout, inv.body)
+	// 90% of the template's memory size, as the Go runtime's soft limit.
+	limit := lambdaenv.MemoryLimit(func(k string) string {
+		return map[string]string{lambdaenv.EnvMemorySize: strconv.Itoa(fn.spec.MemoryMB)}[k]
+	})
+	if out := p.output(); !strings.Contains(out, fmt.Sprintf(`"bytes":%d`, limit)) {
+		t.Errorf("no soft memory limit of %d bytes (%d MiB, the template's) logged at start:\n%s", limit, fn.spec.MemoryMB, out)
 	}
 	var sum worker.Summary
 	if err := json.Unmarshal(inv.body, &sum); err != nil {
@@ -75,6 +84,11 @@ func TestDeadlineMidWindow(t *testing.T) {
 	}
 	if sum.Done || sum.Copied == 0 || sum.Copied >= 2*perPart || sum.Lag == 0 {
 		t.Fatalf("first invocation: done %v, %d copied, lag %d; want partial progress", sum.Done, sum.Copied, sum.Lag)
+	}
+	// It copied until close to the emulator's deadline: the margin is a
+	// tenth of the timeout here.
+	if run := time.Duration(sum.DurationMS) * time.Millisecond; run < deadlineTimeout*time.Second*7/10 || run >= deadlineTimeout*time.Second {
+		t.Errorf("the handler ran %s; want between 70%% and 100%% of the %ds timeout", run, deadlineTimeout)
 	}
 	cps, err := dynamostore.New(client, table).Load(ctx, "slow")
 	if err != nil {
@@ -104,7 +118,7 @@ func TestDeadlineMidWindow(t *testing.T) {
 	}
 
 	slow.Store(false)
-	inv = rt.invoke([]byte(`{"pipeline":"slow"}`), time.Now().Add(30*time.Second)).wait(ctx, t)
+	inv = st.invoke(ctx, t, fn, `{"pipeline":"slow"}`)
 	sum = worker.Summary{}
 	if err := json.Unmarshal(inv.body, &sum); inv.failed || err != nil || !sum.Done || sum.Lag != 0 {
 		t.Fatalf("second invocation: %s (%v); want done", inv.body, err)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -81,10 +82,10 @@ type proc struct {
 	cmd     *exec.Cmd
 }
 
-// env is the environment of the bootstraps of one test: the AWS endpoints
-// and dummy credentials, and the variables Lambda sets.
-func baseEnv(t *testing.T, dynamo, table string, aws *awsDouble) map[string]string {
-	e := map[string]string{
+// awsEnv is what a bootstrap needs to reach the AWS APIs of a test: a
+// region, dummy credentials, no instance metadata, DynamoDB at dynamo.
+func awsEnv(t *testing.T, dynamo string) map[string]string {
+	return map[string]string{
 		"PATH":                      os.Getenv("PATH"),
 		"HOME":                      t.TempDir(),
 		"AWS_REGION":                "us-east-1",
@@ -92,16 +93,17 @@ func baseEnv(t *testing.T, dynamo, table string, aws *awsDouble) map[string]stri
 		"AWS_SECRET_ACCESS_KEY":     "catchup-test",
 		"AWS_EC2_METADATA_DISABLED": "true",
 		"AWS_ENDPOINT_URL_DYNAMODB": dynamo,
-		"AWS_LAMBDA_LOG_FORMAT":     "JSON",
-		lambdaenv.EnvMemorySize:     "256",
-		lambdaenv.EnvTable:          table,
-		lambdaenv.EnvService:        "e2e",
 	}
-	if aws != nil {
-		for _, svc := range []string{"LAMBDA", "SECRETS_MANAGER", "SSM", "STS"} {
-			e["AWS_ENDPOINT_URL_"+svc] = aws.srv.URL
-		}
-	}
+}
+
+// baseEnv is awsEnv and the variables Lambda and the template set, for a
+// bootstrap the test starts itself (TestStartupTime).
+func baseEnv(t *testing.T, dynamo, table string) map[string]string {
+	e := awsEnv(t, dynamo)
+	e["AWS_LAMBDA_LOG_FORMAT"] = "JSON"
+	e[lambdaenv.EnvMemorySize] = "256"
+	e[lambdaenv.EnvTable] = table
+	e[lambdaenv.EnvService] = "e2e"
 	return e
 }
 
@@ -143,11 +145,11 @@ func start(t *testing.T, fn, name string, rt *runtimeAPI, env map[string]string)
 
 // checkOutput checks the EMF lines of ps against the specification and
 // that no secret appears in anything they printed; it returns the documents.
-func checkOutput(t *testing.T, secrets []string, ps ...*proc) []*emftest.Document {
+func checkOutput(t *testing.T, secrets []string, ps ...*rieProc) []*emftest.Document {
 	t.Helper()
 	var docs []*emftest.Document
 	for _, p := range ps {
-		out := p.out.String()
+		out := p.output()
 		d, err := emftest.Lines([]byte(out))
 		if err != nil {
 			t.Errorf("%s: EMF lines break the specification: %v", p.name, err)
@@ -172,6 +174,7 @@ type cluster struct {
 	fake *kfake.Cluster
 	cl   *kgo.Client
 	opts []kgo.Opt // SASL, for the clients that read
+	pad  int       // bytes of padding in each value seed writes; default 80
 }
 
 func newCluster(t *testing.T, clientOpts []kgo.Opt, opts ...kfake.Opt) *cluster {
@@ -201,7 +204,7 @@ func (c *cluster) seed(ctx context.Context, t *testing.T, topic string, partitio
 	for p := range partitions {
 		for i := range n {
 			r := &kgo.Record{Topic: topic, Partition: p, Timestamp: ts(i),
-				Value: fmt.Appendf(nil, "%s/%d/%d %s", topic, p, i, strings.Repeat("x", 80))}
+				Value: fmt.Appendf(nil, "%s/%d/%d %s", topic, p, i, strings.Repeat("x", cmp.Or(c.pad, 80)))}
 			switch i % 7 {
 			case 0:
 				r.Key = nil

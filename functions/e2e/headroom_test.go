@@ -13,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore/dynamotest"
-	"github.com/kafka-catchup/catchup/internal/lambdaenv"
 	"github.com/kafka-catchup/catchup/internal/metrics"
 	"github.com/kafka-catchup/catchup/internal/worker"
 )
@@ -23,7 +22,8 @@ import (
 // holds the two together).
 const headroomAlarmSeconds = 3600
 
-// TestHeadroomMetric runs the replicate bootstrap on a source topic with a
+// TestHeadroomMetric runs the replicate function, under the Lambda
+// emulator as the template deploys it, on a source topic with a
 // short retention (2 hours) whose records are 90 minutes old, with a copy
 // held back (max_records 10 of 100 per partition: a paused or slow copy).
 // The invocation's EMF RetentionHeadroom is about 30 minutes, below the
@@ -49,7 +49,6 @@ func TestHeadroomMetric(t *testing.T) {
 
 	endpoint := dynamotest.Endpoint(t)
 	table := dynamotest.Table(t, dynamotest.Client(t, endpoint))
-	rt2 := newRuntimeAPI(t, "catchup-replicate")
 	config := fmt.Sprintf(`pipelines:
   - name: held
     source: {brokers: [%s]}
@@ -57,8 +56,10 @@ func TestHeadroomMetric(t *testing.T) {
     topics: {include: [short]}
     window: {max_records: 10}
 `, src.addr(), dst.addr())
-	p := start(t, "replicate", "replicate", rt2, with(baseEnv(t, endpoint, table, nil), lambdaenv.EnvConfig, config))
-	inv := rt2.invoke([]byte(`{"pipeline":"held"}`), time.Now().Add(30*time.Second)).wait(ctx, t)
+	st := newLambdaStack(t, map[string]any{"InlineConfig": config}, endpoint, table, nil, nil)
+	fn := st.deploy(t, "ReplicateFunction", 1, nil)
+	p := fn.procs[0]
+	inv := st.invoke(ctx, t, fn, `{"pipeline":"held"}`)
 	var sum worker.Summary
 	if err := json.Unmarshal(inv.body, &sum); inv.failed || err != nil || sum.Copied != 20 || sum.Lag != 180 {
 		t.Fatalf("invocation: %s (%v); want 20 copied, 180 left", inv.body, err)
@@ -69,7 +70,7 @@ func TestHeadroomMetric(t *testing.T) {
 		}
 	}
 	// The process's output reaches the test through a pipe, after the answer.
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.out.String(), `"invocation done"`) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.output(), `"invocation done"`) && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	var found bool

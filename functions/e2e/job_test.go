@@ -11,14 +11,16 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore/dynamotest"
-	"github.com/kafka-catchup/catchup/internal/lambdaenv"
+	"github.com/kafka-catchup/catchup/internal/metrics"
 	"github.com/kafka-catchup/catchup/internal/worker"
 )
 
-// TestBackfillJobEvent invokes the replicate bootstrap with a backfill job:
-// exactly the records whose timestamps fall in the job's range reach the
-// target, the job keeps its own checkpoints, and the pipeline's are not
-// touched. A malformed event is answered, not retried.
+// TestBackfillJobEvent invokes the replicate function, under the Lambda
+// emulator as the template deploys it, with a backfill job: exactly the
+// records whose timestamps fall in the job's range reach the target, the
+// job keeps its own checkpoints, and the pipeline's are not touched; its
+// metrics are under the pipeline's name and feed no latency alarm. A
+// malformed event is answered, not retried.
 func TestBackfillJobEvent(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -32,18 +34,18 @@ func TestBackfillJobEvent(t *testing.T) {
 	endpoint := dynamotest.Endpoint(t)
 	client := dynamotest.Client(t, endpoint)
 	table := dynamotest.Table(t, client)
-	rt := newRuntimeAPI(t, "catchup-replicate")
 	config := fmt.Sprintf(`pipelines:
   - name: clicks
     source: {brokers: [%s]}
     target: {brokers: [%s]}
     topics: {include: [clicks]}
 `, src.addr(), dst.addr())
-	p := start(t, "replicate", "replicate", rt, with(baseEnv(t, endpoint, table, nil), lambdaenv.EnvConfig, config))
+	st := newLambdaStack(t, map[string]any{"InlineConfig": config}, endpoint, table, nil, nil)
+	fn := st.deploy(t, "ReplicateFunction", 1, nil)
 
 	from, to := at(20), at(60)
 	ev := fmt.Sprintf(`{"pipeline":"clicks","job":{"name":"incident-7","from":%q,"to":%q}}`, from.Format(time.RFC3339), to.Format(time.RFC3339))
-	inv := rt.invoke([]byte(ev), time.Now().Add(30*time.Second)).wait(ctx, t)
+	inv := st.invoke(ctx, t, fn, ev)
 	var sum worker.Summary
 	if err := json.Unmarshal(inv.body, &sum); inv.failed || err != nil || !sum.Done || sum.Namespace != "clicks.job.incident-7" || sum.Copied != 2*40 {
 		t.Fatalf("job invocation: %s (%v); want done in namespace clicks.job.incident-7 with 80 records copied", inv.body, err)
@@ -74,11 +76,22 @@ func TestBackfillJobEvent(t *testing.T) {
 		`{"pipeline":"clicks","job":{"name":"x"}}`,
 		`{"pipeline":"clicks","partitions":[{"topic":"__consumer_offsets","partition":0}]}`,
 	} {
-		inv := rt.invoke([]byte(bad), time.Now().Add(10*time.Second)).wait(ctx, t)
+		inv := st.invoke(ctx, t, fn, bad)
 		var s worker.Summary
 		if err := json.Unmarshal(inv.body, &s); inv.failed || err != nil || s.Error == "" || s.Copied != 0 {
 			t.Errorf("event %s: answer %s (failed %v); want a summary with an error", bad, inv.body, inv.failed)
 		}
 	}
-	checkOutput(t, nil, p)
+	// The job feeds neither the latency alarm's metrics nor a new pipeline
+	// dimension value.
+	for _, d := range checkOutput(t, nil, fn.procs...) {
+		if p := d.Members[metrics.DimPipeline]; p != nil && p != "clicks" {
+			t.Errorf("an EMF document of the job has pipeline dimension %v, want clicks (a dimension value per job is a custom metric more)", p)
+		}
+		for _, n := range []string{metrics.ReplicationLatency, metrics.RecordAge} {
+			if v, ok := d.Values[n]; ok {
+				t.Errorf("the job wrote %s = %v, which the latency alarm watches", n, v)
+			}
+		}
+	}
 }

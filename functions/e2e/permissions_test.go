@@ -43,6 +43,7 @@ func needs() []awsapi.Need { return append(lambdaenv.Needs(), fanout.Needs()...)
 
 // recorded is what the bootstraps of one test recorded (CATCHUP_AWS_RECORD).
 type recorded struct {
+	dir     string // where the processes' files are
 	procs   []recordedProc
 	configs []string // configurations kept in SSM (deployedConfig)
 }
@@ -72,7 +73,7 @@ func recordAWS(t *testing.T, fn string, env map[string]string) string {
 	recordingsMu.Lock()
 	defer recordingsMu.Unlock()
 	r := recording(t)
-	file := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%d.jsonl", fn, len(r.procs)))
+	file := filepath.Join(r.dir, fmt.Sprintf("%s-%d.jsonl", fn, len(r.procs)))
 	r.procs = append(r.procs, recordedProc{function: function, file: file, env: env})
 	return file
 }
@@ -104,7 +105,11 @@ func deployedConfig(t *testing.T, yaml string) {
 func recording(t *testing.T) *recorded {
 	r := recordings[t]
 	if r == nil {
-		r = &recorded{}
+		// The files are kept in t's temporary folder, which must outlive
+		// the check: cleanups run last registered first, so the folder's
+		// removal is registered before the check (by this call, or by an
+		// earlier one).
+		r = &recorded{dir: t.TempDir()}
 		recordings[t] = r
 		t.Cleanup(func() {
 			recordingsMu.Lock()

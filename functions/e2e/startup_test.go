@@ -84,7 +84,7 @@ func TestStartupTime(t *testing.T) {
 	}
 
 	config := "pipelines:\n  - name: p\n    source: {brokers: [\"127.0.0.1:1\"]}\n    target: {brokers: [\"127.0.0.1:2\"]}\n    topics: {include: [x]}\n"
-	env := with(with(baseEnv(t, "http://127.0.0.1:1", "catchup", nil), lambdaenv.EnvConfig, config),
+	env := with(with(baseEnv(t, "http://127.0.0.1:1", "catchup"), lambdaenv.EnvConfig, config),
 		lambdaenv.EnvReplicateFunction, "catchup-replicate")
 	for _, b := range []struct{ name, path string }{
 		{"hello world", hello},

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -22,12 +21,7 @@ func TestTemplateDefaultsAreTheCodes(t *testing.T) {
 	env := func(fn, name string) any {
 		return dig(raw, "Resources", fn, "Properties", "Environment", "Variables", name)
 	}
-	str := func(v any) string {
-		if f, ok := v.(float64); ok { // a JSON number
-			return strconv.FormatFloat(f, 'f', -1, 64)
-		}
-		return fmt.Sprint(v)
-	}
+	str := scalar
 	got := map[string]string{
 		"MaxShards parameter":                    str(dig(raw, "Parameters", "MaxShards", "Default")),
 		"ShardBytes parameter":                   str(dig(raw, "Parameters", "ShardBytes", "Default")),

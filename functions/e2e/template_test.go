@@ -3,11 +3,14 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +30,11 @@ import (
 
 var templatePath = filepath.Join("..", "..", "template.yaml")
 
+// templateMu serializes goformation's YAML processing, which registers
+// its tags in a package map on every call (a data race between parallel
+// tests).
+var templateMu sync.Mutex
+
 // openTemplate parses template.yaml strictly with goformation (an unknown
 // property is an error). Parameters resolve to set, else to their defaults
 // (the two that only reach environment variables as strings), and
@@ -35,28 +43,62 @@ var templatePath = filepath.Join("..", "..", "template.yaml")
 // (a resource's name by its logical id, an attribute by "GetAtt:NAME.ATTR").
 func openTemplate(t *testing.T, set map[string]any) *cloudformation.Template {
 	t.Helper()
+	data, err := os.ReadFile(templatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	templateMu.Lock()
+	defer templateMu.Unlock()
+	tpl, err := goformation.ParseYAMLWithOptions(data, templateOptions(set, true))
+	if err != nil {
+		t.Fatalf("goformation: %s: %v", templatePath, err)
+	}
+	return tpl
+}
+
+// resolvedTemplate is template.yaml with its intrinsic functions evaluated
+// as a deploy with the parameter values set would evaluate them (set may
+// also name a resource, to stand for its Ref, or "AWS::StackName"), as
+// JSON decoded: for what goformation does not model (ScheduleV2 events) and
+// for the environment of a function as Lambda would see it, numbers and all.
+func resolvedTemplate(t *testing.T, set map[string]any) map[string]any {
+	t.Helper()
+	return processTemplate(t, templateOptions(set, false))
+}
+
+// processTemplate is template.yaml as JSON decoded, processed with opts.
+func processTemplate(t *testing.T, opts *intrinsics.ProcessorOptions) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(templatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	templateMu.Lock()
+	js, err := intrinsics.ProcessYAML(data, opts)
+	templateMu.Unlock()
+	if err != nil {
+		t.Fatalf("%s: %v", templatePath, err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(js, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// templateOptions resolves Ref, Fn::GetAtt, Fn::Sub and Fn::Split for
+// openTemplate and resolvedTemplate; typed makes MaxShards and ShardBytes
+// strings, which goformation's map of environment variables needs.
+func templateOptions(set map[string]any, typed bool) *intrinsics.ProcessorOptions {
 	ref := func(_ string, input, tpl any) any {
-		name, _ := input.(string)
-		params, _ := tpl.(map[string]any)["Parameters"].(map[string]any)
-		if v, ok := set[name]; ok {
-			return v
-		}
-		if name == "AWS::Partition" {
-			return "aws"
-		}
-		if p, ok := params[name].(map[string]any); ok {
-			if name == "MaxShards" || name == "ShardBytes" {
-				return "20" // strings, as Lambda environment variables are
+		v := refValue(set, input, tpl, typed)
+		switch n := v.(type) {
+		case float64, int:
+			if !typed {
+				return scalar(n) // CloudFormation resolves a parameter to a string
 			}
-			return p["Default"]
 		}
-		if name == "AWS::NoValue" {
-			return nil
-		}
-		if strings.HasPrefix(name, "AWS::") {
-			return "pseudo:" + name
-		}
-		return "Ref:" + name
+		return v
 	}
 	getAtt := func(_ string, input, _ any) any {
 		var name string
@@ -85,33 +127,69 @@ func openTemplate(t *testing.T, set map[string]any) *cloudformation.Template {
 		}
 		return out
 	}
-	tpl, err := goformation.OpenWithOptions(templatePath, &intrinsics.ProcessorOptions{
-		EvaluateConditions:        true,
-		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{"Ref": ref, "Fn::GetAtt": getAtt, "Fn::Split": split},
-	})
-	if err != nil {
-		t.Fatalf("goformation: %s: %v", templatePath, err)
+	// goformation's Fn::Sub resolves ${NAME} with its own Ref, blind to set.
+	sub := func(name string, input, tpl any) any {
+		s, ok := input.(string)
+		if !ok {
+			return intrinsics.FnSub(name, input, tpl)
+		}
+		return subVariable.ReplaceAllStringFunc(s, func(m string) string {
+			v := m[2 : len(m)-1]
+			if strings.Contains(v, ".") {
+				return m
+			}
+			return scalar(ref("Ref", v, tpl))
+		})
 	}
-	return tpl
+	return &intrinsics.ProcessorOptions{
+		EvaluateConditions:        true,
+		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{"Ref": ref, "Fn::GetAtt": getAtt, "Fn::Split": split, "Fn::Sub": sub},
+	}
+}
+
+// refValue is what Ref resolves name (input) to: set's value, else a
+// parameter's default, else a pseudo parameter or a resource as a string
+// that names it.
+func refValue(set map[string]any, input, tpl any, typed bool) any {
+	name, _ := input.(string)
+	params, _ := tpl.(map[string]any)["Parameters"].(map[string]any)
+	if v, ok := set[name]; ok {
+		return v
+	}
+	if name == "AWS::Partition" {
+		return "aws"
+	}
+	if p, ok := params[name].(map[string]any); ok {
+		if typed && (name == "MaxShards" || name == "ShardBytes") {
+			return "20" // strings, as Lambda environment variables are
+		}
+		return p["Default"]
+	}
+	if name == "AWS::NoValue" {
+		return nil
+	}
+	if strings.HasPrefix(name, "AWS::") {
+		return "pseudo:" + name
+	}
+	return "Ref:" + name
+}
+
+var subVariable = regexp.MustCompile(`\$\{[\.:0-9A-Za-z]+\}`)
+
+// scalar formats a template value as the string Lambda or CloudFormation
+// would make of it: 20, not 20.000000.
+func scalar(v any) string {
+	if f, ok := v.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
 }
 
 // rawTemplate is template.yaml as JSON with intrinsic functions in long
 // form, for what goformation does not model (Globals.Function.LoggingConfig).
 func rawTemplate(t *testing.T) map[string]any {
 	t.Helper()
-	data, err := os.ReadFile(templatePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := intrinsics.ProcessYAML(data, &intrinsics.ProcessorOptions{NoProcess: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal(js, &raw); err != nil {
-		t.Fatal(err)
-	}
-	return raw
+	return processTemplate(t, &intrinsics.ProcessorOptions{NoProcess: true})
 }
 
 // TestTemplateMatchesTheCode checks that template.yaml deploys what the

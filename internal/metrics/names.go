@@ -3,7 +3,7 @@ package metrics
 // Dimensions of catchup's metrics.
 const (
 	DimService  = "service"  // the deployment (the CloudFormation stack), for alarms across pipelines
-	DimPipeline = "pipeline" // the pipeline name (for a job: "<pipeline>.job.<name>")
+	DimPipeline = "pipeline" // the pipeline name (for a backfill job too: a job mints no new dimension value)
 	DimTopic    = "topic"    // the source topic
 )
 
@@ -55,6 +55,12 @@ const (
 	// TopicConfigChanges counts the target topic configs config sync
 	// changed (create_topics) (Count).
 	TopicConfigChanges = "TopicConfigChanges"
+	// BackfillLatency and BackfillRecordAge are ReplicationLatency and
+	// RecordAge of a backfill job's invocation, under names of their own:
+	// a job copies old records by design, and must not fire the alarms
+	// on how far the scheduled replica is behind.
+	BackfillLatency   = "BackfillLatency"
+	BackfillRecordAge = "BackfillRecordAge"
 )
 
 // Metrics of a dispatch invocation, per pipeline and topic (LagRecords and
@@ -80,4 +86,5 @@ var Names = []string{
 	DynamoDBRequests, LagBytes, Shards, LeasedPartitions, DeferredPartitions, BlockedPartitions, ETATicks,
 	InDoubtPartitions, Resent, ReplicationWaits, ReplicationWaited,
 	ReplicationLatency, RecordAge, RetentionHeadroom, TopicConfigChanges, GroupOffsetsSynced, GroupOffsetsSkipped,
+	BackfillLatency, BackfillRecordAge,
 }

@@ -74,28 +74,35 @@ func Copy(rep *replicate.Report, byTopic bool) map[string][]metrics.Value {
 // Run returns the figures of rep that belong to the whole pipeline: its
 // checkpoint store requests (storeRequests: the DynamoDB requests on
 // Lambda), the re-sent produces, the replication waits, the config changes
-// and the time figures it has (Times).
-func Run(rep *replicate.Report, storeRequests int64) []metrics.Value {
+// and the time figures it has (Times; job as there).
+func Run(rep *replicate.Report, storeRequests int64, job bool) []metrics.Value {
 	return append([]metrics.Value{
 		{Name: metrics.DynamoDBRequests, Unit: metrics.Count, Value: storeRequests},
 		{Name: metrics.Resent, Unit: metrics.Count, Value: rep.Resent},
 		{Name: metrics.ReplicationWaits, Unit: metrics.Count, Value: rep.ReplicationWaits},
 		{Name: metrics.ReplicationWaited, Unit: metrics.Milliseconds, Value: rep.ReplicationWaited.Milliseconds()},
 		{Name: metrics.TopicConfigChanges, Unit: metrics.Count, Value: int64(len(rep.ConfigChanges))},
-	}, Times(rep)...)
+	}, Times(rep, job)...)
 }
 
 // Times returns the time figures of rep that it has, in whole seconds:
 // replication latency, record age and retention headroom. A figure rep
-// does not have (nothing copied, nothing left) is absent, not zero.
-func Times(rep *replicate.Report) []metrics.Value {
+// does not have (nothing copied, nothing left) is absent, not zero. A
+// backfill job's (job) latency and record age go under names of their own,
+// which no alarm watches; its RetentionHeadroom stays, since retention
+// deletes a job's records as surely as the schedule's.
+func Times(rep *replicate.Report, job bool) []metrics.Value {
+	latency, age := metrics.ReplicationLatency, metrics.RecordAge
+	if job {
+		latency, age = metrics.BackfillLatency, metrics.BackfillRecordAge
+	}
 	var out []metrics.Value
 	for _, f := range []struct {
 		name   string
 		figure func() (time.Duration, bool)
 	}{
-		{metrics.ReplicationLatency, rep.Latency},
-		{metrics.RecordAge, rep.RecordAge},
+		{latency, rep.Latency},
+		{age, rep.RecordAge},
 		{metrics.RetentionHeadroom, rep.Headroom},
 	} {
 		if d, ok := f.figure(); ok {

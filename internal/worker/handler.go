@@ -198,7 +198,7 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (*Summary
 	sum := summarize(ev, rep)
 	sum.StoreRequests = rep.StoreRequests // this invocation's own, in a warm Lambda too
 	sum.DurationMS = time.Since(start).Milliseconds()
-	h.emit(ctx, rep, sum.StoreRequests)
+	h.emit(ctx, ev.Pipeline, ev.Job != nil, rep, sum.StoreRequests)
 
 	var transient []error
 	for _, r := range rep.Partitions {
@@ -297,9 +297,12 @@ func timeOrNil(t time.Time) *time.Time {
 
 // emit writes the invocation's metrics: one EMF line for the pipeline (or,
 // with TopicMetrics, one per topic), and one with its DynamoDB requests.
-func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests int64) {
+// A backfill job (job) writes under its pipeline's name, not its
+// checkpoint namespace, so that jobs add no dimension values (each would
+// be a custom metric more), and its time figures as timeValues says.
+func (h *Handler) emit(ctx context.Context, pipeline string, job bool, rep *replicate.Report, storeRequests int64) {
 	service := metrics.Dimension{Name: metrics.DimService, Value: h.o.Service}
-	pipe := metrics.Dimension{Name: metrics.DimPipeline, Value: rep.Pipeline}
+	pipe := metrics.Dimension{Name: metrics.DimPipeline, Value: pipeline}
 	var errs []error
 	byTopic := runmetrics.Copy(rep, h.o.TopicMetrics) // by "" without TopicMetrics
 	for _, topic := range slices.Sorted(maps.Keys(byTopic)) {
@@ -311,7 +314,7 @@ func (h *Handler) emit(ctx context.Context, rep *replicate.Report, storeRequests
 		errs = append(errs, h.o.Metrics.Emit(dims, sets, byTopic[topic]))
 	}
 	errs = append(errs, h.o.Metrics.Emit([]metrics.Dimension{service, pipe},
-		[][]string{{metrics.DimPipeline}, {metrics.DimService}}, runmetrics.Run(rep, storeRequests)))
+		[][]string{{metrics.DimPipeline}, {metrics.DimService}}, runmetrics.Run(rep, storeRequests, job)))
 	if err := errors.Join(errs...); err != nil {
 		h.o.Log.ErrorContext(ctx, "metrics not written", "error", err)
 	}

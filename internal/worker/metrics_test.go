@@ -3,6 +3,7 @@ package worker
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/metrics"
@@ -25,7 +26,7 @@ func TestMetricsPerTopicOptIn(t *testing.T) {
 	}{{false, 1}, {true, 2}} {
 		var out bytes.Buffer
 		h := &Handler{o: Options{Metrics: metrics.New(&out, "catchup", nil), Service: "s", TopicMetrics: tc.perTopic}}
-		h.emit(t.Context(), rep, 5)
+		h.emit(t.Context(), "p", false, rep, 5)
 		docs, err := emftest.Lines(out.Bytes())
 		if err != nil {
 			t.Fatal(err)
@@ -46,6 +47,48 @@ func TestMetricsPerTopicOptIn(t *testing.T) {
 		if lines != tc.wantLines || topics != map[bool]int{false: 0, true: 2}[tc.perTopic] || records != 7 || fenced != 1 {
 			t.Errorf("TopicMetrics %v: %d copy documents (%d with a topic), %v records, %v fenced; want %d documents, 7 records, 1 fenced",
 				tc.perTopic, lines, topics, records, fenced, tc.wantLines)
+		}
+	}
+}
+
+// TestMetricsOfABackfillJob: a job's invocation writes under its
+// pipeline's name, not its checkpoint namespace (no dimension value per
+// job), and its latency and record age as BackfillLatency and
+// BackfillRecordAge, never as the ReplicationLatency and RecordAge the
+// alarms watch; the scheduled run writes those.
+func TestMetricsOfABackfillJob(t *testing.T) {
+	now := time.Now()
+	rep := &replicate.Report{Pipeline: "p.job.incident-7", Now: now, Partitions: []replicate.Result{
+		{Partition: catchup.Partition{Topic: "a", Partition: 0}, Status: replicate.StatusPartial, Copied: 3,
+			Newest: now.Add(-48 * time.Hour), Oldest: now.Add(-47 * time.Hour)},
+	}}
+	for _, job := range []bool{false, true} {
+		var out bytes.Buffer
+		h := &Handler{o: Options{Metrics: metrics.New(&out, "catchup", nil), Service: "s"}}
+		h.emit(t.Context(), "p", job, rep, 5)
+		docs, err := emftest.Lines(out.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := map[string]bool{}
+		for _, d := range docs {
+			if got := d.Members[metrics.DimPipeline]; got != "p" {
+				t.Errorf("job %v: pipeline dimension %v, want p (the pipeline, not its job's namespace)", job, got)
+			}
+			for n := range d.Values {
+				names[n] = true
+			}
+		}
+		want := map[bool][]string{false: {metrics.ReplicationLatency, metrics.RecordAge}, true: {metrics.BackfillLatency, metrics.BackfillRecordAge}}
+		for _, n := range want[job] {
+			if !names[n] {
+				t.Errorf("job %v: no %s written", job, n)
+			}
+		}
+		for _, n := range want[!job] {
+			if names[n] {
+				t.Errorf("job %v: %s written", job, n)
+			}
 		}
 	}
 }

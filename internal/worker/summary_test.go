@@ -35,7 +35,7 @@ func TestSummaryAndMetricsShowInDoubt(t *testing.T) {
 	var out bytes.Buffer
 	h := &Handler{o: Options{Service: "catchup", Log: slog.New(slog.DiscardHandler),
 		Metrics: metrics.New(&out, "Catchup", func() time.Time { return time.UnixMilli(1_700_000_000_000) })}}
-	h.emit(t.Context(), rep, 5)
+	h.emit(t.Context(), rep.Pipeline, false, rep, 5)
 	docs, err := emftest.Lines(out.Bytes())
 	if err != nil {
 		t.Fatalf("EMF: %v", err)

@@ -209,7 +209,7 @@ func (e *Exporter) Observe(rep *replicate.Report, extra ...metrics.Value) error 
 			errs = append(errs, e.set(rep.Pipeline, topic, values))
 		}
 	}
-	errs = append(errs, e.set(rep.Pipeline, "", append(runmetrics.Run(rep, rep.StoreRequests), extra...)))
+	errs = append(errs, e.set(rep.Pipeline, "", append(runmetrics.Run(rep, rep.StoreRequests, false), extra...)))
 	_, _, failed := rep.Totals()
 	e.result(rep.Pipeline, failed == 0, rep.Duration)
 	return errors.Join(errs...)
