@@ -124,7 +124,7 @@ run resumes exactly where the last acknowledged write ended.`,
 		"lease owner id (env CATCHUP_OWNER; default host-pid-time); a restarted run with the same id takes its own leases back at once. Two live processes must never share one")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log every window and retry")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(a.runCmd(), a.planCmd(), a.backfillCmd(), a.translateCmd(), a.statusCmd(), a.resetCmd(), a.verifyCmd(), a.initStoreCmd(), a.demoCmd(), a.mirrorMakerCmd(), a.versionCmd())
+	root.AddCommand(a.runCmd(), a.planCmd(), a.backfillCmd(), a.translateCmd(), a.statusCmd(), a.resetCmd(), a.verifyCmd(), a.initStoreCmd(), a.demoCmd(), a.mirrorMakerCmd(), a.mirrorMaker2Cmd(), a.versionCmd())
 	for _, c := range root.Commands() {
 		usageArgs(c)
 	}

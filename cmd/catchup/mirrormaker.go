@@ -147,6 +147,12 @@ func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPa
 	}
 
 	m, err := mirrormaker.Convert(consumers, producer, fl)
+	return a.runMigration(cmd, "catchup mirrormaker", "MirrorMaker", m, err, printConfig, every)
+}
+
+// runMigration prints the notices of a converted MirrorMaker configuration
+// on stderr, then prints its YAML (printConfig) or runs its pipelines.
+func (a *app) runMigration(cmd *cobra.Command, prog, what string, m *mirrormaker.Migration, err error, printConfig bool, every time.Duration) error {
 	for _, n := range m.Notices {
 		fmt.Fprintln(a.err, n)
 	}
@@ -157,7 +163,7 @@ func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPa
 				return werr
 			}
 		}
-		return usageError{fmt.Errorf("the MirrorMaker configuration cannot be converted: %d problems, listed above", len(mmErr.Problems))}
+		return usageError{fmt.Errorf("the %s configuration cannot be converted: %d problems, listed above", what, len(mmErr.Problems))}
 	}
 	if err != nil {
 		return usageError{err}
@@ -183,8 +189,8 @@ func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPa
 	if every > 0 {
 		return a.runEvery(cmd.Context(), cmd.Name(), m.File, ps, every)
 	}
-	fmt.Fprintln(a.err, "catchup mirrormaker: copying once, up to the source end fixed now, then exiting; "+
-		"MirrorMaker ran until stopped: give --every 10s (any duration) to keep copying until SIGTERM")
+	fmt.Fprintf(a.err, "%s: copying once, up to the source end fixed now, then exiting; "+
+		"%s ran until stopped: give --every 10s (any duration) to keep copying until SIGTERM\n", prog, what)
 	done := true
 	for _, p := range ps {
 		ok, err := a.runPipeline(cmd.Context(), m.File, p)
