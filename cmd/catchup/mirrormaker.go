@@ -173,14 +173,8 @@ func (a *app) runMigration(cmd *cobra.Command, prog, what string, m *mirrormaker
 		return err
 	}
 
-	// The property files held the passwords in plain text; hand them to
-	// the pipelines through the variables the YAML names, unless set.
-	for env, pw := range m.Passwords {
-		if _, ok := os.LookupEnv(env); !ok {
-			if err := os.Setenv(env, pw.Reveal()); err != nil {
-				return fmt.Errorf("set %s: %w", env, err)
-			}
-		}
+	if err := exportPasswords(m); err != nil {
+		return err
 	}
 	ps, err := a.pipelines(m.File)
 	if err != nil {
@@ -201,6 +195,19 @@ func (a *app) runMigration(cmd *cobra.Command, prog, what string, m *mirrormaker
 	}
 	if !done {
 		return errNotDone
+	}
+	return nil
+}
+
+// exportPasswords hands the passwords the MirrorMaker files held in plain
+// text to the pipelines through the variables the YAML names, unless set.
+func exportPasswords(m *mirrormaker.Migration) error {
+	for env, pw := range m.Passwords {
+		if _, ok := os.LookupEnv(env); !ok {
+			if err := os.Setenv(env, pw.Reveal()); err != nil {
+				return fmt.Errorf("set %s: %w", env, err)
+			}
+		}
 	}
 	return nil
 }

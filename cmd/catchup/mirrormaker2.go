@@ -57,6 +57,9 @@ whose offset does not match the target's last record, is refused by name
 			}
 			m, err := mirrormaker.ConvertMM2(mirrormaker.File{Name: args[0], Data: data}, fl)
 			if err == nil && to.enabled {
+				if err := exportPasswords(m); err != nil {
+					return err
+				}
 				if err := a.takeOver(cmd.Context(), m, to); err != nil {
 					for _, n := range m.Notices {
 						fmt.Fprintln(a.err, n)

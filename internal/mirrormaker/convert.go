@@ -87,6 +87,8 @@ type Migration struct {
 	// environment variable that File names for each; every way of printing
 	// them gives "[REDACTED]".
 	Passwords map[string]config.Secret
+	// render writes the YAML again after SetStartOffsets.
+	render func(pipeline string, offsets map[string]map[int32]int64) []byte
 	// Flows are the enabled flows of a MirrorMaker 2 configuration, one per
 	// pipeline (ConvertMM2 only).
 	Flows []MM2Flow
@@ -178,7 +180,14 @@ func Convert(consumers []File, producer File, flags Flags) (*Migration, error) {
 // the notices, and returns the Migration, or a draft and an *Error when a
 // notice is blocking. top heads the YAML: where it came from.
 func (c *converter) migration(f *config.File, explicit map[string]bool, origins []map[string]keyOrigin, covered []map[string]bool, top string) (*Migration, error) {
-	m := &Migration{Passwords: c.passwords}
+	m := &Migration{Passwords: c.passwords, render: func(pipeline string, offsets map[string]map[int32]int64) []byte {
+		for i := range f.Pipelines {
+			if f.Pipelines[i].Name == pipeline {
+				f.Pipelines[i].StartOffsets = offsets
+			}
+		}
+		return c.yaml(f, explicit, top, nil, nil)
+	}}
 	if len(f.Pipelines) > 0 {
 		m.YAML = c.yaml(f, explicit, top, nil, nil)
 		parsed, err := config.Parse(m.YAML, "catchup.yaml")
@@ -220,6 +229,22 @@ func newConverter(flags Flags) *converter {
 		}
 	}
 	return c
+}
+
+// SetStartOffsets sets start_offsets of the pipeline named pipeline, in
+// File and in YAML; it returns false if m has no such pipeline.
+func (m *Migration) SetStartOffsets(pipeline string, offsets map[string]map[int32]int64) bool {
+	if m.File == nil || m.render == nil {
+		return false
+	}
+	for i := range m.File.Pipelines {
+		if m.File.Pipelines[i].Name == pipeline {
+			m.File.Pipelines[i].StartOffsets = offsets
+			m.YAML = m.render(pipeline, offsets)
+			return true
+		}
+	}
+	return false
 }
 
 // converter holds the state of one conversion.
