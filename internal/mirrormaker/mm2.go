@@ -80,7 +80,7 @@ func ConvertMM2(f File, fl Flags) (*Migration, error) {
 		origins, covered = append(origins, mp.origins), append(covered, mp.covered)
 		flows = append(flows, m.flowInfo(fw, mp.p.Name))
 	}
-	if len(m.flows) == 0 && len(entries) > 0 {
+	if len(m.flows) == 0 {
 		c.add(Notice{File: f.Name, Key: "clusters", Kind: NoticeInvalid, Msg: "no enabled flow: set SOURCE->TARGET.enabled = true " +
 			"for the flow to copy (MirrorMaker 2 copies nothing either)"})
 	}
