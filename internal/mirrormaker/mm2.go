@@ -493,14 +493,17 @@ func (m *mm2) flowSettings(fl, src, dst string, mp *pipe) {
 				"create_topics: false in the YAML (then create the target topics yourself) if the target's configs must differ")
 		}
 	}
-	if i := m.lookup(fl, "sync.topic.configs.interval.seconds"); i >= 0 {
-		if d, ok := m.seconds(i); ok {
-			p.ConfigSyncInterval = d
-			mp.explicit["config_sync_interval"] = true
-			set("config_sync_interval", i)
-			m.note(i, NoticeMapped, "→ config_sync_interval")
+	interval := func(key, path string, d *time.Duration) {
+		if i := m.lookup(fl, key); i >= 0 {
+			if v, ok := m.seconds(i); ok {
+				*d = v
+				mp.explicit[path] = true
+				set(path, i)
+				m.note(i, NoticeMapped, "→ %s", path)
+			}
 		}
 	}
+	interval("sync.topic.configs.interval.seconds", "config_sync_interval", &p.ConfigSyncInterval)
 	for _, k := range []string{"config.properties.exclude", "config.properties.blacklist"} {
 		if i := m.lookup(fl, k); i >= 0 {
 			m.note(i, NoticeWarning, "catchup copies a fixed list of topic configs (cleanup.policy, retention, max.message.bytes, "+
@@ -539,14 +542,7 @@ func (m *mm2) flowSettings(fl, src, dst string, mp *pipe) {
 			sg.Exclude = patterns(groupsEx, "sync_groups.exclude")
 			m.note(groupsEx, NoticeMapped, "→ sync_groups.exclude: %s", strings.Join(sg.Exclude, ", "))
 		}
-		if i := m.lookup(fl, "sync.group.offsets.interval.seconds"); i >= 0 {
-			if d, ok := m.seconds(i); ok {
-				sg.Interval = d
-				mp.explicit["sync_groups.interval"] = true
-				set("sync_groups.interval", i)
-				m.note(i, NoticeMapped, "→ sync_groups.interval")
-			}
-		}
+		interval("sync.group.offsets.interval.seconds", "sync_groups.interval", &sg.Interval)
 	} else {
 		if sync >= 0 {
 			m.note(sync, NoticeMapped, "no sync_groups: consumer group offsets are not committed on the target (translate one with `catchup translate`)")
