@@ -39,7 +39,7 @@ func needMirrorMaker2(t *testing.T) (java, libs string) {
 func TestMirrorMaker2Handover(t *testing.T) {
 	e := needBrokers(t)
 	java, libs := needMirrorMaker2(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	const parts, perPart = 3, 200
 	topic := uniqueTopic("mm2-handover")
@@ -72,8 +72,6 @@ offset.storage.replication.factor = 1
 status.storage.replication.factor = 1
 config.storage.replication.factor = 1
 heartbeats.topic.replication.factor = 1
-checkpoints.topic.replication.factor = 1
-offset-syncs.topic.replication.factor = 1
 offset.flush.interval.ms = 1000
 %[1]s.consumer.auto.offset.reset = earliest
 %[2]s.producer.acks = all
