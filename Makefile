@@ -100,7 +100,7 @@ test-lambda: deps $(RIE) ## the Lambda functions' suite: both bootstraps under a
 # Every fuzz target, package:name. go test runs their seed corpora
 # (f.Add and testdata/fuzz) anyway; make fuzz also mutates each for FUZZTIME.
 FUZZ_TARGETS := internal/catchup:FuzzParseProvenance \
-	internal/config:FuzzParse internal/mirrormaker:FuzzFromMirrorMaker internal/mirrormaker:FuzzJAASPassword \
+	internal/config:FuzzParse internal/mirrormaker:FuzzFromMirrorMaker internal/mirrormaker:FuzzConvertMM2 internal/mirrormaker:FuzzJAASPassword \
 	internal/kafkago:FuzzParseFetch internal/kafkago:FuzzEncodeProduce \
 	internal/worker:FuzzDecodeEvent
 FUZZTIME ?= 4000x

@@ -134,7 +134,7 @@ run resumes exactly where the last acknowledged write ended.`,
 	pf.StringVar(&a.logLevel, "log-level", "", "debug, info, warn or error (default: warn on a terminal, where a progress bar shows the rest, unless --verbose; info elsewhere)")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return a.checkOutputFlags() }
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(a.runCmd(), a.planCmd(), a.backfillCmd(), a.translateCmd(), a.statusCmd(), a.resetCmd(), a.verifyCmd(), a.initStoreCmd(), a.demoCmd(), a.mirrorMakerCmd(), a.versionCmd(), a.docsCmd())
+	root.AddCommand(a.runCmd(), a.planCmd(), a.backfillCmd(), a.translateCmd(), a.statusCmd(), a.resetCmd(), a.verifyCmd(), a.initStoreCmd(), a.demoCmd(), a.mirrorMakerCmd(), a.mirrorMaker2Cmd(), a.versionCmd(), a.docsCmd())
 	for _, c := range root.Commands() {
 		usageArgs(c)
 	}

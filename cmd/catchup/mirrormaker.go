@@ -149,6 +149,12 @@ func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPa
 	}
 
 	m, err := mirrormaker.Convert(consumers, producer, fl)
+	return a.runMigration(cmd, "catchup mirrormaker", "MirrorMaker", m, err, printConfig, every)
+}
+
+// runMigration prints the notices of a converted MirrorMaker configuration
+// on stderr, then prints its YAML (printConfig) or runs its pipelines.
+func (a *app) runMigration(cmd *cobra.Command, prog, what string, m *mirrormaker.Migration, err error, printConfig bool, every time.Duration) error {
 	for _, n := range m.Notices {
 		fmt.Fprintln(a.err, n)
 	}
@@ -159,7 +165,7 @@ func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPa
 				return werr
 			}
 		}
-		return usageError{fmt.Errorf("the MirrorMaker configuration cannot be converted: %d problems, listed above", len(mmErr.Problems))}
+		return usageError{fmt.Errorf("the %s configuration cannot be converted: %d problems, listed above", what, len(mmErr.Problems))}
 	}
 	if err != nil {
 		return usageError{err}
@@ -169,14 +175,8 @@ func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPa
 		return err
 	}
 
-	// The property files held the passwords in plain text; hand them to
-	// the pipelines through the variables the YAML names, unless set.
-	for env, pw := range m.Passwords {
-		if _, ok := os.LookupEnv(env); !ok {
-			if err := os.Setenv(env, pw.Reveal()); err != nil {
-				return fmt.Errorf("set %s: %w", env, err)
-			}
-		}
+	if err := exportPasswords(m); err != nil {
+		return err
 	}
 	ps, err := a.pipelines(m.File)
 	if err != nil {
@@ -188,9 +188,22 @@ func (a *app) mirrorMaker(cmd *cobra.Command, consumerPaths []string, producerPa
 	if every > 0 {
 		return a.runEvery(cmd.Context(), cmd.Name(), m.File, ps, every)
 	}
-	fmt.Fprintln(a.err, "catchup mirrormaker: copying once, up to the source end fixed now, then exiting; "+
-		"MirrorMaker ran until stopped: give --every 10s (any duration) to keep copying until SIGTERM")
+	fmt.Fprintf(a.err, "%s: copying once, up to the source end fixed now, then exiting; "+
+		"%s ran until stopped: give --every 10s (any duration) to keep copying until SIGTERM\n", prog, what)
 	return a.runOnce(cmd.Context(), m.File, ps)
+}
+
+// exportPasswords hands the passwords the MirrorMaker files held in plain
+// text to the pipelines through the variables the YAML names, unless set.
+func exportPasswords(m *mirrormaker.Migration) error {
+	for env, pw := range m.Passwords {
+		if _, ok := os.LookupEnv(env); !ok {
+			if err := os.Setenv(env, pw.Reveal()); err != nil {
+				return fmt.Errorf("set %s: %w", env, err)
+			}
+		}
+	}
+	return nil
 }
 
 // Typographic characters that word processors and web pages put in place of

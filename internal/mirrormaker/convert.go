@@ -87,6 +87,11 @@ type Migration struct {
 	// environment variable that File names for each; every way of printing
 	// them gives "[REDACTED]".
 	Passwords map[string]config.Secret
+	// render writes the YAML again after SetStartOffsets.
+	render func(pipeline string, offsets map[string]map[int32]int64) []byte
+	// Flows are the enabled flows of a MirrorMaker 2 configuration, one per
+	// pipeline (ConvertMM2 only).
+	Flows []MM2Flow
 }
 
 // Convert converts a MirrorMaker command line — its consumer
@@ -104,14 +109,7 @@ type Migration struct {
 // each problem as a comment beside the setting it concerns (or in the
 // header), but no File.
 func Convert(consumers []File, producer File, flags Flags) (*Migration, error) {
-	c := &converter{flags: flags, keys: knownKeys(), passwords: map[string]config.Secret{}, envs: map[string]string{}}
-	for _, k := range slices.Sorted(maps.Keys(c.keys)) {
-		for side, ans := range c.keys[k] {
-			if ans.kind != "" {
-				c.known[side] = append(c.known[side], k)
-			}
-		}
-	}
+	c := newConverter(flags)
 	if c.flags.WhitelistFlag == "" {
 		c.flags.WhitelistFlag = "--whitelist"
 	}
@@ -169,9 +167,29 @@ func Convert(consumers []File, producer File, flags Flags) (*Migration, error) {
 		origins[i], covered[i] = mp.origins, mp.covered
 	}
 
-	m := &Migration{Passwords: c.passwords}
+	files := make([]string, len(consumers))
+	for i, cf := range consumers {
+		files[i] = cf.Name
+	}
+	top := fmt.Sprintf("# catchup configuration converted from MirrorMaker by `catchup mirrormaker --print-config`\n"+
+		"# consumer configs: %s\n# producer config: %s\n", strings.Join(files, ", "), producer.Name)
+	return c.migration(f, explicit, origins, covered, top)
+}
+
+// migration parses the YAML of f back, adds the problems Parse found to
+// the notices, and returns the Migration, or a draft and an *Error when a
+// notice is blocking. top heads the YAML: where it came from.
+func (c *converter) migration(f *config.File, explicit map[string]bool, origins []map[string]keyOrigin, covered []map[string]bool, top string) (*Migration, error) {
+	m := &Migration{Passwords: c.passwords, render: func(pipeline string, offsets map[string]map[int32]int64) []byte {
+		for i := range f.Pipelines {
+			if f.Pipelines[i].Name == pipeline {
+				f.Pipelines[i].StartOffsets = offsets
+			}
+		}
+		return c.yaml(f, explicit, top, nil, nil)
+	}}
 	if len(f.Pipelines) > 0 {
-		m.YAML = c.yaml(f, explicit, consumers, producer, nil, nil)
+		m.YAML = c.yaml(f, explicit, top, nil, nil)
 		parsed, err := config.Parse(m.YAML, "catchup.yaml")
 		for _, e := range joinedErrors(err) {
 			c.addParseProblem(e, origins, covered)
@@ -194,11 +212,39 @@ func Convert(consumers []File, producer File, flags Flags) (*Migration, error) {
 			for _, n := range rest {
 				head = append(head, "PROBLEM: "+n.String())
 			}
-			m.YAML = c.yaml(f, explicit, consumers, producer, comments, head)
+			m.YAML = c.yaml(f, explicit, top, comments, head)
 		}
 		return m, &Error{Problems: blocking}
 	}
 	return m, nil
+}
+
+func newConverter(flags Flags) *converter {
+	c := &converter{flags: flags, keys: knownKeys(), passwords: map[string]config.Secret{}, envs: map[string]string{}}
+	for _, k := range slices.Sorted(maps.Keys(c.keys)) {
+		for side, ans := range c.keys[k] {
+			if ans.kind != "" {
+				c.known[side] = append(c.known[side], k)
+			}
+		}
+	}
+	return c
+}
+
+// SetStartOffsets sets start_offsets of the pipeline named pipeline, in
+// File and in YAML; it returns false if m has no such pipeline.
+func (m *Migration) SetStartOffsets(pipeline string, offsets map[string]map[int32]int64) bool {
+	if m.File == nil || m.render == nil {
+		return false
+	}
+	for i := range m.File.Pipelines {
+		if m.File.Pipelines[i].Name == pipeline {
+			m.File.Pipelines[i].StartOffsets = offsets
+			m.YAML = m.render(pipeline, offsets)
+			return true
+		}
+	}
+	return false
 }
 
 // converter holds the state of one conversion.
@@ -361,21 +407,14 @@ func (c *converter) namePipeline(fc *propFile, used map[string]bool) {
 
 // yaml writes f as a YAML configuration holding only the settings that the
 // conversion set, with a header naming the files it came from.
-func (c *converter) yaml(f *config.File, explicit map[string]bool, consumers []File, producer File, comments yaml.CommentMap, head []string) []byte {
-	names := make([]string, len(consumers))
-	for i, cf := range consumers {
-		names[i] = cf.Name
-	}
+func (c *converter) yaml(f *config.File, explicit map[string]bool, top string, comments yaml.CommentMap, head []string) []byte {
 	body, err := config.MarshalSparse(f, explicit, comments)
 	if err != nil {
 		// Not expected: the document holds only strings, numbers, booleans and lists.
 		c.add(Notice{Kind: NoticeInvalid, Msg: fmt.Sprintf("write the YAML: %v", err)})
 		return nil
 	}
-	top := fmt.Sprintf("# catchup configuration converted from MirrorMaker by `catchup mirrormaker --print-config`\n"+
-		"# consumer configs: %s\n# producer config: %s\n"+
-		"# Every setting left out takes its default: see internal/config/testdata/pipelines.yaml.\n",
-		strings.Join(names, ", "), producer.Name)
+	top += "# Every setting left out takes its default: see internal/config/testdata/pipelines.yaml.\n"
 	for _, h := range head {
 		top += "# " + h + "\n"
 	}

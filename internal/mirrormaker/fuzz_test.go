@@ -1,6 +1,8 @@
 package mirrormaker
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -82,6 +84,42 @@ func FuzzJAASPassword(f *testing.F) {
 		}
 		if got := m.Passwords["CATCHUP_C_PASSWORD"].Reveal(); got != want {
 			t.Errorf("Passwords[CATCHUP_C_PASSWORD] = %q, want %q", got, want)
+		}
+	})
+}
+
+// FuzzConvertMM2 converts arbitrary MirrorMaker 2 configurations, seeded
+// with the three shapes of testdata/mm2: the conversion never panics,
+// always returns a Migration, a conversion without error gives YAML that
+// Parse accepts, and a password of a seed never reaches a notice.
+func FuzzConvertMM2(f *testing.F) {
+	for _, name := range []string{"dedicated.properties", "connect.json", "strimzi.yaml"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "mm2", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ConvertMM2(File{Name: "mm2", Data: data}, Flags{})
+		if m == nil {
+			t.Fatalf("ConvertMM2 returned a nil Migration (err %v)", err)
+		}
+		for _, n := range m.Notices {
+			for _, pw := range []string{"p-secret", "b-secret", "s3cret"} {
+				if strings.Contains(n.String(), pw) {
+					t.Errorf("a password in a notice: %s", n)
+				}
+			}
+		}
+		if err != nil {
+			if m.File != nil {
+				t.Errorf("ConvertMM2 failed (%v) but returned a File", err)
+			}
+			return
+		}
+		if _, err := config.Parse(m.YAML, "catchup.yaml"); err != nil {
+			t.Errorf("Parse of the converted YAML: %v\n%s", err, m.YAML)
 		}
 	})
 }

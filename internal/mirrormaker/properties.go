@@ -24,6 +24,21 @@ type propFile struct {
 	cl       *config.Cluster
 	at       string // "source" or "target"
 	protocol string // security.protocol, upper case
+	// labels, when set, name each key as the user wrote it (a MirrorMaker 2
+	// file's "A.sasl.jaas.config" for the "sasl.jaas.config" read here);
+	// lines are then the lines of those keys.
+	labels map[string]string
+}
+
+// label returns key as the user wrote it.
+func (fc *propFile) label(key string) string {
+	if l, ok := fc.labels[key]; ok {
+		return l
+	}
+	if fc.labels != nil {
+		return fc.labels[""] + key // the prefix the cluster's keys take
+	}
+	return key
 }
 
 // convertFile converts f into mp; it returns nil if f cannot be read.
@@ -42,14 +57,19 @@ func (c *converter) convertFile(f File, side fileKind, clusterName string, mp *p
 		c.add(Notice{File: f.Name, Kind: NoticeInvalid, Msg: "not a Java .properties file: " + err.Error()})
 		return nil
 	}
-	fc := &propFile{c: c, name: f.Name, side: side, props: props, lines: keyLines(loader, f.Data), mp: mp}
+	return c.convertProps(&propFile{c: c, name: f.Name, side: side, props: props, lines: keyLines(loader, f.Data), mp: mp}, clusterName)
+}
+
+// convertProps converts the properties of fc into its pipe.
+func (c *converter) convertProps(fc *propFile, clusterName string) *propFile {
+	mp, side := fc.mp, fc.side
 	fc.cl, fc.at = &mp.p.Source, "source"
 	if side == producerFile {
 		fc.cl, fc.at = &mp.p.Target, "target"
 	}
 	fc.cl.Name = clusterName
 	fc.security()
-	for _, k := range props.Keys() {
+	for _, k := range fc.props.Keys() {
 		fc.key(k)
 	}
 	fc.finish()
@@ -94,13 +114,13 @@ func (fc *propFile) has(key string) bool { _, ok := fc.props.Get(key); return ok
 
 // note adds a notice about key.
 func (fc *propFile) note(key string, kind NoticeKind, format string, args ...any) {
-	fc.c.add(Notice{File: fc.name, Line: fc.lines[key], Key: key, Kind: kind, Msg: fmt.Sprintf(format, args...)})
+	fc.c.add(Notice{File: fc.name, Line: fc.lines[key], Key: fc.label(key), Kind: kind, Msg: fmt.Sprintf(format, args...)})
 }
 
 // set records that the pipeline setting at path came from key, so that a
 // problem Parse finds with it is reported on key.
 func (fc *propFile) set(path, key string) {
-	fc.mp.origins[path] = keyOrigin{file: fc.name, key: key, line: fc.lines[key]}
+	fc.mp.origins[path] = keyOrigin{file: fc.name, key: fc.label(key), line: fc.lines[key]}
 }
 
 // cover records that a notice already explains the problem Parse would
@@ -203,18 +223,18 @@ func (fc *propFile) finish() {
 			msg = fmt.Sprintf("no bootstrap.servers: the old consumer found the brokers through ZooKeeper (%s), but catchup "+
 				"talks to the brokers directly: add bootstrap.servers=host:9092,... with the brokers of that cluster", zk)
 		}
-		fc.c.add(Notice{File: fc.name, Key: "bootstrap.servers", Kind: NoticeInvalid, Msg: msg})
+		fc.c.add(Notice{File: fc.name, Key: fc.label("bootstrap.servers"), Kind: NoticeInvalid, Msg: msg})
 		fc.cover(fc.at + ".brokers")
 	}
 	if s := fc.cl.SASL; s != nil && !fc.mp.covered[fc.at+".sasl"] {
 		switch {
 		case s.Mechanism == "" && !fc.has("sasl.mechanism"):
-			fc.c.add(Notice{File: fc.name, Key: "sasl.mechanism", Kind: NoticeRefused, Msg: fmt.Sprintf("not set, so with "+
+			fc.c.add(Notice{File: fc.name, Key: fc.label("sasl.mechanism"), Kind: NoticeRefused, Msg: fmt.Sprintf("not set, so with "+
 				"security.protocol=%s the Java client used GSSAPI (Kerberos), which catchup does not support; catchup "+
 				"authenticates with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or AWS_MSK_IAM", fc.protocol)})
 			fc.cover(fc.at + ".sasl")
 		case s.Mechanism != "" && s.Mechanism != "AWS_MSK_IAM" && !fc.has("sasl.jaas.config"):
-			fc.c.add(Notice{File: fc.name, Key: "sasl.jaas.config", Kind: NoticeInvalid, Msg: fmt.Sprintf("not set: "+
+			fc.c.add(Notice{File: fc.name, Key: fc.label("sasl.jaas.config"), Kind: NoticeInvalid, Msg: fmt.Sprintf("not set: "+
 				"%s needs a username; add sasl.jaas.config (if MirrorMaker read a JAAS file named by "+
 				"-Djava.security.auth.login.config, copy its KafkaClient entry here)", s.Mechanism)})
 			fc.cover(fc.at + ".sasl")

@@ -23,6 +23,10 @@
 # printed. Exit status: that of go test, or 1 when the brokers could not be
 # fetched or started (the last line says why).
 #
+# It also fetches MirrorMaker 2's jars (bench/fetch-mirror.sh, into BENCH_CACHE,
+# default the Kafka jar cache) for internal/brokers' take-over test, and
+# exports CATCHUP_IT_MM2_LIBS and CATCHUP_IT_JAVA.
+#
 # Environment: KAFKA_VERSION (else CATCHUP_KAFKA_VERSION, else 4.4.0), and
 # every setting of start.sh and cluster.sh (see README.md).
 set -euo pipefail
@@ -145,6 +149,11 @@ log "Apache Kafka $version (two single-node KRaft clusters, SASL_SSL on; replica
 phase=fetch
 timed fetch "$KAFKA_HERE/fetch.sh" "$version" >/dev/null ||
 	fail "could not fetch Kafka $version from Maven Central (message above)"
+# MirrorMaker 2 (connect-mirror, the bench's version) for the take-over test
+# of internal/brokers, into BENCH_CACHE (default: the Kafka jar cache).
+CATCHUP_IT_MM2_LIBS="$(BENCH_CACHE="${BENCH_CACHE:-${CATCHUP_KAFKA_CACHE:-$KAFKA_HERE/.cache}}" timed fetch-mm2 "$repo/bench/fetch-mirror.sh")" ||
+	fail "could not fetch MirrorMaker 2 (connect-mirror) from Maven Central (message above)"
+export CATCHUP_IT_MM2_LIBS CATCHUP_IT_JAVA="$java"
 
 # ---------------------------------------------------------------- start
 

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/mirrormaker"
+	"github.com/kafka-catchup/catchup/internal/mm2takeover"
+	"github.com/kafka-catchup/catchup/internal/pipeline"
+)
+
+// takeOver is the --take-over flags of mirrormaker2.
+type takeOver struct {
+	enabled bool
+	topic   string // --offsets-topic
+	settle  time.Duration
+}
+
+// takeOver sets start_offsets of every pipeline of m to one past the
+// positions MirrorMaker 2 recorded, or returns an error (exit 2) naming
+// every partition it will not take over.
+func (a *app) takeOver(ctx context.Context, m *mirrormaker.Migration, to takeOver) error {
+	var problems []error
+	for _, fl := range m.Flows {
+		p := pipelineNamed(m.File, fl.Pipeline)
+		if p == nil {
+			continue
+		}
+		topic := fl.OffsetsTopic
+		if to.topic != "" {
+			topic = to.topic
+		}
+		if topic == "" {
+			problems = append(problems, fmt.Errorf("pipeline %s: --take-over of a Connect connector needs --offsets-topic: "+
+				"the offset.storage.topic of the Connect cluster that ran it", p.Name))
+			continue
+		}
+		var offsetsCluster config.Cluster
+		switch fl.OffsetsCluster {
+		case p.Target.Name:
+			offsetsCluster = p.Target
+		case p.Source.Name:
+			offsetsCluster = p.Source
+		default:
+			problems = append(problems, fmt.Errorf("pipeline %s: MirrorMaker 2's offsets are on cluster %s, which is neither its source "+
+				"nor its target: catchup takes over only from a Connect cluster on one of them", p.Name, fl.OffsetsCluster))
+			continue
+		}
+		offs, err := a.mm2Positions(ctx, p, offsetsCluster, mm2takeover.Flow{
+			Connector: fl.Connector, Cluster: fl.Source, OffsetsTopic: topic,
+			Match: p.Topics.Match, TargetTopic: p.MapTopic,
+		}, to.settle)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("pipeline %s: take over from MirrorMaker 2 (%s on %s, connector %q): %w",
+				p.Name, topic, fl.OffsetsCluster, fl.Connector, err))
+			continue
+		}
+		m.SetStartOffsets(p.Name, offs)
+		n := 0
+		for _, ps := range offs {
+			n += len(ps)
+		}
+		fmt.Fprintf(a.err, "catchup mirrormaker2: pipeline %s: took over %d partitions from MirrorMaker 2 (%s): start_offsets one past "+
+			"its last copy, checked against the target's last record; topics %v\n", p.Name, n, topic, slices.Sorted(maps.Keys(offs)))
+	}
+	if err := errors.Join(problems...); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// mm2Positions reads the positions of one flow through three connections.
+func (a *app) mm2Positions(ctx context.Context, p *config.Pipeline, offsetsCluster config.Cluster, fl mm2takeover.Flow, settle time.Duration) (map[string]map[int32]int64, error) {
+	const uncommitted = "read_uncommitted"
+	offsets, err := pipeline.ConnectReader(offsetsCluster, uncommitted)
+	if err != nil {
+		return nil, err
+	}
+	defer offsets.Close()
+	src, err := pipeline.ConnectReader(p.Source, uncommitted)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	dst, err := pipeline.ConnectReader(p.Target, uncommitted)
+	if err != nil {
+		return nil, err
+	}
+	defer dst.Close()
+	return mm2takeover.Positions(ctx, mm2takeover.Clusters{Offsets: offsets, Source: src, Target: dst}, fl, mm2takeover.Options{Settle: settle})
+}
+
+func pipelineNamed(f *config.File, name string) *config.Pipeline {
+	if f == nil {
+		return nil
+	}
+	for i := range f.Pipelines {
+		if f.Pipelines[i].Name == name {
+			return &f.Pipelines[i]
+		}
+	}
+	return nil
+}

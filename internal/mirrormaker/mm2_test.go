@@ -1,0 +1,114 @@
+package mirrormaker
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/mm2")
+
+// TestConvertMM2Golden converts the three shapes of a MirrorMaker 2
+// configuration and compares every notice and the YAML with the golden
+// file beside each (go test -run TestConvertMM2Golden -update rewrites
+// them); each key the reader found must have a notice at its line.
+func TestConvertMM2Golden(t *testing.T) {
+	for _, tt := range []struct {
+		file     string
+		format   MM2Format
+		runnable bool
+	}{
+		{"dedicated.properties", MM2Dedicated, true},
+		{"connect.json", MM2Connect, true},
+		// The CA certificate lives in a Kubernetes Secret: the YAML names the
+		// file to write it to, which does not exist here, so it cannot run yet.
+		{"strimzi.yaml", MM2Strimzi, false},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "mm2", tt.file)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := ConvertMM2(File{Name: tt.file, Data: data}, Flags{})
+			var convErr *Error
+			if tt.runnable && err != nil || !tt.runnable && !errors.As(err, &convErr) {
+				t.Fatalf("ConvertMM2(%s) error = %v, want runnable %v", tt.file, err, tt.runnable)
+			}
+			var b strings.Builder
+			for _, n := range m.Notices {
+				fmt.Fprintln(&b, n)
+				if n.Kind == NoticeUnknown {
+					t.Errorf("unknown key in a real configuration: %s", n)
+				}
+			}
+			fmt.Fprintf(&b, "--- flows: %+v\n", m.Flows)
+			b.Write(m.YAML)
+			golden := path + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(b.String()), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), b.String()); diff != "" {
+				t.Errorf("ConvertMM2(%s) (-golden +got):\n%s", tt.file, diff)
+			}
+
+			c := newConverter(Flags{})
+			format, entries := c.readMM2(File{Name: tt.file, Data: data})
+			if format != tt.format {
+				t.Errorf("format %q, want %q", format, tt.format)
+			}
+			for _, e := range entries {
+				found := false
+				for _, n := range m.Notices {
+					found = found || n.Key == e.label && n.Line == e.line
+				}
+				if !found {
+					t.Errorf("%s:%d: %s (read as %s): no notice", tt.file, e.line, e.label, e.key)
+				}
+			}
+		})
+	}
+}
+
+// TestConvertMM2Refuses: what catchup cannot run stops the conversion
+// (exit 2 from the CLI) with the key, its line and the fix.
+func TestConvertMM2Refuses(t *testing.T) {
+	base := "clusters = a, b\na.bootstrap.servers = a:9092\nb.bootstrap.servers = b:9092\na->b.enabled = true\n"
+	tests := []struct{ name, extra, key, want string }{
+		{"custom policy", "replication.policy.class = com.example.PrefixPolicy\n", "replication.policy.class", "write the naming it implements as target_topic"},
+		{"custom filter", "a->b.topic.filter.class = com.example.Filter\n", "a->b.topic.filter.class", "topics.include and topics.exclude"},
+		{"transforms", "transforms = mask\n", "transforms", "catchup copies them unchanged"},
+		{"acks 0", "b.producer.acks = 0\n", "b.producer.acks", "acks"},
+		{"unknown flow", "a->c.enabled = true\n", "a->c.enabled", "not listed in clusters"},
+		{"misspelled", "topics.exlude = x\n", "topics.exlude", "did you mean"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := ConvertMM2(File{Name: "mm2.properties", Data: []byte(base + tt.extra)}, Flags{})
+			var convErr *Error
+			if !errors.As(err, &convErr) {
+				t.Fatalf("ConvertMM2 error = %v, want an *Error", err)
+			}
+			var got []string
+			for _, n := range convErr.Problems {
+				got = append(got, n.String())
+				if n.Key == tt.key && n.Line == 5 && strings.Contains(n.Msg, tt.want) {
+					return
+				}
+			}
+			t.Errorf("problems %q: none on %s at line 5 saying %q (yaml %s)", got, tt.key, tt.want, m.YAML)
+		})
+	}
+}
