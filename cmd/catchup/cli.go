@@ -43,13 +43,13 @@ type app struct {
 	owner      string
 	// allowDuplicates is --allow-duplicates of run and reset.
 	allowDuplicates bool
-	verbose    bool
-	jsonOut    bool   // the command's --json: print one jsonDoc at the end
-	jsonStyle  string // --json=STYLE: jsonAuto, jsonCompact or jsonPretty
-	logFormat  string // --log-format
-	logLevel   string // --log-level
-	ops        ops    // run's and mirrormaker's metrics and health
-	shard      shard  // run's --shards and --shard-index
+	verbose         bool
+	jsonOut         bool   // the command's --json: print one jsonDoc at the end
+	jsonStyle       string // --json=STYLE: jsonAuto, jsonCompact or jsonPretty
+	logFormat       string // --log-format
+	logLevel        string // --log-level
+	ops             ops    // run's and mirrormaker's metrics and health
+	shard           shard  // run's --shards and --shard-index
 
 	jsonPipelines []any // the entries of the --json document, one per pipeline
 	// jsonStreamed: continuous mode printed a document per run already;
