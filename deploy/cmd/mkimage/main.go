@@ -93,6 +93,9 @@ func build(bins binaries, certs, out, tag string) error {
 	if err != nil {
 		return fmt.Errorf("tag %s: %w", tag, err)
 	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	for _, b := range bins {
 		exe, err := os.ReadFile(b.path)
