@@ -165,19 +165,31 @@ release: $(RELEASE_TOOLS) ## static stripped binaries for linux/darwin x amd64/a
 	$(GORELEASER) release --snapshot --clean
 	@cat $(BIN)/release/checksums.txt
 
-# The linux/amd64 binary of a release build, rebuilt each time (the Go build
-# cache makes that cheap) so that make image never packs a stale binary.
-# goreleaser cleans bin/release first: run make release after make image to
-# have both.
-RELEASE_LINUX_AMD64 := $(BIN)/release/catchup_linux_amd64_v1/catchup
+# The image's linux binaries are release builds: goreleaser builds each
+# platform from the same build (id catchup) of .goreleaser.yaml as make
+# release, so the flags and ldflags are the release's by construction. Each
+# is rebuilt every time (the Go build cache makes that cheap) so that make
+# image never packs a stale binary. Every goreleaser run cleans bin/release,
+# so each binary is copied out (-o) into bin/image/bin/<os>-<arch>/ before
+# the next platform's run; the before hook (man pages and completions for
+# the archives) is skipped. Run make release after make image to have the
+# full release output.
+IMAGE_PLATFORMS     := linux/amd64 linux/arm64
+IMAGE_BIN           := $(BIN)/image/bin
+RELEASE_LINUX_AMD64 := $(IMAGE_BIN)/linux-amd64/catchup
 
-.PHONY: release-linux-amd64
-release-linux-amd64: $(BIN)/goreleaser-$(GORELEASER_VERSION)
-	GOOS=linux GOARCH=amd64 $(GORELEASER) build --snapshot --clean --single-target --id catchup
+.PHONY: release-linux
+release-linux: $(BIN)/goreleaser-$(GORELEASER_VERSION)
+	@for p in $(IMAGE_PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; mkdir -p $(IMAGE_BIN)/$$os-$$arch && \
+		GOOS=$$os GOARCH=$$arch $(GORELEASER) build --snapshot --clean --single-target --id catchup --skip before \
+			-o $(IMAGE_BIN)/$$os-$$arch/catchup || exit 1; \
+	done
 
 .PHONY: image
-image: release-linux-amd64 ## OCI image of the linux/amd64 release binary, no Docker daemon, no base image: bin/image/oci (layout) and bin/image/catchup.tar
-	cd deploy && $(GO) run ./cmd/mkimage -binary $(CURDIR)/$(RELEASE_LINUX_AMD64) -arch amd64 -out $(CURDIR)/$(BIN)/image
+image: release-linux ## OCI image index (linux/amd64, linux/arm64) of the release binaries, no Docker daemon, no base image: bin/image/oci (layout) and bin/image/catchup-linux-<arch>.tar
+	cd deploy && $(GO) run ./cmd/mkimage -out $(CURDIR)/$(BIN)/image \
+		$(foreach p,$(IMAGE_PLATFORMS),-binary $(p)=$(CURDIR)/$(IMAGE_BIN)/$(subst /,-,$(p))/catchup)
 
 # helm (lint and template of deploy/helm/catchup) from the Go module proxy,
 # pinned, built into bin/ like golangci-lint.
@@ -193,7 +205,7 @@ test-deploy: prometheus-tools $(BIN)/helm-$(HELM_VERSION) ## the deploy/ module:
 		$(GO) test -count=1 ./...
 
 .PHONY: ship-check
-ship-check: image ## run the linux/amd64 release binary and the image's binary in an empty root (make test runs it)
+ship-check: image ## check the image index's platforms and binaries, run the linux/amd64 release binary and the image's in an empty root (make test runs it)
 	cd deploy && CATCHUP_RELEASE_BINARY=$(CURDIR)/$(RELEASE_LINUX_AMD64) CATCHUP_IMAGE_LAYOUT=$(CURDIR)/$(BIN)/image/oci \
 		$(GO) test -count=1 -v -run 'TestReleaseBinary|TestImage' ./...
 

@@ -9,12 +9,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // The artefacts under test; make ship-check builds them and sets these.
@@ -38,11 +42,32 @@ func artefact(t *testing.T, env string) string {
 // version.
 func TestReleaseBinary(t *testing.T) {
 	bin := artefact(t, envRelease)
+	checkELF(t, bin, elf.EM_X86_64)
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "catchup ") {
+		t.Errorf("%s version: %v\n%s", bin, err, out)
+	}
+}
+
+// imageMachines is what the image index must hold: the platforms, each
+// with the ELF machine its /catchup must be built for.
+var imageMachines = map[string]elf.Machine{
+	"linux/amd64": elf.EM_X86_64,
+	"linux/arm64": elf.EM_AARCH64,
+}
+
+// checkELF fails t unless bin is a static, stripped ELF executable for
+// machine.
+func checkELF(t *testing.T, bin string, machine elf.Machine) {
+	t.Helper()
 	f, err := elf.Open(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	if f.Machine != machine {
+		t.Errorf("%s is built for %s, want %s", bin, f.Machine, machine)
+	}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
 			t.Errorf("%s has an ELF interpreter: not static (CGO_ENABLED=0)", bin)
@@ -51,15 +76,14 @@ func TestReleaseBinary(t *testing.T) {
 	if s := f.Section(".symtab"); s != nil {
 		t.Errorf("%s has a symbol table: not stripped (-s -w)", bin)
 	}
-	out, err := exec.Command(bin, "version").CombinedOutput()
-	if err != nil || !strings.HasPrefix(string(out), "catchup ") {
-		t.Errorf("%s version: %v\n%s", bin, err, out)
-	}
 }
 
-// TestImage checks the OCI image make image wrote: one linux image whose
-// entrypoint is /catchup, run as the non-root user 65532, and whose layer
-// alone is enough for the binary: extracted into an empty directory and
+// TestImage checks the OCI layout make image wrote: one image index,
+// tagged, holding exactly the linux/amd64 and linux/arm64 images. Each
+// image's config names its platform, its entrypoint is /catchup, run as the
+// non-root user 65532, and its layer's /catchup is a static binary for that
+// platform's machine. The layer of the image for the machine the test runs
+// on is enough for the binary alone: extracted into an empty directory and
 // run there chrooted as that user, `catchup version` works.
 func TestImage(t *testing.T) {
 	dir := artefact(t, envImage)
@@ -67,31 +91,88 @@ func TestImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx, err := p.ImageIndex()
+	top, err := p.ImageIndex()
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := idx.IndexManifest()
+	m, err := top.IndexManifest()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Manifests) != 1 {
-		t.Fatalf("%d images in %s, want 1", len(m.Manifests), dir)
+	if len(m.Manifests) != 1 || m.Manifests[0].MediaType != types.OCIImageIndex {
+		t.Fatalf("%s holds %+v, want one OCI image index", dir, m.Manifests)
 	}
-	img, err := p.Image(m.Manifests[0].Digest)
+	if ref := m.Manifests[0].Annotations["org.opencontainers.image.ref.name"]; ref == "" {
+		t.Errorf("the image index in %s has no org.opencontainers.image.ref.name", dir)
+	}
+	idx, err := top.ImageIndex(m.Manifests[0].Digest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cf, err := img.ConfigFile()
+	im, err := idx.IndexManifest()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"/catchup"}, cf.Config.Entrypoint); diff != "" {
-		t.Errorf("entrypoint (-want +got):\n%s", diff)
+	var got, want []string
+	for plat := range imageMachines {
+		want = append(want, plat)
 	}
-	if cf.Config.User != "65532:65532" || cf.OS != "linux" {
-		t.Errorf("user %q os %q, want 65532:65532 on linux", cf.Config.User, cf.OS)
+	for _, d := range im.Manifests {
+		if d.Platform == nil {
+			t.Fatalf("image %s in the index has no platform", d.Digest)
+		}
+		got = append(got, d.Platform.String())
 	}
+	if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Fatalf("platforms of the image index (-want +got):\n%s", diff)
+	}
+	ran := false
+	for _, d := range im.Manifests {
+		plat := d.Platform.String()
+		img, err := idx.Image(d.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cf.Platform().String(); got != plat {
+			t.Errorf("the %s image's config says %s", plat, got)
+		}
+		if diff := cmp.Diff([]string{"/catchup"}, cf.Config.Entrypoint); diff != "" {
+			t.Fatalf("%s entrypoint (-want +got):\n%s", plat, diff)
+		}
+		if cf.Config.User != "65532:65532" {
+			t.Errorf("%s user %q, want 65532:65532", plat, cf.Config.User)
+		}
+		root := unpack(t, img)
+		checkELF(t, filepath.Join(root, cf.Config.Entrypoint[0]), imageMachines[plat])
+		if d.Platform.OS != runtime.GOOS || d.Platform.Architecture != runtime.GOARCH {
+			continue
+		}
+		ran = true
+		if os.Geteuid() != 0 {
+			t.Skip("chroot needs root: run as root (CI does) to run the image's binary")
+		}
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(cf.Config.Entrypoint[0], "version")
+		cmd.Dir = "/"
+		cmd.Env = cf.Config.Env
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root, Credential: &syscall.Credential{Uid: 65532, Gid: 65532}}
+		if err := cmd.Run(); err != nil || !strings.HasPrefix(stdout.String(), "catchup ") {
+			t.Errorf("%s: /catchup version in the image's filesystem alone: %v\nstdout: %s\nstderr: %s", plat, err, &stdout, &stderr)
+		}
+	}
+	if !ran {
+		t.Errorf("no image in the index for %s/%s to run", runtime.GOOS, runtime.GOARCH)
+	}
+}
+
+// unpack extracts img's layers into a new directory and returns it.
+func unpack(t *testing.T, img v1.Image) string {
+	t.Helper()
 	layers, err := img.Layers()
 	if err != nil {
 		t.Fatal(err)
@@ -105,18 +186,7 @@ func TestImage(t *testing.T) {
 		extract(t, rc, root)
 		rc.Close()
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("chroot needs root: run as root (CI does) to run the image's binary")
-	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(cf.Config.Entrypoint[0], "version")
-	cmd.Dir = "/"
-	cmd.Env = cf.Config.Env
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root, Credential: &syscall.Credential{Uid: 65532, Gid: 65532}}
-	if err := cmd.Run(); err != nil || !strings.HasPrefix(stdout.String(), "catchup ") {
-		t.Errorf("/catchup version in the image's filesystem alone: %v\nstdout: %s\nstderr: %s", err, &stdout, &stderr)
-	}
+	return root
 }
 
 // extract writes the files of a layer's tar stream under root.

@@ -1,11 +1,16 @@
-// Command mkimage writes an OCI image of the static catchup binary without
-// a Docker daemon and without pulling a base image: an empty image plus one
-// layer holding the binary at /catchup, the CA certificates at
-// /etc/ssl/certs/ca-certificates.crt, an /etc/passwd and /etc/group naming
-// the non-root user 65532 (nonroot), and /tmp. It writes an OCI image layout
-// directory and a tarball that `docker load` and `podman load` read.
+// Command mkimage writes a multi-platform OCI image of the static catchup
+// binaries without a Docker daemon and without pulling a base image: per
+// platform, an empty image plus one layer holding the binary at /catchup,
+// the CA certificates at /etc/ssl/certs/ca-certificates.crt, an /etc/passwd
+// and /etc/group naming the non-root user 65532 (nonroot), and /tmp; the
+// images go into one image index. It writes an OCI image layout directory
+// (oci/: the index, for skopeo copy --all or crane push) and, per
+// platform, a tarball that `docker load` and `podman load` read
+// (catchup-<os>-<arch>.tar: docker load takes one platform's image, not an
+// index, on Docker's classic image store).
 //
-//	go run ./cmd/mkimage -binary ../bin/release/.../catchup -arch amd64 -out ../bin/image
+//	go run ./cmd/mkimage -binary linux/amd64=../bin/image/bin/linux-amd64/catchup \
+//	    -binary linux/arm64=../bin/image/bin/linux-arm64/catchup -out ../bin/image
 package main
 
 import (
@@ -17,6 +22,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -31,67 +37,112 @@ import (
 // User is the uid and gid the image runs as: distroless's "nonroot".
 const User = "65532:65532"
 
+// binaries is the repeated -binary os/arch=path flag, in the order given.
+type binaries []binary
+
+type binary struct {
+	platform v1.Platform
+	path     string
+}
+
+func (b *binaries) String() string {
+	s := make([]string, len(*b))
+	for i, x := range *b {
+		s[i] = x.platform.String() + "=" + x.path
+	}
+	return strings.Join(s, " ")
+}
+
+func (b *binaries) Set(v string) error {
+	plat, path, ok := strings.Cut(v, "=")
+	p, err := v1.ParsePlatform(plat)
+	if !ok || path == "" || err != nil || p.OS == "" || p.Architecture == "" {
+		return fmt.Errorf("%q: want os/arch=path, e.g. linux/arm64=bin/image/bin/linux-arm64/catchup", v)
+	}
+	for _, x := range *b {
+		if x.platform.Equals(*p) {
+			return fmt.Errorf("%s given twice", p)
+		}
+	}
+	*b = append(*b, binary{platform: *p, path: path})
+	return nil
+}
+
 func main() {
-	bin := flag.String("binary", "", "the static catchup binary (required)")
-	arch := flag.String("arch", "amd64", "the binary's GOARCH")
+	var bins binaries
+	flag.Var(&bins, "binary", "os/arch=path of a static catchup binary built for that platform (repeat it, one per platform; required)")
 	certs := flag.String("ca-certificates", "/etc/ssl/certs/ca-certificates.crt", "PEM bundle of the CA certificates to include")
-	out := flag.String("out", "bin/image", "directory for the OCI layout (oci/) and the tarball (catchup.tar)")
-	tag := flag.String("tag", "catchup:latest", "the tarball's image reference")
+	out := flag.String("out", "bin/image", "directory for the OCI layout (oci/) and the tarballs (catchup-<os>-<arch>.tar)")
+	tag := flag.String("tag", "catchup:latest", "the image reference (the layout's ref.name annotation, the tarballs' tag)")
 	flag.Parse()
-	if err := build(*bin, *arch, *certs, *out, *tag); err != nil {
+	if err := build(bins, *certs, *out, *tag); err != nil {
 		fmt.Fprintln(os.Stderr, "mkimage:", err)
 		os.Exit(1)
 	}
 }
 
-func build(bin, arch, certs, out, tag string) error {
-	if bin == "" {
-		return errors.New("-binary is required")
-	}
-	exe, err := os.ReadFile(bin)
-	if err != nil {
-		return fmt.Errorf("read binary: %w", err)
+func build(bins binaries, certs, out, tag string) error {
+	if len(bins) == 0 {
+		return errors.New("-binary os/arch=path is required")
 	}
 	ca, err := os.ReadFile(certs)
 	if err != nil {
 		return fmt.Errorf("read CA certificates: %w (install the ca-certificates package, or pass -ca-certificates)", err)
 	}
-	layer, err := rootfs(exe, ca)
-	if err != nil {
-		return err
-	}
-	img, err := Image(layer, arch)
-	if err != nil {
-		return err
-	}
 	ref, err := name.NewTag(tag)
 	if err != nil {
 		return fmt.Errorf("tag %s: %w", tag, err)
 	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, b := range bins {
+		exe, err := os.ReadFile(b.path)
+		if err != nil {
+			return fmt.Errorf("read %s binary: %w", b.platform, err)
+		}
+		layer, err := rootfs(exe, ca)
+		if err != nil {
+			return err
+		}
+		img, err := Image(layer, b.platform)
+		if err != nil {
+			return err
+		}
+		p := b.platform
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &p}})
+		file := filepath.Join(out, "catchup-"+strings.ReplaceAll(p.String(), "/", "-")+".tar")
+		if err := tarball.WriteToFile(file, ref, img); err != nil {
+			return fmt.Errorf("write %s tarball: %w", p, err)
+		}
+		d, err := img.Digest()
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s %s %s: %s\n", ref, p, d, file)
+	}
 	if err := os.RemoveAll(filepath.Join(out, "oci")); err != nil {
 		return err
 	}
-	p, err := layout.Write(filepath.Join(out, "oci"), empty.Index)
+	lp, err := layout.Write(filepath.Join(out, "oci"), empty.Index)
 	if err != nil {
 		return fmt.Errorf("write OCI layout: %w", err)
 	}
-	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": ref.TagStr()})); err != nil {
+	if err := lp.AppendIndex(idx, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": ref.TagStr()})); err != nil {
 		return fmt.Errorf("write OCI layout: %w", err)
 	}
-	if err := tarball.WriteToFile(filepath.Join(out, "catchup.tar"), ref, img); err != nil {
-		return fmt.Errorf("write tarball: %w", err)
-	}
-	d, err := img.Digest()
+	d, err := idx.Digest()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s %s: %s/oci, %s/catchup.tar\n", ref, d, out, out)
+	fmt.Printf("%s index %s: %s/oci\n", ref, d, out)
 	return nil
 }
 
-// Image returns an OCI image of layer for linux/arch that runs /catchup as
+// Image returns an OCI image of layer for platform that runs /catchup as
 // User.
-func Image(layer v1.Layer, arch string) (v1.Image, error) {
+func Image(layer v1.Layer, platform v1.Platform) (v1.Image, error) {
 	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), layer)
 	if err != nil {
 		return nil, fmt.Errorf("add layer: %w", err)
@@ -102,7 +153,7 @@ func Image(layer v1.Layer, arch string) (v1.Image, error) {
 		return nil, err
 	}
 	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", arch
+	cf.OS, cf.Architecture, cf.Variant = platform.OS, platform.Architecture, platform.Variant
 	cf.Config.Entrypoint = []string{"/catchup"}
 	cf.Config.Cmd = []string{"--help"}
 	cf.Config.User = User
