@@ -85,9 +85,11 @@ func (pc *partitionCopy) storeCommit(now time.Time, cause error, release bool) e
 		pc.pendRecords == 0 && cause == nil {
 		return nil
 	}
-	if pc.committedNext < 0 && pc.pendRecords == 0 && cause != nil {
-		// A partition that failed before its first commit keeps no
-		// checkpoint, so that the next run starts by the start policy again.
+	if pc.committedNext < 0 && pc.pendRecords == 0 && (cause != nil || pc.unvouched) {
+		// A partition that failed, or stopped before the target said where
+		// its copy stands, before its first commit keeps no checkpoint, so
+		// that the next run starts by the start policy again, or reads the
+		// target back again.
 		return nil
 	}
 	c := checkpoint.Commit{Next: pc.next, TargetEnd: pc.targetEnd, Records: pc.pendRecords, Bytes: pc.pendBytes, Gap: pc.pendGap,

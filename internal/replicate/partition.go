@@ -42,7 +42,13 @@ type partitionCopy struct {
 	pendGap                *checkpoint.Gap
 	committedNext          int64
 	committedTargetEnd     int64
-	lastCommit             time.Time
+	// unvouched: the store holds no checkpoint of the partition and the
+	// target has not yet said where the copy stands (adopt,
+	// refuseUnaccounted): until it has, no commit may store the start
+	// policy as the position, or a run stopped meanwhile would hand the
+	// next run a checkpoint that reads nothing back.
+	unvouched  bool
+	lastCommit time.Time
 
 	// surveyedEnd is the target end offset the run read for this partition
 	// at plan time, with the others (Engine.targetEnds), for the first
@@ -181,6 +187,7 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 		pc.stop = stop
 	}
 	adopted := false
+	pc.unvouched = !cp.Exists
 	switch {
 	case e.o.Provenance:
 		if pc.state == stateInDoubt { // a takeover
@@ -209,6 +216,7 @@ func (pc *partitionCopy) run(ctx context.Context, m catchup.Offsets, cp checkpoi
 			return err
 		}
 	}
+	pc.unvouched = false
 	if cp.Start == nil && cp.Records == 0 && !adopted {
 		// Nothing was copied before: copying begins here (a checkpoint
 		// with copies and no start predates recorded starts; adopted

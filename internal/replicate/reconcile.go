@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -341,7 +342,10 @@ func (pc *partitionCopy) adopt(ctx context.Context, m catchup.Offsets, pol plan.
 	var (
 		last, end int64
 		found     bool
+		ordered   = true
 	)
+	_, explicit := pc.e.o.Policy.StartOffsets[pc.p]
+	chosen := explicit || pol.Start == plan.Timestamp
 	err := pc.retry(ctx, func() (err error) {
 		if end, err = pc.targetEndOffset(ctx); err != nil || end <= 0 {
 			return err
@@ -352,7 +356,13 @@ func (pc *partitionCopy) adopt(ctx context.Context, m catchup.Offsets, pol plan.
 		if end, err = pc.targetEndOffset(ctx); err != nil {
 			return err
 		}
-		last, found, err = pc.lastCopy(ctx, 0, end, 0, adoptBatches)
+		batches := adoptBatches
+		if pc.e.o.LoopCluster != "" && !chosen {
+			// Active-active: the target's own producers may have written
+			// any number of batches since the last copy.
+			batches = 0
+		}
+		last, found, ordered, err = pc.tailCopies(ctx, end, batches)
 		if err != nil {
 			return fmt.Errorf("read back %s for the copies of %s: %w", pc.targetPartition(), pc.p, err)
 		}
@@ -363,8 +373,6 @@ func (pc *partitionCopy) adopt(ctx context.Context, m catchup.Offsets, pol plan.
 		return pl, false, err
 	}
 	pc.targetEnd = end
-	_, explicit := pc.e.o.Policy.StartOffsets[pc.p]
-	chosen := explicit || pol.Start == plan.Timestamp
 	if !found {
 		if pc.e.o.LoopCluster != "" && !chosen && !pc.e.o.AllowDuplicates {
 			// Active-active: the target has producers of its own, and
@@ -380,6 +388,9 @@ func (pc *partitionCopy) adopt(ctx context.Context, m catchup.Offsets, pol plan.
 	if chosen && last+1 <= pc.next {
 		return pl, false, nil // the chosen start is past every copy
 	}
+	if !ordered && !chosen && !pc.e.o.AllowDuplicates {
+		return pl, false, pc.copiesOutOfOrder(end, last)
+	}
 	pc.e.o.Log.InfoContext(ctx, "partition without a checkpoint resumes after its last copy in the target", "pipeline", pc.e.o.Pipeline,
 		"topic", pc.p.Topic, "partition", pc.p.Partition, "next", last+1, "planned_from", pl.From, "target_end", end)
 	adoptedPlan := plan.Window(m, checkpoint.Checkpoint{Partition: pc.p, Exists: true, Next: last + 1}, pol)
@@ -388,6 +399,62 @@ func (pc *partitionCopy) adopt(ctx context.Context, m catchup.Offsets, pol plan.
 	}
 	pc.res.Reconciled++
 	return adoptedPlan, true, nil
+}
+
+// tailCopies reads the target partition back from end down, one batch at a
+// time, at most batches of them (0: down to its start), and returns the
+// source offset of the last copy of pc.p there (the first found from the
+// end) and whether the copies it read name ever lower source offsets going
+// down, as one pipeline's copies do. Under a limit it reads on past the
+// last copy, up to the limit, for the order; without one it stops there. A
+// copy of a higher source offset below a lower one means a second writer
+// of the same source partition (a backfill job, a run with
+// --allow-duplicates, a source topic recreated): the copy found last need
+// not be where this pipeline stood, and resuming after it could copy twice,
+// or skip.
+func (pc *partitionCopy) tailCopies(ctx context.Context, end int64, batches int) (last int64, found, ordered bool, _ error) {
+	tp := pc.targetPartition()
+	ordered = true
+	below := int64(math.MaxInt64) // the source offset of the copy read before, higher in the target
+	for n := 0; end > 0 && (batches == 0 || n < batches); n++ {
+		recs, base, err := pc.e.o.Target.ReadBack(ctx, tp, end)
+		if err != nil {
+			return 0, false, false, err
+		}
+		for i := len(recs) - 1; i >= 0; i-- {
+			if recs[i].Offset >= end {
+				continue
+			}
+			off, ok := catchup.SourceOffset(&recs[i], pc.e.o.Cluster, pc.p)
+			if !ok || off >= pc.stop {
+				continue
+			}
+			if !found {
+				last, found = off, true
+			}
+			if off > below {
+				return last, found, false, nil
+			}
+			below = off
+		}
+		if found && batches == 0 || base >= end {
+			break
+		}
+		end = base
+	}
+	return last, found, ordered, nil
+}
+
+// copiesOutOfOrder is the error of a partition without a checkpoint whose
+// target tail holds copies of it out of source order (copiesInOrder).
+func (pc *partitionCopy) copiesOutOfOrder(end, last int64) error {
+	tp := pc.targetPartition()
+	return fmt.Errorf("%s: the checkpoint store holds no checkpoint for it, and the last records of target partition %s "+
+		"(end offset %d) hold copies of it out of source order (the last is of source offset %d, and an earlier one of a higher "+
+		"offset): a second writer of this source partition, such as a backfill job, so where this pipeline's copy stands is not "+
+		"known. Nothing was copied. Choose where the copy resumes: `catchup reset --pipeline %s --topic %s --partition %d --to OFFSET` "+
+		"(the next source offset to copy), or set start_offsets, or run with --allow-duplicates to copy from the start policy: %w",
+		pc.p, tp, end, last, pc.e.o.Pipeline, pc.p.Topic, pc.p.Partition, catchup.ErrTargetAhead)
 }
 
 // targetAhead is the error of a partition without a checkpoint whose target
