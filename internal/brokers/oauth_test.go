@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/kafka-catchup/catchup/internal/kafkago/kafkagotest"
-	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
 
 // needOAuth returns the clusters, or skips the test when the source has no
@@ -80,17 +79,8 @@ func TestOAuthBearer(t *testing.T) {
 			s := spec{store: t.TempDir(), name: "oauth-refused", topic: topic,
 				source: oauthSource(e, fmt.Sprintf("        token_file: %q\n", path)),
 				target: plaintext("it-target", e.target.brokers)}
-			var logs syncBuffer
-			pl := open(ctx, t, s, pipeline.Options{Log: captureLog(&logs)})
-			start := time.Now()
-			rep, err := pl.Engine.Run(ctx)
-			took := time.Since(start)
-			pl.Close()
-			if err == nil {
-				t.Fatalf("run with an %s: no error (%s)", bad.name, summary(rep))
-			}
+			_, logs, took, err := runRefused(ctx, t, s, bad.name)
 			msg := err.Error()
-			t.Logf("after %v: %v", took.Round(time.Millisecond), msg)
 			for _, want := range []string{`"it-source"`, "OAUTHBEARER", "refused the token read from " + path, bad.status} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("error %q does not mention %s", msg, want)
