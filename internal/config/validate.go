@@ -223,12 +223,7 @@ func (s *SASL) check(c *checker, path string, tls bool) {
 		case n > 1:
 			c.addf(path, "set only one of password_env, password_file and password_secret_arn")
 		}
-		if a := s.PasswordSecretARN; a != "" && (!strings.HasPrefix(a, "arn:") || !strings.Contains(a, ":secretsmanager:")) {
-			c.addf(at("password_secret_arn"), "%q is not a Secrets Manager secret ARN (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME)", a)
-		}
-		if err := checkFile(s.PasswordFile); err != nil {
-			c.addf(at("password_file"), "%v", err)
-		}
+		s.checkSecretSources(c, path)
 		if s.Region != "" {
 			c.addf(at("region"), "is used only with mechanism AWS_MSK_IAM")
 		}
@@ -299,9 +294,18 @@ func (s *SASL) checkOAuth(c *checker, path string) {
 		default:
 			c.addf(path, "set only one of password_env, password_file and password_secret_arn")
 		}
-		if err := checkFile(s.PasswordFile); err != nil {
-			c.addf(at("password_file"), "%v", err)
-		}
+		s.checkSecretSources(c, path)
+	}
+}
+
+// checkSecretSources checks that password_secret_arn is a Secrets Manager
+// ARN and password_file a readable file, when set.
+func (s *SASL) checkSecretSources(c *checker, path string) {
+	if a := s.PasswordSecretARN; a != "" && (!strings.HasPrefix(a, "arn:") || !strings.Contains(a, ":secretsmanager:")) {
+		c.addf(path+".password_secret_arn", "%q is not a Secrets Manager secret ARN (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME)", a)
+	}
+	if err := checkFile(s.PasswordFile); err != nil {
+		c.addf(path+".password_file", "%v", err)
 	}
 }
 

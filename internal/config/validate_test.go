@@ -173,6 +173,9 @@ func TestValidate(t *testing.T) {
 		{"oauth with username", func(f *File) {
 			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "OAUTHBEARER", TokenFile: existing, Username: "u"}
 		}, p0, "source.sasl.username", "not used with OAUTHBEARER"},
+		{"oauth client secret not an ARN", func(f *File) {
+			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "OAUTHBEARER", TokenEndpointURL: "https://idp/token", ClientID: "c", PasswordSecretARN: "idp-secret"}
+		}, p0, "source.sasl.password_secret_arn", `"idp-secret" is not a Secrets Manager secret ARN`},
 		{"token file without oauth", func(f *File) {
 			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "PLAIN", Username: "u", PasswordEnv: "P", TokenFile: existing}
 		}, p0, "source.sasl.token_file", "only with mechanism OAUTHBEARER"},
