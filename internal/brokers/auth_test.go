@@ -1,6 +1,7 @@
 package brokers_test
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kafka-catchup/catchup/internal/pipeline"
+	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
 // copyTopic creates a topic of 4 partitions on both clusters, seeds 300
@@ -76,17 +78,8 @@ func TestWrongPassword(t *testing.T) {
 				s.source, s.target = plaintext("it-source", other.brokers), bad
 			}
 
-			var logs syncBuffer
-			pl := open(ctx, t, s, pipeline.Options{Log: captureLog(&logs)})
-			start := time.Now()
-			rep, err := pl.Engine.Run(ctx)
-			took := time.Since(start)
-			pl.Close()
-			if err == nil {
-				t.Fatalf("run with a wrong %s password: no error (%s)", side, summary(rep))
-			}
+			rep, logs, took, err := runRefused(ctx, t, s, "a wrong "+side+" password")
 			msg := err.Error()
-			t.Logf("after %v: %v", took.Round(time.Millisecond), msg)
 			for _, want := range []string{`"it-` + side + `"`, "SCRAM-SHA-512", `"` + c.user + `"`, "authentication"} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("error %q does not mention %s", msg, want)
@@ -112,6 +105,23 @@ func TestWrongPassword(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runRefused runs pipeline s, which must end in an error (what says why);
+// it returns the run's report, log, duration and error.
+func runRefused(ctx context.Context, t *testing.T, s spec, what string) (*replicate.Report, *syncBuffer, time.Duration, error) {
+	t.Helper()
+	logs := new(syncBuffer)
+	pl := open(ctx, t, s, pipeline.Options{Log: captureLog(logs)})
+	start := time.Now()
+	rep, err := pl.Engine.Run(ctx)
+	took := time.Since(start)
+	pl.Close()
+	if err == nil {
+		t.Fatalf("run with %s: no error (%s)", what, summary(rep))
+	}
+	t.Logf("after %v: %v", took.Round(time.Millisecond), err)
+	return rep, logs, took, err
 }
 
 // TestTLSVerification: TLS certificates are verified unless the

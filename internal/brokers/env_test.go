@@ -20,6 +20,9 @@ type itCluster struct {
 	saslSSL, wrongHost string
 	ca, user           string
 	passwordEnv        string // the variable holding the SCRAM password
+	// oauth is the OAUTHBEARER listener (SASL_PLAINTEXT, Kafka's unsecured
+	// JWT validator); "" when absent.
+	oauth string
 }
 
 // password returns the SCRAM password of the cluster's user.
@@ -42,6 +45,7 @@ func readCluster(role string) itCluster {
 		ca:          os.Getenv(p + "_CA"),
 		user:        os.Getenv(p + "_SASL_USER"),
 		passwordEnv: p + "_SASL_PASSWORD",
+		oauth:       os.Getenv(p + "_OAUTH"),
 	}
 }
 

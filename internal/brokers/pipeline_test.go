@@ -31,6 +31,9 @@ type endpoint struct {
 	user, passwordEnv, passwordFile string
 	mechanism                       string
 	dialTimeout                     string // dial_timeout, unless ""
+	// sasl, unless "", is the sasl block's body (YAML lines indented by 8
+	// spaces), for mechanisms the fields above do not cover.
+	sasl string
 }
 
 func plaintext(name, brokers string) endpoint { return endpoint{name: name, brokers: brokers} }
@@ -63,6 +66,9 @@ func (e endpoint) yaml(b *strings.Builder, key string) {
 	}
 	if e.mechanism == "AWS_MSK_IAM" {
 		fmt.Fprintf(b, "      sasl:\n        mechanism: AWS_MSK_IAM\n        region: %s\n", "eu-west-1")
+	}
+	if e.sasl != "" {
+		b.WriteString("      sasl:\n" + e.sasl)
 	}
 	if e.user != "" {
 		mech := e.mechanism

@@ -144,7 +144,8 @@ type TLS struct {
 // comes from exactly one of the environment variable PasswordEnv, the file
 // PasswordFile, or the AWS Secrets Manager secret PasswordSecretARN.
 type SASL struct {
-	// Mechanism is "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512" or "AWS_MSK_IAM".
+	// Mechanism is "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512",
+	// "AWS_MSK_IAM" or "OAUTHBEARER".
 	Mechanism    string `yaml:"mechanism"`
 	Username     string `yaml:"username"`
 	PasswordEnv  string `yaml:"password_env"`
@@ -164,6 +165,18 @@ type SASL struct {
 	// AWSExternalID is the external id the role's trust policy asks for
 	// (sts:ExternalId), with AWSRoleARN only.
 	AWSExternalID string `yaml:"aws_external_id"`
+	// TokenFile, for OAUTHBEARER, holds the token, read again each time a
+	// connection authenticates (a Kubernetes projected token is replaced
+	// before it expires).
+	TokenFile string `yaml:"token_file"`
+	// TokenEndpointURL, for OAUTHBEARER, is the OAuth 2 token endpoint
+	// asked for a token with the client credentials grant, as ClientID
+	// with the client secret in PasswordEnv, PasswordFile or
+	// PasswordSecretARN; Scope, if set, is the scope asked for
+	// (space-separated).
+	TokenEndpointURL string `yaml:"token_endpoint_url"`
+	ClientID         string `yaml:"client_id"`
+	Scope            string `yaml:"scope"`
 
 	fetched *Secret // the secret of PasswordSecretARN, set by File.ResolveSecrets
 	// keyAt locates password_env and password_file in the file Parse read

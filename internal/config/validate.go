@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -202,6 +203,14 @@ func (c *Cluster) check(ch *checker, path string) {
 
 func (s *SASL) check(c *checker, path string, tls bool) {
 	at := func(field string) string { return path + "." + field }
+	if s.Mechanism != "OAUTHBEARER" {
+		for _, f := range []struct{ key, value string }{{"token_file", s.TokenFile}, {"token_endpoint_url", s.TokenEndpointURL},
+			{"client_id", s.ClientID}, {"scope", s.Scope}} {
+			if f.value != "" {
+				c.addf(at(f.key), "is used only with mechanism OAUTHBEARER")
+			}
+		}
+	}
 	switch s.Mechanism {
 	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
 		if s.Username == "" {
@@ -214,12 +223,7 @@ func (s *SASL) check(c *checker, path string, tls bool) {
 		case n > 1:
 			c.addf(path, "set only one of password_env, password_file and password_secret_arn")
 		}
-		if a := s.PasswordSecretARN; a != "" && (!strings.HasPrefix(a, "arn:") || !strings.Contains(a, ":secretsmanager:")) {
-			c.addf(at("password_secret_arn"), "%q is not a Secrets Manager secret ARN (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME)", a)
-		}
-		if err := checkFile(s.PasswordFile); err != nil {
-			c.addf(at("password_file"), "%v", err)
-		}
+		s.checkSecretSources(c, path)
 		if s.Region != "" {
 			c.addf(at("region"), "is used only with mechanism AWS_MSK_IAM")
 		}
@@ -233,8 +237,10 @@ func (s *SASL) check(c *checker, path string, tls bool) {
 		if !tls {
 			c.addf(path, "AWS_MSK_IAM needs tls: MSK accepts IAM authentication only over TLS (port 9098); add tls: {}")
 		}
+	case "OAUTHBEARER":
+		s.checkOAuth(c, path)
 	default:
-		c.enum(at("mechanism"), s.Mechanism, "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "AWS_MSK_IAM")
+		c.enum(at("mechanism"), s.Mechanism, "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "AWS_MSK_IAM", "OAUTHBEARER")
 	}
 	switch r := s.AWSRoleARN; {
 	case r != "" && (!strings.HasPrefix(r, "arn:") || !strings.Contains(r, ":iam::") || !strings.Contains(r, ":role/")):
@@ -243,6 +249,63 @@ func (s *SASL) check(c *checker, path string, tls bool) {
 		c.addf(at("aws_role_arn"), "is used only with mechanism AWS_MSK_IAM or password_secret_arn, the cluster's AWS calls")
 	case r == "" && s.AWSExternalID != "":
 		c.addf(at("aws_external_id"), "is used only with aws_role_arn")
+	}
+}
+
+// checkOAuth checks an OAUTHBEARER block: a token file, or a token
+// endpoint with a client id and one client secret.
+func (s *SASL) checkOAuth(c *checker, path string) {
+	at := func(field string) string { return path + "." + field }
+	secrets := count(s.PasswordEnv, s.PasswordFile, s.PasswordSecretARN)
+	for _, f := range []struct{ key, value string }{{"username", s.Username}, {"region", s.Region}} {
+		if f.value != "" {
+			c.addf(at(f.key), "is not used with OAUTHBEARER, which authenticates with a token")
+		}
+	}
+	switch {
+	case s.TokenFile == "" && s.TokenEndpointURL == "":
+		c.addf(path, "mechanism OAUTHBEARER needs a token: set token_file (a file holding the token, read again at each "+
+			"connection), or token_endpoint_url with client_id and the client secret in password_env, password_file or password_secret_arn")
+	case s.TokenFile != "" && s.TokenEndpointURL != "":
+		c.addf(path, "set only one of token_file and token_endpoint_url")
+	case s.TokenFile != "":
+		if err := checkFile(s.TokenFile); err != nil {
+			c.addf(at("token_file"), "%v", err)
+		}
+		if secrets > 0 || s.ClientID != "" || s.Scope != "" {
+			c.addf(path, "client_id, scope and the client secret (password_env, password_file, password_secret_arn) go with "+
+				"token_endpoint_url, not token_file: remove them, or token_file")
+		}
+	default:
+		if u, err := url.Parse(s.TokenEndpointURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			c.addf(at("token_endpoint_url"), "%q is not an http(s) URL; give the token endpoint, such as "+
+				"https://keycloak.example.com/realms/kafka/protocol/openid-connect/token", s.TokenEndpointURL)
+		} else if u.User != nil {
+			c.addf(at("token_endpoint_url"), "holds credentials; give the client secret in password_env, password_file or password_secret_arn")
+		}
+		if s.ClientID == "" {
+			c.addf(at("client_id"), "required with token_endpoint_url: the OAuth client catchup authenticates as")
+		}
+		switch secrets {
+		case 0:
+			c.addf(path, "token_endpoint_url needs the client secret: set password_env (an environment variable), password_file, "+
+				"or password_secret_arn (an AWS Secrets Manager secret)")
+		case 1:
+		default:
+			c.addf(path, "set only one of password_env, password_file and password_secret_arn")
+		}
+		s.checkSecretSources(c, path)
+	}
+}
+
+// checkSecretSources checks that password_secret_arn is a Secrets Manager
+// ARN and password_file a readable file, when set.
+func (s *SASL) checkSecretSources(c *checker, path string) {
+	if a := s.PasswordSecretARN; a != "" && (!strings.HasPrefix(a, "arn:") || !strings.Contains(a, ":secretsmanager:")) {
+		c.addf(path+".password_secret_arn", "%q is not a Secrets Manager secret ARN (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME)", a)
+	}
+	if err := checkFile(s.PasswordFile); err != nil {
+		c.addf(path+".password_file", "%v", err)
 	}
 }
 

@@ -112,7 +112,7 @@ func TestValidate(t *testing.T) {
 		{"cert without key", func(f *File) { f.Pipelines[0].Source.TLS = &TLS{CertFile: existing} }, p0, "source.tls", "cert_file and key_file go together"},
 		{"missing ca file", func(f *File) { f.Pipelines[0].Source.TLS = &TLS{CAFile: missing} }, p0, "source.tls.ca_file", missing + `" does not exist`},
 		{"mechanism enum", func(f *File) { f.Pipelines[0].Source.SASL = &SASL{Mechanism: "GSSAPI"} }, p0, "source.sasl.mechanism",
-			"use one of: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, AWS_MSK_IAM"},
+			"use one of: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, AWS_MSK_IAM, OAUTHBEARER"},
 		{"no username", func(f *File) { f.Pipelines[0].Source.SASL = &SASL{Mechanism: "PLAIN", PasswordEnv: "P"} }, p0, "source.sasl.username", "required"},
 		{"no password", func(f *File) { f.Pipelines[0].Source.SASL = &SASL{Mechanism: "SCRAM-SHA-256", Username: "u"} }, p0, "source.sasl",
 			"set password_env (an environment variable) or password_file"},
@@ -147,6 +147,38 @@ func TestValidate(t *testing.T) {
 		{"external id without role", func(f *File) {
 			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "SCRAM-SHA-512", Username: "u", PasswordSecretARN: testSecretARN, AWSExternalID: "x"}
 		}, p0, "source.sasl.aws_external_id", "only with aws_role_arn"},
+		{"oauth without token", func(f *File) { f.Pipelines[0].Source.SASL = &SASL{Mechanism: "OAUTHBEARER"} }, p0, "source.sasl",
+			"mechanism OAUTHBEARER needs a token: set token_file"},
+		{"oauth file and endpoint", func(f *File) {
+			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "OAUTHBEARER", TokenFile: existing, TokenEndpointURL: "https://idp/token", ClientID: "c", PasswordEnv: "S"}
+		}, p0, "source.sasl", "set only one of token_file and token_endpoint_url"},
+		{"oauth missing token file", func(f *File) {
+			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "OAUTHBEARER", TokenFile: missing}
+		}, p0, "source.sasl.token_file", missing + `" does not exist`},
+		{"oauth token file with client", func(f *File) {
+			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "OAUTHBEARER", TokenFile: existing, ClientID: "c"}
+		}, p0, "source.sasl", "go with token_endpoint_url, not token_file"},
+		{"oauth endpoint not a URL", func(f *File) {
+			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "OAUTHBEARER", TokenEndpointURL: "idp/token", ClientID: "c", PasswordEnv: "S"}
+		}, p0, "source.sasl.token_endpoint_url", `"idp/token" is not an http(s) URL`},
+		{"oauth endpoint with credentials", func(f *File) {
+			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "OAUTHBEARER", TokenEndpointURL: "https://c:s3cret@idp/token", ClientID: "c", PasswordEnv: "S"}
+		}, p0, "source.sasl.token_endpoint_url", "holds credentials"},
+		{"oauth endpoint without client", func(f *File) {
+			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "OAUTHBEARER", TokenEndpointURL: "https://idp/token", PasswordEnv: "S"}
+		}, p0, "source.sasl.client_id", "required with token_endpoint_url"},
+		{"oauth endpoint without secret", func(f *File) {
+			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "OAUTHBEARER", TokenEndpointURL: "https://idp/token", ClientID: "c"}
+		}, p0, "source.sasl", "token_endpoint_url needs the client secret: set password_env"},
+		{"oauth with username", func(f *File) {
+			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "OAUTHBEARER", TokenFile: existing, Username: "u"}
+		}, p0, "source.sasl.username", "not used with OAUTHBEARER"},
+		{"oauth client secret not an ARN", func(f *File) {
+			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "OAUTHBEARER", TokenEndpointURL: "https://idp/token", ClientID: "c", PasswordSecretARN: "idp-secret"}
+		}, p0, "source.sasl.password_secret_arn", `"idp-secret" is not a Secrets Manager secret ARN`},
+		{"token file without oauth", func(f *File) {
+			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "PLAIN", Username: "u", PasswordEnv: "P", TokenFile: existing}
+		}, p0, "source.sasl.token_file", "only with mechanism OAUTHBEARER"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

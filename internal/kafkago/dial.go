@@ -68,11 +68,14 @@ type TLS struct {
 
 // SASL configures SASL authentication.
 type SASL struct {
-	// Mechanism is "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512" or "AWS_MSK_IAM".
+	// Mechanism is "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512",
+	// "AWS_MSK_IAM" or "OAUTHBEARER".
 	Mechanism string
 	Username  string
-	// Password, resolved, for every mechanism but AWS_MSK_IAM.
+	// Password, resolved, for PLAIN and SCRAM.
 	Password Secret
+	// OAuth, for OAUTHBEARER, says where its token comes from.
+	OAuth *OAuth
 	// Region for AWS_MSK_IAM; "" takes the AWS configuration's.
 	Region string
 	// RoleARN, for AWS_MSK_IAM, is an IAM role to sign as, assumed with
@@ -295,13 +298,14 @@ func tlsConfig(t *TLS) (*tls.Config, error) {
 }
 
 func saslMechanism(s *SASL) (sasl.Mechanism, error) {
-	if s.Mechanism == "AWS_MSK_IAM" {
-		return mskIAM(s.Region, s.RoleARN, s.ExternalID)
-	}
 	switch s.Mechanism {
+	case "AWS_MSK_IAM":
+		return mskIAM(s.Region, s.RoleARN, s.ExternalID)
+	case "OAUTHBEARER":
+		return oauthMechanism(s.OAuth)
 	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
 	default:
-		return nil, fmt.Errorf("unknown mechanism %q: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or AWS_MSK_IAM", s.Mechanism)
+		return nil, fmt.Errorf("unknown mechanism %q: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, AWS_MSK_IAM or OAUTHBEARER", s.Mechanism)
 	}
 	if s.Password == nil || s.Password.Reveal() == "" {
 		return nil, fmt.Errorf("no password for user %q", s.Username)
@@ -366,7 +370,7 @@ func (m namedMechanism) Start(ctx context.Context) (sasl.StateMachine, []byte, e
 }
 
 func (m namedMechanism) wrap(err error) error {
-	return &saslStepError{fmt.Errorf("cluster %q: SASL %s authentication as user %q: %w", m.cluster, m.Name(), m.user, err)}
+	return &saslStepError{fmt.Errorf("cluster %q: SASL %s authentication%s: %w", m.cluster, m.Name(), asUser(m.user), err)}
 }
 
 // saslStepError marks an error of a SASL mechanism's own step.
@@ -424,7 +428,16 @@ func (c *Cluster) authError(err error) error {
 		return fmt.Errorf("cluster %q: the listener does not enable SASL %s: set sasl.mechanism to one of its enabled mechanisms (the broker's sasl.enabled.mechanisms): %w",
 			c.name, c.mechanism, err)
 	}
-	return fmt.Errorf("cluster %q: SASL %s authentication as user %q failed: %w", c.name, c.mechanism, c.user, err)
+	return fmt.Errorf("cluster %q: SASL %s authentication%s failed: %w", c.name, c.mechanism, asUser(c.user), err)
+}
+
+// asUser is " as user NAME" for an error message, "" without a user (an
+// OAUTHBEARER token file).
+func asUser(user string) string {
+	if user == "" {
+		return ""
+	}
+	return fmt.Sprintf(" as user %q", user)
 }
 
 // expectsTLS reports whether kafka-go read a TLS alert where it expected a

@@ -1,11 +1,12 @@
 // Package kafkago connects catchup to Kafka with segmentio/kafka-go:
 // Source (replicate.Source) reads a source cluster, Target
 // (replicate.Target) writes a target cluster, Dial builds the connection
-// pool (TLS, SASL PLAIN/SCRAM, AWS_MSK_IAM) both stand on.
+// pool (TLS, SASL PLAIN/SCRAM, AWS_MSK_IAM, OAUTHBEARER) both stand on.
 //
 // Files:
 //
 //	dial.go         Dial, Cluster: kafka-go Transport and Client, TLS, SASL, error naming
+//	oauthbearer.go  SASL OAUTHBEARER (RFC 7628): a token from a file or an OAuth client-credentials endpoint
 //	exchange.go     exchange: a request that rides the Transport but writes itself and reads its own response
 //	fetch.go        raw fetch; fetch response and record batch v2 decoding (kmsg), CRC, decompression, aborted-transaction filter
 //	recycle.go      recycler: fetch buffers, record slices and decompression buffers kept for the next fetches

@@ -375,8 +375,9 @@ func (m *mm2) strimziSecurity(alias string, fc *propFile) {
 		m.origin(fc.mp, fc.at+".tls", ti)
 		m.note(ti, NoticeMapped, "→ %s.tls.cert_file and key_file: write them from the Secret %s (keys %s and %s) with kubectl get secret", fc.at, sec, cert, key)
 	default:
-		m.note(ti, NoticeRefused, "authentication type %q: catchup authenticates with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, AWS_MSK_IAM "+
-			"or TLS client certificates; OAUTHBEARER (type oauth) is not supported yet: give this cluster a SCRAM user for catchup", typ)
+		m.note(ti, NoticeRefused, "authentication type %q: catchup converts scram-sha-512, scram-sha-256, plain and tls; for type oauth "+
+			"write %s.sasl with mechanism OAUTHBEARER and token_endpoint_url, client_id and the client secret's password_env "+
+			"(docs/configuration.md, OAUTHBEARER)", typ, fc.at)
 		fc.cover(fc.at + ".sasl")
 	}
 }

@@ -71,8 +71,13 @@ func (fc *propFile) saslKey(k string) {
 			s.Mechanism = m
 			fc.set(fc.at+".sasl.mechanism", k)
 			fc.note(k, NoticeMapped, "→ %s.sasl.mechanism", fc.at)
-		case "GSSAPI", "OAUTHBEARER":
-			fc.note(k, NoticeRefused, "%s is not supported by catchup, which authenticates with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or AWS_MSK_IAM", m)
+		case "GSSAPI":
+			fc.note(k, NoticeRefused, "%s is not supported by catchup, which authenticates with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, AWS_MSK_IAM or OAUTHBEARER", m)
+			fc.cover(fc.at + ".sasl")
+		case "OAUTHBEARER":
+			fc.note(k, NoticeRefused, "catchup speaks OAUTHBEARER but does not convert the Java client's OAuth settings: write %s.sasl "+
+				"with mechanism OAUTHBEARER and token_endpoint_url, client_id and the client secret's password_env, or token_file "+
+				"(docs/configuration.md, OAUTHBEARER)", fc.at)
 			fc.cover(fc.at + ".sasl")
 		default:
 			fc.note(k, NoticeInvalid, "%q is not a SASL mechanism; catchup supports PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and AWS_MSK_IAM", v)

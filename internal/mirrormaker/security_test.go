@@ -60,7 +60,7 @@ func TestSASL(t *testing.T) {
 			"action: option awsProfileName: catchup signs with the standard AWS configuration: run it with AWS_PROFILE=dr",
 			"mapped: → source.sasl (AWS_MSK_IAM: no username or password)"}},
 		{"GSSAPI", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=GSSAPI\nsasl.kerberos.service.name=kafka\n", true, "sasl.mechanism", []string{
-			"refused: GSSAPI is not supported by catchup, which authenticates with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or AWS_MSK_IAM"}},
+			"refused: GSSAPI is not supported by catchup, which authenticates with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, AWS_MSK_IAM or OAUTHBEARER"}},
 		{"no mechanism", "security.protocol=SASL_SSL\n", true, "sasl.mechanism", []string{
 			"refused: not set, so with security.protocol=SASL_SSL the Java client used GSSAPI (Kerberos), which catchup does not support; " +
 				"catchup authenticates with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or AWS_MSK_IAM"}},

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"strings"
 
 	cfg "github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/kafkago"
@@ -77,7 +78,18 @@ func settings(c cfg.Cluster) (kafkago.Settings, error) {
 	if a := c.SASL; a != nil {
 		s.SASL = &kafkago.SASL{Mechanism: a.Mechanism, Username: a.Username, Region: a.Region,
 			RoleARN: a.AWSRoleARN, ExternalID: a.AWSExternalID}
-		if a.Mechanism != "AWS_MSK_IAM" {
+		switch {
+		case a.Mechanism == "OAUTHBEARER" && a.TokenFile != "":
+			s.SASL.OAuth = &kafkago.OAuth{TokenFile: a.TokenFile}
+		case a.Mechanism == "OAUTHBEARER":
+			s.SASL.Username = a.ClientID // names the client in errors
+			secret, err := a.Password()
+			if err != nil {
+				return kafkago.Settings{}, fmt.Errorf("cluster %q: sasl OAUTHBEARER: client secret of client %q: %w", c.Name, a.ClientID, err)
+			}
+			s.SASL.OAuth = &kafkago.OAuth{TokenURL: a.TokenEndpointURL, ClientID: a.ClientID, ClientSecret: secret,
+				Scopes: strings.Fields(a.Scope)}
+		case a.Mechanism != "AWS_MSK_IAM":
 			pw, err := a.Password()
 			if err != nil {
 				return kafkago.Settings{}, fmt.Errorf("cluster %q: sasl %s: password of user %q: %w", c.Name, a.Mechanism, a.Username, err)

@@ -12,6 +12,8 @@
 #   CATCHUP_IT_<C>_SASL_SSL=127.0.0.1:S  CATCHUP_IT_<C>_SASL_SSL_WRONG_HOST=127.0.0.1:W
 #   CATCHUP_IT_<C>_CA=<ca.crt>           CATCHUP_IT_<C>_SASL_USER=catchup
 #   CATCHUP_IT_<C>_SASL_PASSWORD=<password>
+#   CATCHUP_IT_<C>_OAUTH=127.0.0.1:O     SASL_PLAINTEXT, OAUTHBEARER checked by Kafka's
+#                                        unsecured-JWT validator (unsigned tokens)
 # and with CATCHUP_KAFKA_REPLICATED=1 also a replicated target: a dedicated KRaft
 # controller (node 100) and three brokers (nodes 1-3), replication factor 3,
 # min.insync.replicas=2, unclean election off, each node in <run>/replicated/<node>:
@@ -158,6 +160,7 @@ up() {
 				printf 'CATCHUP_IT_%s_SASL_SSL=%s\n' "$upper" "$(field SASL_SSL "$line")"
 				printf 'CATCHUP_IT_%s_SASL_SSL_WRONG_HOST=%s\n' "$upper" "$(field SASL_SSL_WRONG_HOST "$line")"
 				printf 'CATCHUP_IT_%s_CA=%s\n' "$upper" "$(field CA "$line")"
+				printf 'CATCHUP_IT_%s_OAUTH=%s\n' "$upper" "$(field OAUTH "$line")"
 				printf 'CATCHUP_IT_%s_SASL_USER=%s\n' "$upper" "$(cat "$run/$c/scram-user")"
 				printf 'CATCHUP_IT_%s_SASL_PASSWORD=%s\n' "$upper" "$(cat "$run/$c/scram-password")"
 			fi

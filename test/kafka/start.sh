@@ -5,7 +5,7 @@
 # Starts one real Kafka broker in KRaft mode (combined broker+controller, node.id=1),
 # listening on free 127.0.0.1 ports only, and leaves it running in the background.
 # On success prints one line on stdout:
-#   BROKERS=127.0.0.1:P PID=<pid> DATA=<dir> [SASL_SSL=127.0.0.1:S CA=<ca.crt> SASL_SSL_WRONG_HOST=127.0.0.1:W]
+#   BROKERS=127.0.0.1:P PID=<pid> DATA=<dir> [SASL_SSL=127.0.0.1:S CA=<ca.crt> SASL_SSL_WRONG_HOST=127.0.0.1:W OAUTH=127.0.0.1:O]
 # Progress and errors go to stderr; on failure the tail of the broker log is shown.
 #
 # Environment:
@@ -128,6 +128,9 @@ write_config() {
 		listeners+=",SASL_SSL://127.0.0.1:$SASL_SSL_PORT,WRONGHOST://127.0.0.1:$WRONG_HOST_PORT"
 		advertised+=",SASL_SSL://127.0.0.1:$SASL_SSL_PORT,WRONGHOST://127.0.0.1:$WRONG_HOST_PORT"
 		protomap+=",SASL_SSL:SASL_SSL,WRONGHOST:SASL_SSL"
+		listeners+=",OAUTH://127.0.0.1:$OAUTH_PORT"
+		advertised+=",OAUTH://127.0.0.1:$OAUTH_PORT"
+		protomap+=",OAUTH:SASL_PLAINTEXT"
 	fi
 	cat >"$data/server.properties" <<EOF
 # written by catchup test/kafka/start.sh
@@ -181,6 +184,15 @@ listener.name.$l.scram-sha-256.sasl.jaas.config=$jaas
 listener.name.$l.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_catchup="$pw";
 EOF
 		done
+		# OAUTHBEARER over SASL_PLAINTEXT, validated by Kafka's own
+		# unsecured-JWT validator: it accepts any unsigned (alg "none")
+		# token with a sub and an unexpired exp. For tests only.
+		cat >>"$data/server.properties" <<EOF
+
+listener.name.oauth.sasl.enabled.mechanisms=OAUTHBEARER
+listener.name.oauth.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker";
+listener.name.oauth.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredValidatorCallbackHandler
+EOF
 	fi
 	if [[ -n "${CATCHUP_KAFKA_EXTRA_CONFIG:-}" ]]; then
 		printf '\n# CATCHUP_KAFKA_EXTRA_CONFIG\n%s\n' "$CATCHUP_KAFKA_EXTRA_CONFIG" >>"$data/server.properties"
@@ -217,13 +229,13 @@ write_ports() {
 		printf 'PLAINTEXT_PORT=%s\nCONTROLLER_PORT=%s\n' "$PLAINTEXT_PORT" "$CONTROLLER_PORT"
 		printf 'ROLE=%s\n' "$role"
 		if [[ -n "${SASL_SSL_PORT:-}" ]]; then
-			printf 'SASL_SSL_PORT=%s\nWRONG_HOST_PORT=%s\n' "$SASL_SSL_PORT" "$WRONG_HOST_PORT"
+			printf 'SASL_SSL_PORT=%s\nWRONG_HOST_PORT=%s\nOAUTH_PORT=%s\n' "$SASL_SSL_PORT" "$WRONG_HOST_PORT" "$OAUTH_PORT"
 		fi
 	} >"$data/ports"
 }
 
 read_ports() {
-	PLAINTEXT_PORT="" CONTROLLER_PORT="" SASL_SSL_PORT="" WRONG_HOST_PORT=""
+	PLAINTEXT_PORT="" CONTROLLER_PORT="" SASL_SSL_PORT="" WRONG_HOST_PORT="" OAUTH_PORT=""
 	local k v
 	while IFS='=' read -r k v; do
 		case "$k" in
@@ -231,6 +243,7 @@ read_ports() {
 		CONTROLLER_PORT) CONTROLLER_PORT="$v" ;;
 		SASL_SSL_PORT) SASL_SSL_PORT="$v" ;;
 		WRONG_HOST_PORT) WRONG_HOST_PORT="$v" ;;
+		OAUTH_PORT) OAUTH_PORT="$v" ;;
 		ROLE) role="$v" ;;
 		esac
 	done <"$data/ports"
@@ -376,7 +389,7 @@ else
 	((sasl)) && make_tls
 	for attempt in 1 2 3; do
 		if ((sasl)); then
-			read -r PLAINTEXT_PORT CONTROLLER_PORT SASL_SSL_PORT WRONG_HOST_PORT < <(free_ports 4)
+			read -r PLAINTEXT_PORT CONTROLLER_PORT SASL_SSL_PORT WRONG_HOST_PORT OAUTH_PORT < <(free_ports 5)
 		elif [[ "$role" == controller ]]; then
 			read -r CONTROLLER_PORT < <(free_ports 1)
 			PLAINTEXT_PORT="" SASL_SSL_PORT="" WRONG_HOST_PORT=""
@@ -406,7 +419,7 @@ else
 	line="BROKERS=127.0.0.1:$PLAINTEXT_PORT PID=$pid DATA=$data"
 fi
 if [[ -n "${SASL_SSL_PORT:-}" ]]; then
-	line+=" SASL_SSL=127.0.0.1:$SASL_SSL_PORT CA=$data/tls/ca.crt SASL_SSL_WRONG_HOST=127.0.0.1:$WRONG_HOST_PORT"
+	line+=" SASL_SSL=127.0.0.1:$SASL_SSL_PORT CA=$data/tls/ca.crt SASL_SSL_WRONG_HOST=127.0.0.1:$WRONG_HOST_PORT OAUTH=127.0.0.1:$OAUTH_PORT"
 fi
 printf '%s\n' "$line" >"$data/info"
 secs() { printf '%d.%03ds' $(($1 / 1000)) $(($1 % 1000)); }

@@ -1,5 +1,6 @@
 // Package kafkagotest records the kinds of requests a kfake cluster
-// receives, for tests that hold them to kafkago.Needs. For tests only.
+// receives, for tests that hold them to kafkago.Needs, and issues OAuth
+// tokens for the OAUTHBEARER tests (oauth.go). For tests only.
 package kafkagotest
 
 import (
