@@ -76,8 +76,11 @@ func (a *app) takeOver(ctx context.Context, m *mirrormaker.Migration, to takeOve
 
 // mm2Positions reads the positions of one flow through three connections.
 func (a *app) mm2Positions(ctx context.Context, p *config.Pipeline, offsetsCluster config.Cluster, fl mm2takeover.Flow, settle time.Duration) (map[string]map[int32]int64, error) {
-	const uncommitted = "read_uncommitted"
-	offsets, err := pipeline.ConnectReader(offsetsCluster, uncommitted)
+	// MirrorMaker 2 with exactly.once.source.support writes its offsets and
+	// its copies in transactions: an aborted one's offset record and copies
+	// must not count, so those two are read committed.
+	const committed, uncommitted = "read_committed", "read_uncommitted"
+	offsets, err := pipeline.ConnectReader(offsetsCluster, committed)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +90,7 @@ func (a *app) mm2Positions(ctx context.Context, p *config.Pipeline, offsetsClust
 		return nil, err
 	}
 	defer src.Close()
-	dst, err := pipeline.ConnectReader(p.Target, uncommitted)
+	dst, err := pipeline.ConnectReader(p.Target, committed)
 	if err != nil {
 		return nil, err
 	}
