@@ -14,7 +14,8 @@ import (
 )
 
 // TestShardPick: the shards of a partition list are disjoint, cover it,
-// and differ in size by at most one, whatever the list's order.
+// and differ in size by at most one within a topic, whatever the list's
+// order; a partition keeps its shard when other topics come or go.
 func TestShardPick(t *testing.T) {
 	var parts []catchup.Partition
 	for _, topic := range []string{"b", "a"} {
@@ -24,11 +25,9 @@ func TestShardPick(t *testing.T) {
 	}
 	for _, count := range []int{2, 3, 4, 11} {
 		seen := map[catchup.Partition]int{}
-		sizes := []int{}
 		for n := range count {
 			s := shard{count: count, n: n}
 			mine := s.pick(parts)
-			sizes = append(sizes, len(mine))
 			for _, p := range mine {
 				seen[p]++
 			}
@@ -38,8 +37,31 @@ func TestShardPick(t *testing.T) {
 				t.Errorf("%d shards: %v in %d shards, want 1", count, p, seen[p])
 			}
 		}
-		if slices.Max(sizes)-slices.Min(sizes) > 1 {
-			t.Errorf("%d shards: sizes %v, want within one of each other", count, sizes)
+		for _, topic := range []string{"a", "b"} {
+			var sizes []int
+			for n := range count {
+				mine := 0
+				s := shard{count: count, n: n}
+				for _, p := range s.pick(parts) {
+					if p.Topic == topic {
+						mine++
+					}
+				}
+				sizes = append(sizes, mine)
+			}
+			if slices.Max(sizes)-slices.Min(sizes) > 1 {
+				t.Errorf("%d shards: topic %s's sizes %v, want within one of each other", count, topic, sizes)
+			}
+		}
+		// A topic created between two pods' starts ("0" sorts first).
+		grown := append(slices.Clone(parts), catchup.Partition{Topic: "0", Partition: 0}, catchup.Partition{Topic: "0", Partition: 1})
+		for n := range count {
+			s := shard{count: count, n: n}
+			for _, p := range s.pick(grown) {
+				if p.Topic != "0" && !slices.Contains(s.pick(parts), p) {
+					t.Errorf("%d shards: %v moved to shard %d when topic 0 appeared", count, p, n)
+				}
+			}
 		}
 	}
 }
