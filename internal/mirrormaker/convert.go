@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -247,6 +248,11 @@ func (m *Migration) SetStartOffsets(pipeline string, offsets map[string]map[int3
 	return false
 }
 
+// settingName is what a Kafka, MirrorMaker 2 or Strimzi setting's name
+// looks like: dotted words ("sasl.jaas.config", "A->B.topics",
+// "spec.mirrors[0].groupsPattern").
+var settingName = regexp.MustCompile(`^[A-Za-z0-9_-]+(->[A-Za-z0-9_-]+)?(\.[A-Za-z0-9_-]+(\[[0-9]+\])?)+$`)
+
 // converter holds the state of one conversion.
 type converter struct {
 	flags     Flags
@@ -258,8 +264,15 @@ type converter struct {
 }
 
 // add records n unless the same notice was already given (a problem in the
-// target shows once, not once per pipeline).
+// target shows once, not once per pipeline). An unknown key is repeated
+// only when it looks like a setting's name: a line that does not (the rest
+// of a value broken over two lines, a JAAS password after a missing '\')
+// may hold part of a secret.
 func (c *converter) add(n Notice) {
+	if n.Kind == NoticeUnknown && !settingName.MatchString(n.Key) {
+		n.Key = ""
+		n.Msg += " (the line is not repeated: it does not look like a setting's name and may be part of a value, such as a password; a value continues on the next line only after a '\\' at the end of the line)"
+	}
 	if !slices.Contains(c.notices, n) {
 		c.notices = append(c.notices, n)
 	}

@@ -112,3 +112,30 @@ func TestConvertMM2Refuses(t *testing.T) {
 		})
 	}
 }
+
+// TestConvertMM2BrokenValueNotRepeated: a JAAS configuration broken over
+// two lines without the '\' that continues a value leaves the end of the
+// password on a line of its own, which the properties format reads as a
+// key. The notice must name the line and never repeat its text.
+func TestConvertMM2BrokenValueNotRepeated(t *testing.T) {
+	data := "clusters = a, b\na.bootstrap.servers = a:9092\nb.bootstrap.servers = b:9092\na->b.enabled = true\n" +
+		"a.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"p4ss\n" +
+		"w0rd-s3cret\";\n"
+	_, err := ConvertMM2(File{Name: "mm2.properties", Data: []byte(data)}, Flags{})
+	var convErr *Error
+	if !errors.As(err, &convErr) {
+		t.Fatalf("ConvertMM2 error = %v, want an *Error", err)
+	}
+	found := false
+	for _, n := range convErr.Problems {
+		if strings.Contains(n.String(), "s3cret") {
+			t.Errorf("the end of the password reached a notice: %s", n)
+		}
+		if n.Line == 6 && n.Kind == NoticeUnknown && strings.Contains(n.Msg, "not repeated") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no notice at mm2.properties:6 saying the line is not repeated: %v", convErr.Problems)
+	}
+}
