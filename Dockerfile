@@ -6,8 +6,15 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
+# The build context holds no .git (.dockerignore): pass what `make build`
+# reads from git, e.g. --build-arg VERSION=$(git describe --tags --always)
+# --build-arg COMMIT=$(git rev-parse --short HEAD).
 ARG VERSION=devel
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/kafka-catchup/catchup/internal/version.version=${VERSION}" \
+ARG COMMIT=
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w \
+      -X github.com/kafka-catchup/catchup/internal/version.version=${VERSION} \
+      -X github.com/kafka-catchup/catchup/internal/version.commit=${COMMIT} \
+      -X github.com/kafka-catchup/catchup/internal/version.date=$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
     -o /out/catchup ./cmd/catchup
 
 FROM scratch

@@ -224,3 +224,41 @@ func extract(t *testing.T, r io.Reader, root string) {
 		}
 	}
 }
+
+// TestDockerfileBuildsAsTheRelease: the Dockerfile, for those who build
+// their own image, builds the binary as the release does: CGO off, the
+// build flags and every -X variable of .goreleaser.yaml's ldflags.
+func TestDockerfileBuildsAsTheRelease(t *testing.T) {
+	docker, err := os.ReadFile("../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := os.ReadFile("../.goreleaser.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var build string
+	for _, l := range strings.Split(strings.ReplaceAll(string(docker), "\\\n", " "), "\n") {
+		if strings.Contains(l, "go build") {
+			build = l
+		}
+	}
+	if build == "" {
+		t.Fatal("the Dockerfile has no go build line")
+	}
+	want := []string{"CGO_ENABLED=0", "-trimpath", "-s -w"}
+	for _, l := range strings.Split(string(release), "\n") {
+		f := strings.Fields(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- ")))
+		if len(f) >= 2 && f[0] == "-X" {
+			want = append(want, "-X "+strings.SplitAfter(f[1], "=")[0])
+		}
+	}
+	if len(want) < 4 {
+		t.Fatalf("found no -X ldflags in .goreleaser.yaml: %q", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(build, w) {
+			t.Errorf("the Dockerfile's build does not pass %q, as the release does:\n%s", w, build)
+		}
+	}
+}
