@@ -324,6 +324,13 @@ func (d *recordDecoder) appendRecords(dst []catchup.Record, b *batch, from int64
 		}
 		data = data[end:]
 		offset := b.FirstOffset + rec.offsetDelta
+		if rec.offsetDelta < 0 || rec.offsetDelta > int64(b.LastOffsetDelta) || offset < b.FirstOffset ||
+			(len(dst) > 0 && offset <= dst[len(dst)-1].Offset) {
+			// A log's offsets only grow: a copy that followed this
+			// response would write a record twice or out of order.
+			return dst, fmt.Errorf("record batch at offset %d: record at offset %d is out of order (batch %d to %d, %d records before it): corrupt response",
+				b.FirstOffset, offset, b.FirstOffset, b.last(), len(dst))
+		}
 		if offset < from {
 			d.headers = d.headers[:len(d.headers)-len(rec.headers)] // not kept
 			continue
