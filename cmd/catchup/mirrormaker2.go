@@ -60,6 +60,7 @@ whose offset does not match the target's last record, is refused by name
 				if err := exportPasswords(m); err != nil {
 					return err
 				}
+				to.file = args[0]
 				if err := a.takeOver(cmd.Context(), m, to); err != nil {
 					for _, n := range m.Notices {
 						fmt.Fprintln(a.err, n)
