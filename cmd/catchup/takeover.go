@@ -55,8 +55,12 @@ func (a *app) takeOver(ctx context.Context, m *mirrormaker.Migration, to takeOve
 		}
 		offs, err := a.mm2Positions(ctx, p, offsetsCluster, mm2takeover.Flow{
 			Connector: fl.Connector, Cluster: fl.Source, OffsetsTopic: topic,
-			Match: p.Topics.Match, TargetTopic: p.MapTopic,
-		}, to.settle)
+			Match: p.Topics.Match, TargetTopic: p.MapTopic, Target: fl.Target,
+			Heartbeats: fl.Heartbeats, HeartbeatsTopic: mm2takeover.HeartbeatsTopic, HeartbeatsInterval: fl.HeartbeatsInterval,
+			HeartbeatsOff: fl.HeartbeatsKey,
+		}, mm2takeover.Options{Settle: to.settle, Note: func(msg string) {
+			fmt.Fprintf(a.err, "catchup mirrormaker2: pipeline %s: %s\n", p.Name, msg)
+		}})
 		if err != nil {
 			problems = append(problems, fmt.Errorf("pipeline %s: take over from MirrorMaker 2 (%s on %s, connector %q): %w",
 				p.Name, topic, fl.OffsetsCluster, fl.Connector, err))
@@ -86,7 +90,7 @@ func (a *app) takeOver(ctx context.Context, m *mirrormaker.Migration, to takeOve
 }
 
 // mm2Positions reads the positions of one flow through three connections.
-func (a *app) mm2Positions(ctx context.Context, p *config.Pipeline, offsetsCluster config.Cluster, fl mm2takeover.Flow, settle time.Duration) (map[string]map[int32]int64, error) {
+func (a *app) mm2Positions(ctx context.Context, p *config.Pipeline, offsetsCluster config.Cluster, fl mm2takeover.Flow, opt mm2takeover.Options) (map[string]map[int32]int64, error) {
 	// MirrorMaker 2 with exactly.once.source.support writes its offsets and
 	// its copies in transactions: an aborted one's offset record and copies
 	// must not count, so those two are read committed.
@@ -106,7 +110,7 @@ func (a *app) mm2Positions(ctx context.Context, p *config.Pipeline, offsetsClust
 		return nil, err
 	}
 	defer dst.Close()
-	return mm2takeover.Positions(ctx, mm2takeover.Clusters{Offsets: offsets, Source: src, Target: dst}, fl, mm2takeover.Options{Settle: settle})
+	return mm2takeover.Positions(ctx, mm2takeover.Clusters{Offsets: offsets, Source: src, Target: dst}, fl, opt)
 }
 
 func pipelineNamed(f *config.File, name string) *config.Pipeline {

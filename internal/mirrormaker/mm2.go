@@ -28,6 +28,15 @@ type MM2Flow struct {
 	OffsetsTopic, OffsetsCluster string
 	// Connector is the name the source offsets are kept under.
 	Connector string
+	// Heartbeats says whether MirrorMaker 2 was set to emit heartbeats of
+	// the flow (MirrorHeartbeatConnector: emit.heartbeats.enabled, true by
+	// default; under Strimzi only with a heartbeatConnector) to the
+	// heartbeats topic of its Connect cluster, every HeartbeatsInterval
+	// (emit.heartbeats.interval.seconds, 1 s by default); HeartbeatsKey
+	// names the setting that turned them off, "" if none did.
+	Heartbeats         bool
+	HeartbeatsInterval time.Duration
+	HeartbeatsKey      string
 }
 
 // mm2Defaults are MirrorMaker 2's defaults that catchup's differ from.
@@ -766,7 +775,26 @@ func splitMM2List(s string) []string {
 // flowInfo says where MirrorMaker 2 kept the source offsets of flow fw.
 func (m *mm2) flowInfo(fw [2]string, pipeline string) MM2Flow {
 	src, dst := fw[0], fw[1]
-	f := MM2Flow{Source: src, Target: dst, Pipeline: pipeline}
+	f := MM2Flow{Source: src, Target: dst, Pipeline: pipeline, Heartbeats: m.format != MM2Strimzi, HeartbeatsInterval: time.Second}
+	if m.format == MM2Strimzi {
+		f.HeartbeatsKey = "spec.mirrors[].heartbeatConnector (not set)"
+	}
+	if i := m.lookup(src+"->"+dst, "emit.heartbeats.enabled"); i >= 0 {
+		f.Heartbeats = strings.EqualFold(strings.TrimSpace(m.entries[i].value), "true")
+		f.HeartbeatsKey = ""
+		if !f.Heartbeats {
+			f.HeartbeatsKey = fmt.Sprintf("%s:%d: %s = %s", m.file.Name, m.entries[i].line, m.entries[i].label, m.entries[i].value)
+		}
+	}
+	if i := m.lookup(src+"->"+dst, "emit.heartbeats.interval.seconds"); i >= 0 {
+		if n, err := strconv.ParseInt(strings.TrimSpace(m.entries[i].value), 10, 64); err == nil {
+			f.HeartbeatsInterval = time.Duration(n) * time.Second
+			if n < 0 { // MirrorHeartbeatTask emits nothing then
+				f.Heartbeats = false
+				f.HeartbeatsKey = fmt.Sprintf("%s:%d: %s = %s", m.file.Name, m.entries[i].line, m.entries[i].label, m.entries[i].value)
+			}
+		}
+	}
 	switch m.format {
 	case MM2Dedicated:
 		f.OffsetsTopic, f.OffsetsCluster, f.Connector = "mm2-offsets."+src+".internal", dst, "MirrorSourceConnector"
