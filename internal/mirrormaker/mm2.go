@@ -47,7 +47,8 @@ var (
 
 // Reasons shared by the MirrorMaker 2 keys.
 const (
-	whyHeartbeats  = "catchup writes no heartbeats topic: each run's report, `catchup status` and the lag metrics say how far behind the target is"
+	whyHeartbeats = "catchup writes no heartbeats topic: each run's report, `catchup status` and the lag metrics say how far behind the target is " +
+		"(--take-over reads MirrorMaker 2's heartbeats to tell whether it still runs)"
 	whyCheckpoints = "catchup writes no checkpoints topic: the provenance header of every copied record translates a consumer offset exactly " +
 		"(`catchup translate`; sync_groups commits translated offsets on the target)"
 	whyOffsetSyncs = "catchup writes no offset-syncs topic: every copied record carries its source offset in its provenance header"
