@@ -233,7 +233,21 @@ func (fc *propFile) finish() {
 				"security.protocol=%s the Java client used GSSAPI (Kerberos), which catchup does not support; catchup "+
 				"authenticates with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or AWS_MSK_IAM", fc.protocol)})
 			fc.cover(fc.at + ".sasl")
-		case s.Mechanism != "" && s.Mechanism != "AWS_MSK_IAM" && !fc.has("sasl.jaas.config"):
+		case s.Mechanism == "OAUTHBEARER" && s.TokenEndpointURL == "" && s.TokenFile == "":
+			fc.c.add(Notice{File: fc.name, Key: fc.label("sasl.oauthbearer.token.endpoint.url"), Kind: NoticeRefused,
+				Msg: fmt.Sprintf("not set, so the Java client used "+whyUnsecuredOAuth, fc.at)})
+			fc.cover(fc.at + ".sasl")
+		case s.Mechanism == "OAUTHBEARER" && s.TokenEndpointURL != "" && s.ClientID == "":
+			fc.c.add(Notice{File: fc.name, Key: fc.label("sasl.jaas.config"), Kind: NoticeInvalid, Msg: "no clientId: the token " +
+				"endpoint needs the client's id and secret; add clientId=\"...\" clientSecret=\"...\" to the " +
+				"OAuthBearerLoginModule entry of sasl.jaas.config"})
+			fc.cover(fc.at + ".sasl")
+		case s.Mechanism == "OAUTHBEARER" && s.TokenEndpointURL != "" && s.PasswordEnv == "":
+			env := fc.c.passwordEnv(fc.cl.Name)
+			s.PasswordEnv = env
+			fc.c.add(Notice{File: fc.name, Key: fc.label("sasl.jaas.config"), Kind: NoticeAction, Msg: fmt.Sprintf("no clientSecret: "+
+				"export %s with the client secret of %s before running catchup (%s.sasl.password_env)", env, s.ClientID, fc.at)})
+		case s.Mechanism != "" && s.Mechanism != "AWS_MSK_IAM" && s.Mechanism != "OAUTHBEARER" && !fc.has("sasl.jaas.config"):
 			fc.c.add(Notice{File: fc.name, Key: fc.label("sasl.jaas.config"), Kind: NoticeInvalid, Msg: fmt.Sprintf("not set: "+
 				"%s needs a username; add sasl.jaas.config (if MirrorMaker read a JAAS file named by "+
 				"-Djava.security.auth.login.config, copy its KafkaClient entry here)", s.Mechanism)})
