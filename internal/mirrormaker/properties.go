@@ -3,6 +3,7 @@ package mirrormaker
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -53,8 +54,7 @@ func (c *converter) convertFile(f File, side fileKind, clusterName string, mp *p
 	}
 	props, err := loader.LoadBytes(f.Data)
 	if err != nil {
-		// The library's message says where; it quotes no value.
-		c.add(Notice{File: f.Name, Kind: NoticeInvalid, Msg: "not a Java .properties file: " + err.Error()})
+		c.add(Notice{File: f.Name, Kind: NoticeInvalid, Msg: propertiesError(err)})
 		return nil
 	}
 	return c.convertProps(&propFile{c: c, name: f.Name, side: side, props: props, lines: keyLines(loader, f.Data), mp: mp}, clusterName)
@@ -296,4 +296,18 @@ func quoteOr(keys []string) string {
 		return q[0]
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// propertiesLine finds the line in an error of the properties library.
+var propertiesLine = regexp.MustCompile(`^properties: Line (\d+):`)
+
+// propertiesError says which line of a file the properties library could
+// not read, without the library's words: they quote the token it did not
+// expect, which may be part of a password.
+func propertiesError(err error) string {
+	const form = " (write KEY=VALUE; a value continued on the next line ends with '\\')"
+	if m := propertiesLine.FindStringSubmatch(err.Error()); m != nil {
+		return "not a Java .properties file: line " + m[1] + " cannot be read" + form
+	}
+	return "not a Java .properties file" + form
 }
