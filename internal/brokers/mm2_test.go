@@ -74,6 +74,7 @@ status.storage.replication.factor = 1
 config.storage.replication.factor = 1
 heartbeats.topic.replication.factor = 1
 offset.flush.interval.ms = 1000
+%[2]s.offset.flush.interval.ms = 1000
 %[1]s.consumer.auto.offset.reset = earliest
 %[2]s.producer.acks = all
 `, src, dst, e.source.brokers, e.target.brokers, topic), 0o600); err != nil {
@@ -127,7 +128,9 @@ offset.flush.interval.ms = 1000
 	t.Logf("MirrorMaker 2 copied %d records in %v", parts*perPart, time.Since(t0).Round(time.Millisecond))
 
 	// Running and idle: its offsets and the target stand still (once its
-	// last offset flush is written), only its heartbeats tell it runs.
+	// last offset flush is written: the worker of the flow takes
+	// offset.flush.interval.ms from the target cluster's keys, 60 s by
+	// default), only its heartbeats tell it runs.
 	bin := testbin.BuildT(t, "./cmd/catchup")
 	run := func(args ...string) (string, string) {
 		cmd := exec.CommandContext(ctx, bin, append([]string{"mirrormaker2", props, "--store", "file://" + filepath.Join(dir, "store")}, args...)...)
@@ -139,10 +142,11 @@ offset.flush.interval.ms = 1000
 	// Until its offsets are flushed, the partitions are refused for that
 	// too: idle is when the heartbeats are the only reason left.
 	const refused, beating = "mm2takeover: refused: ", "mm2takeover: refused: MirrorMaker 2 is running: it wrote "
-	idle := false
+	idle, last := false, ""
 	for attempt := 1; attempt <= 15 && !idle; attempt++ {
 		out, code := run("--take-over", "--take-over-settle", "1s", "--print-config")
 		if strings.Count(out, refused) > 1 {
+			last = out
 			continue // its offsets not flushed yet, or moving
 		}
 		idle = true
@@ -153,7 +157,8 @@ offset.flush.interval.ms = 1000
 		t.Logf("a take-over while MirrorMaker 2 runs idle is refused (attempt %d): %s", attempt, out[strings.Index(out, beating):])
 	}
 	if !idle {
-		t.Fatalf("MirrorMaker 2's offsets were not all recorded, or moved, during 15 take-overs after it copied everything; its log:\n%s", logTail(mmLog))
+		t.Fatalf("MirrorMaker 2's offsets were not all recorded, or moved, during 15 take-overs after it copied everything; "+
+			"the last said:\n%s\nits log:\n%s", last, logTail(mmLog))
 	}
 
 	if err := mm.Process.Signal(syscall.SIGTERM); err != nil {
