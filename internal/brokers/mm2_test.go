@@ -154,7 +154,8 @@ offset.flush.interval.ms = 1000
 			t.Fatalf("a take-over while MirrorMaker 2 runs idle (attempt %d): exit %s, want 2 saying %q about %s->%s:\n%s",
 				attempt, code, beating, src, dst, out)
 		}
-		t.Logf("a take-over while MirrorMaker 2 runs idle is refused (attempt %d): %s", attempt, out[strings.Index(out, beating):])
+		_, why, _ := strings.Cut(out, beating)
+		t.Logf("a take-over while MirrorMaker 2 runs idle is refused (attempt %d): %s%s", attempt, beating, why)
 	}
 	if !idle {
 		t.Fatalf("MirrorMaker 2's offsets were not all recorded, or moved, during 15 take-overs after it copied everything; "+

@@ -315,7 +315,8 @@ func (fc *propFile) clientSecret(k string, secret *string) {
 // of a secret into an option name, which no notice may repeat.
 func jaasOptionName(s string) bool {
 	return s != "" && len(s) <= 64 && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')
+		name := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-'
+		return !name
 	}) < 0
 }
 
