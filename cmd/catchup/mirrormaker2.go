@@ -38,7 +38,8 @@ fixed at the start. Give --every DURATION to keep copying until SIGTERM.
 --take-over starts each partition one past the last record MirrorMaker 2
 copied, read from its Connect offsets topic (mm2-offsets.SOURCE.internal in
 dedicated mode, mirrormaker2-cluster-offsets under Strimzi, --offsets-topic
-for Connect); stop MirrorMaker 2 first: a partition it is still writing, or
+for Connect); stop MirrorMaker 2 first: a heartbeat it writes while the
+take-over watches refuses the flow, and a partition it is still writing, or
 whose offset does not match the target's last record, is refused by name
 (docs/migrating-from-mirrormaker2.md).`,
 		Example: `  catchup mirrormaker2 connect-mirror-maker.properties --print-config > pipelines.yaml
@@ -60,6 +61,7 @@ whose offset does not match the target's last record, is refused by name
 				if err := exportPasswords(m); err != nil {
 					return err
 				}
+				to.file = args[0]
 				if err := a.takeOver(cmd.Context(), m, to); err != nil {
 					for _, n := range m.Notices {
 						fmt.Fprintln(a.err, n)
@@ -80,6 +82,6 @@ whose offset does not match the target's last record, is refused by name
 	f.DurationVar(&every, "every", 0, "keep copying as MirrorMaker 2 did: run again every DURATION until SIGTERM or SIGINT (exit 0)")
 	f.BoolVar(&to.enabled, "take-over", false, "start each partition one past the last record MirrorMaker 2 copied (stop it first)")
 	f.StringVar(&to.topic, "offsets-topic", "", "MirrorMaker 2's Connect offsets topic (default: mm2-offsets.SOURCE.internal, or mirrormaker2-cluster-offsets under Strimzi)")
-	f.DurationVar(&to.settle, "take-over-settle", 5*time.Second, "how long --take-over watches MirrorMaker 2's offsets and the target's ends for a writer still running")
+	f.DurationVar(&to.settle, "take-over-settle", 5*time.Second, "how long --take-over watches MirrorMaker 2's offsets, heartbeats and the target's ends for a writer still running (at least two heartbeat intervals)")
 	return cmd
 }

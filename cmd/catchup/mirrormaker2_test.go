@@ -26,8 +26,8 @@ func TestMirrorMaker2CLI(t *testing.T) {
 		stderr    string
 	}{
 		{[]string{"testdata/mm2/dedicated.properties"}, 0, []string{"primary-to-backup"}, "dedicated.properties:15: primary->backup.enabled: mapped"},
-		{[]string{"testdata/mm2/connect.json"}, 0, []string{"us-east-to-eu-west"}, "connect.json:14: config.replication.policy.class: mapped"},
-		{[]string{"testdata/mm2/strimzi.yaml"}, 2, nil, "strimzi.yaml:17: spec.clusters[1].tls.trustedCertificates[0].secretName: invalid"},
+		{[]string{"testdata/mm2/connect.json"}, 0, []string{"us-east-to-eu-west"}, "connect.json:19: config.replication.policy.class: mapped"},
+		{[]string{"testdata/mm2/strimzi.yaml"}, 2, nil, "strimzi.yaml:27: spec.clusters[1].tls.trustedCertificates[0].secretName: invalid"},
 		{[]string{bad}, 2, nil, "bad.properties:5: replication.policy.class: refused"},
 		{[]string{"testdata/mm2/connect.json", "--take-over"}, 2, nil, "--take-over of a Connect connector needs --offsets-topic"},
 		{[]string{"testdata/mm2/missing.properties"}, 2, nil, "no such file"},

@@ -26,7 +26,7 @@ import (
 )
 
 // mmSecrets are the secrets in the test property files; no output may hold them.
-var mmSecrets = []string{"s3cr3t-pa55", "truststore-pa55", "mm-e2e-pa55"}
+var mmSecrets = []string{"s3cr3t-pa55", "truststore-pa55", "mm-e2e-pa55", "p-secret", "b-secret", "s3cret"}
 
 // mmCLI runs the CLI in process and returns its exit code, stdout and stderr.
 func mmCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {

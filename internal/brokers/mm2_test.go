@@ -30,7 +30,9 @@ func needMirrorMaker2(t *testing.T) (java, libs string) {
 }
 
 // TestMirrorMaker2Handover: MirrorMaker 2 (dedicated mode, the real
-// connect-mirror jars) copies the first part of a topic and is stopped;
+// connect-mirror jars) copies the first part of a topic; a take-over while
+// it runs idle (nothing left to copy, its offsets still) is refused on its
+// heartbeats; it is stopped;
 // more records arrive; `catchup mirrormaker2 --take-over` continues from
 // MirrorMaker 2's source offsets. The target, read by the test, holds every
 // source record exactly once. A second take-over, after catchup copied,
@@ -61,7 +63,6 @@ func TestMirrorMaker2Handover(t *testing.T) {
 %[1]s->%[2]s.topics = %[5]s
 replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy
 tasks.max = 3
-emit.heartbeats.enabled = false
 emit.checkpoints.enabled = false
 emit.offset-syncs.enabled = false
 sync.group.offsets.enabled = false
@@ -73,6 +74,7 @@ status.storage.replication.factor = 1
 config.storage.replication.factor = 1
 heartbeats.topic.replication.factor = 1
 offset.flush.interval.ms = 1000
+%[2]s.offset.flush.interval.ms = 1000
 %[1]s.consumer.auto.offset.reset = earliest
 %[2]s.producer.acks = all
 `, src, dst, e.source.brokers, e.target.brokers, topic), 0o600); err != nil {
@@ -124,6 +126,42 @@ offset.flush.interval.ms = 1000
 		}
 	}
 	t.Logf("MirrorMaker 2 copied %d records in %v", parts*perPart, time.Since(t0).Round(time.Millisecond))
+
+	// Running and idle: its offsets and the target stand still (once its
+	// last offset flush is written: the worker of the flow takes
+	// offset.flush.interval.ms from the target cluster's keys, 60 s by
+	// default), only its heartbeats tell it runs.
+	bin := testbin.BuildT(t, "./cmd/catchup")
+	run := func(args ...string) (string, string) {
+		cmd := exec.CommandContext(ctx, bin, append([]string{"mirrormaker2", props, "--store", "file://" + filepath.Join(dir, "store")}, args...)...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return out.String(), exitCode(err)
+	}
+	// Until its offsets are flushed, the partitions are refused for that
+	// too: idle is when the heartbeats are the only reason left.
+	const refused, beating = "mm2takeover: refused: ", "mm2takeover: refused: MirrorMaker 2 is running: it wrote "
+	idle, last := false, ""
+	for attempt := 1; attempt <= 15 && !idle; attempt++ {
+		out, code := run("--take-over", "--take-over-settle", "1s", "--print-config")
+		if strings.Count(out, refused) > 1 {
+			last = out
+			continue // its offsets not flushed yet, or moving
+		}
+		idle = true
+		if code != "2" || !strings.Contains(out, beating) || !strings.Contains(out, "heartbeats of "+src+"->"+dst+" to heartbeats") {
+			t.Fatalf("a take-over while MirrorMaker 2 runs idle (attempt %d): exit %s, want 2 saying %q about %s->%s:\n%s",
+				attempt, code, beating, src, dst, out)
+		}
+		_, why, _ := strings.Cut(out, beating)
+		t.Logf("a take-over while MirrorMaker 2 runs idle is refused (attempt %d): %s%s", attempt, beating, why)
+	}
+	if !idle {
+		t.Fatalf("MirrorMaker 2's offsets were not all recorded, or moved, during 15 take-overs after it copied everything; "+
+			"the last said:\n%s\nits log:\n%s", last, logTail(mmLog))
+	}
+
 	if err := mm.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -143,17 +181,9 @@ offset.flush.interval.ms = 1000
 		}
 	}
 	seed(ctx, t, e.source.brokers, second, 4096)
-	bin := testbin.BuildT(t, "./cmd/catchup")
-	run := func(args ...string) (string, string) {
-		cmd := exec.CommandContext(ctx, bin, append([]string{"mirrormaker2", props, "--store", "file://" + filepath.Join(dir, "store")}, args...)...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		return out.String(), exitCode(err)
-	}
 	out, code := run("--take-over", "--take-over-settle", "1s")
-	if code != "0" {
-		t.Fatalf("catchup mirrormaker2 --take-over: exit %s, want 0:\n%s", code, out)
+	if want := "no heartbeat of " + src + "->" + dst + " in heartbeats during the 2s watched: MirrorMaker 2 has stopped"; code != "0" || !strings.Contains(out, want) {
+		t.Fatalf("catchup mirrormaker2 --take-over: exit %s, want 0 saying %q:\n%s", code, want, out)
 	}
 
 	// The test's own count: every source record once in the target.

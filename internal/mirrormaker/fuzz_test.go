@@ -41,23 +41,28 @@ func FuzzFromMirrorMaker(f *testing.F) {
 	})
 }
 
-// FuzzJAASPassword puts any password into sasl.jaas.config, quoted and
+// FuzzJAASPassword puts any password (or OAuth client secret) into sasl.jaas.config, quoted and
 // escaped as JAAS wants it: the converter must read it back exactly, and it
 // must reach neither the YAML nor a notice nor the error.
 func FuzzJAASPassword(f *testing.F) {
-	for _, pw := range []string{"secret-1", `pa"ss;w0rd`, `back\slash`, "with space and = sign", "ünïcødé-pässwörd"} {
+	for _, pw := range []string{"secret-1", `pa"ss;w0rd`, `back\slash`, "with space and = sign", "ünïcødé-pässwörd", "odd-secret-77"} {
 		f.Add(pw)
 	}
 	f.Fuzz(func(t *testing.T, pw string) {
-		fixed := plainConsumer + plainProducer + "PlainLoginModule required username=u"
+		fixed := plainConsumer + plainProducer + "PlainLoginModule required username=u" + oauthConsumer
 		if len(pw) < 6 || strings.ContainsAny(pw, "\r\n\x00") || strings.Contains(fixed, pw) {
 			t.Skip("too short to find in the output, or not one line of a .properties file")
 		}
 		quoted := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(pw)
 		// .properties escaping on top: a backslash is written twice.
-		line := `sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="` +
-			strings.ReplaceAll(quoted, `\`, `\\`) + `";`
+		escaped := strings.ReplaceAll(quoted, `\`, `\\`)
+		// The password of a PLAIN login, or (odd lengths) the client
+		// secret of an OAuth login, which is kept as a password is.
+		line := `sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="` + escaped + `";`
 		consumer := plainConsumer + "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n" + line + "\n"
+		if len(pw)%2 == 1 {
+			consumer = plainConsumer + strings.Replace(oauthConsumer, `clientSecret="oauth-secret-1"`, `clientSecret="`+escaped+`"`, 1)
+		}
 		m, err := convert(t, consumer, plainProducer, Flags{Whitelist: "t"})
 		everything := string(m.YAML)
 		if err != nil {

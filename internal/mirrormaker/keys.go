@@ -61,7 +61,9 @@ func knownKeys() map[string]keyAnswers {
 
 	// Keys converted by code, on both sides.
 	both(NoticeMapped, "", "bootstrap.servers", "metadata.broker.list", "client.id", "security.protocol",
-		"sasl.mechanism", "sasl.jaas.config", "sasl.client.callback.handler.class",
+		"sasl.mechanism", "sasl.jaas.config", "sasl.client.callback.handler.class", "sasl.login.callback.handler.class",
+		"sasl.oauthbearer.token.endpoint.url", "sasl.oauthbearer.client.credentials.client.id",
+		"sasl.oauthbearer.client.credentials.client.secret", "sasl.oauthbearer.scope",
 		"ssl.truststore.location", "ssl.truststore.type", "ssl.truststore.password", "ssl.truststore.certificates",
 		"ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.password", "ssl.key.password",
 		"ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.endpoint.identification.algorithm")
@@ -134,7 +136,7 @@ func knownKeys() map[string]keyAnswers {
 		"enable.metrics.push")
 	both(NoticeNotApplicable, whyJavaPlugin+"; catchup writes its metrics as CloudWatch embedded metrics",
 		"interceptor.classes", "metric.reporters", "auto.include.jmx.reporter")
-	both(NoticeNotApplicable, whyJavaPlugin, "security.providers", "sasl.login.class", "sasl.login.callback.handler.class",
+	both(NoticeNotApplicable, whyJavaPlugin, "security.providers", "sasl.login.class",
 		"ssl.engine.factory.class")
 	both(NoticeNotApplicable, whyTLSTuning, "ssl.protocol", "ssl.enabled.protocols", "ssl.cipher.suites", "ssl.provider",
 		"ssl.keymanager.algorithm", "ssl.trustmanager.algorithm", "ssl.secure.random.implementation")

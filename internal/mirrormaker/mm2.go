@@ -28,6 +28,15 @@ type MM2Flow struct {
 	OffsetsTopic, OffsetsCluster string
 	// Connector is the name the source offsets are kept under.
 	Connector string
+	// Heartbeats says whether MirrorMaker 2 was set to emit heartbeats of
+	// the flow (MirrorHeartbeatConnector: emit.heartbeats.enabled, true by
+	// default; under Strimzi only with a heartbeatConnector) to the
+	// heartbeats topic of its Connect cluster, every HeartbeatsInterval
+	// (emit.heartbeats.interval.seconds, 1 s by default); HeartbeatsKey
+	// names the setting that turned them off, "" if none did.
+	Heartbeats         bool
+	HeartbeatsInterval time.Duration
+	HeartbeatsKey      string
 }
 
 // mm2Defaults are MirrorMaker 2's defaults that catchup's differ from.
@@ -38,7 +47,8 @@ var (
 
 // Reasons shared by the MirrorMaker 2 keys.
 const (
-	whyHeartbeats  = "catchup writes no heartbeats topic: each run's report, `catchup status` and the lag metrics say how far behind the target is"
+	whyHeartbeats = "catchup writes no heartbeats topic: each run's report, `catchup status` and the lag metrics say how far behind the target is " +
+		"(--take-over reads MirrorMaker 2's heartbeats to tell whether it still runs)"
 	whyCheckpoints = "catchup writes no checkpoints topic: the provenance header of every copied record translates a consumer offset exactly " +
 		"(`catchup translate`; sync_groups commits translated offsets on the target)"
 	whyOffsetSyncs = "catchup writes no offset-syncs topic: every copied record carries its source offset in its provenance header"
@@ -374,12 +384,103 @@ func (m *mm2) strimziSecurity(alias string, fc *propFile) {
 		cl.TLS.CertFile, cl.TLS.KeyFile = sanitizeName(sec+"-"+cert), sanitizeName(sec+"-"+key)
 		m.origin(fc.mp, fc.at+".tls", ti)
 		m.note(ti, NoticeMapped, "→ %s.tls.cert_file and key_file: write them from the Secret %s (keys %s and %s) with kubectl get secret", fc.at, sec, cert, key)
+	case typ == "oauth":
+		m.strimziOAuth(alias, fc, get, ti)
 	default:
-		m.note(ti, NoticeRefused, "authentication type %q: catchup converts scram-sha-512, scram-sha-256, plain and tls; for type oauth "+
-			"write %s.sasl with mechanism OAUTHBEARER and token_endpoint_url, client_id and the client secret's password_env "+
-			"(docs/configuration.md, OAUTHBEARER)", typ, fc.at)
+		m.note(ti, NoticeRefused, "authentication type %q: catchup converts scram-sha-512, scram-sha-256, plain, tls and oauth", typ)
 		fc.cover(fc.at + ".sasl")
 	}
+}
+
+// strimziOAuth converts a Strimzi authentication of type oauth: the client
+// credentials grant (tokenEndpointUri, clientId, clientSecret, scope)
+// becomes an OAUTHBEARER block whose client secret, in a Kubernetes
+// Secret, is an environment variable; the other grants are refused.
+func (m *mm2) strimziOAuth(alias string, fc *propFile, get func(string) (string, int), ti int) {
+	cl := fc.cl
+	refused := false
+	for _, r := range []struct{ key, why string }{
+		{"refreshToken.secretName", "a refresh token grant: catchup asks for tokens with the client credentials grant only; give the client a " +
+			"clientSecret instead"},
+		{"accessToken.secretName", "a fixed access token: write it from the Secret to a file and set " + fc.at + ".sasl.token_file " +
+			"(docs/configuration.md, OAUTHBEARER)"},
+		{"passwordSecret.secretName", "the password grant: catchup asks for tokens with the client credentials grant only; give the " +
+			"client a clientSecret instead"},
+		{"clientAssertion.secretName", "a client assertion: catchup authenticates to the token endpoint with a client secret only"},
+		{"audience", "catchup asks the token endpoint for no audience: a token issued without it would be refused by the brokers"},
+		{"saslExtensions", "SASL extensions, which catchup does not send"},
+		{"disableTlsHostnameVerification", "catchup always verifies the token endpoint's host name"},
+	} {
+		v, i := get("authentication." + r.key)
+		if i < 0 && r.key == "saslExtensions" {
+			v, i = m.prefixed(alias, "strimzi.authentication.saslExtensions.")
+		}
+		if i < 0 || r.key == "disableTlsHostnameVerification" && v != "true" {
+			continue
+		}
+		m.note(i, NoticeRefused, "%s", r.why)
+		refused = true
+	}
+	uri, ui := get("authentication.tokenEndpointUri")
+	id, ii := get("authentication.clientId")
+	secret, si := get("authentication.clientSecret.secretName")
+	key, ki := get("authentication.clientSecret.key")
+	scope, sci := get("authentication.scope")
+	switch {
+	case refused:
+	case ui < 0:
+		m.note(ti, NoticeInvalid, "authentication type oauth without tokenEndpointUri: catchup needs the identity provider's token "+
+			"endpoint (or a token file: %s.sasl.token_file)", fc.at)
+		refused = true
+	case ii < 0 || si < 0:
+		m.note(ti, NoticeInvalid, "authentication type oauth without clientId and clientSecret: catchup asks for tokens with the "+
+			"client credentials grant")
+		refused = true
+	}
+	if refused {
+		fc.cover(fc.at + ".sasl")
+		return
+	}
+	env := m.c.passwordEnv(alias)
+	cl.SASL = &config.SASL{Mechanism: "OAUTHBEARER", TokenEndpointURL: uri, ClientID: id, Scope: scope, PasswordEnv: env}
+	m.origin(fc.mp, fc.at+".sasl", ti)
+	m.note(ti, NoticeMapped, "→ %s.sasl: mechanism OAUTHBEARER, the client credentials grant", fc.at)
+	m.note(ui, NoticeMapped, "→ %s.sasl.token_endpoint_url", fc.at)
+	m.note(ii, NoticeMapped, "→ %s.sasl.client_id", fc.at)
+	m.note(si, NoticeMapped, "→ %s.sasl.password_env %s: export %s=$(kubectl get secret %s -o jsonpath='{.data.%s}' | base64 -d)",
+		fc.at, env, env, secret, strings.ReplaceAll(key, ".", `\.`))
+	if ki >= 0 {
+		m.note(ki, NoticeMapped, "the key of the client secret in Secret %s", secret)
+	}
+	if sci >= 0 {
+		m.note(sci, NoticeMapped, "→ %s.sasl.scope", fc.at)
+	}
+	if _, i := m.prefixed(alias, "strimzi.authentication.tlsTrustedCertificates"); i >= 0 {
+		m.note(i, NoticeAction, "catchup verifies the token endpoint's certificate against the system's CAs: add this CA to them, or "+
+			"point SSL_CERT_FILE at a PEM file that holds it, when catchup runs")
+	}
+	for _, k := range []string{"maxTokenExpirySeconds", "accessTokenIsJwt", "enableMetrics", "includeAcceptHeader", "readTimeoutSeconds",
+		"connectTimeoutSeconds", "httpRetries", "httpRetryPauseMs", "accessTokenLocation"} {
+		if _, i := get("authentication." + k); i >= 0 {
+			m.note(i, NoticeNotApplicable, "a setting of Strimzi's OAuth client: catchup keeps a token until shortly before it expires "+
+				"and asks again")
+		}
+	}
+}
+
+// prefixed returns the value and entry of the first key of alias's scope
+// that starts with prefix; -1 if there is none.
+func (m *mm2) prefixed(alias, prefix string) (string, int) {
+	first := -1
+	for k, i := range m.cluster[alias] {
+		if strings.HasPrefix(k, prefix) && (first < 0 || i < first) {
+			first = i
+		}
+	}
+	if first < 0 {
+		return "", -1
+	}
+	return m.entries[first].value, first
 }
 
 // flowSettings converts the settings of flow fl (SOURCE->TARGET.X, or the
@@ -766,7 +867,26 @@ func splitMM2List(s string) []string {
 // flowInfo says where MirrorMaker 2 kept the source offsets of flow fw.
 func (m *mm2) flowInfo(fw [2]string, pipeline string) MM2Flow {
 	src, dst := fw[0], fw[1]
-	f := MM2Flow{Source: src, Target: dst, Pipeline: pipeline}
+	f := MM2Flow{Source: src, Target: dst, Pipeline: pipeline, Heartbeats: m.format != MM2Strimzi, HeartbeatsInterval: time.Second}
+	if m.format == MM2Strimzi {
+		f.HeartbeatsKey = "spec.mirrors[].heartbeatConnector (not set)"
+	}
+	if i := m.lookup(src+"->"+dst, "emit.heartbeats.enabled"); i >= 0 {
+		f.Heartbeats = strings.EqualFold(strings.TrimSpace(m.entries[i].value), "true")
+		f.HeartbeatsKey = ""
+		if !f.Heartbeats {
+			f.HeartbeatsKey = fmt.Sprintf("%s:%d: %s = %s", m.file.Name, m.entries[i].line, m.entries[i].label, m.entries[i].value)
+		}
+	}
+	if i := m.lookup(src+"->"+dst, "emit.heartbeats.interval.seconds"); i >= 0 {
+		if n, err := strconv.ParseInt(strings.TrimSpace(m.entries[i].value), 10, 64); err == nil {
+			f.HeartbeatsInterval = time.Duration(n) * time.Second
+			if n < 0 { // MirrorHeartbeatTask emits nothing then
+				f.Heartbeats = false
+				f.HeartbeatsKey = fmt.Sprintf("%s:%d: %s = %s", m.file.Name, m.entries[i].line, m.entries[i].label, m.entries[i].value)
+			}
+		}
+	}
 	switch m.format {
 	case MM2Dedicated:
 		f.OffsetsTopic, f.OffsetsCluster, f.Connector = "mm2-offsets."+src+".internal", dst, "MirrorSourceConnector"

@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/kafka-catchup/catchup/internal/config"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/mm2")
@@ -137,5 +141,66 @@ func TestConvertMM2BrokenValueNotRepeated(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no notice at mm2.properties:6 saying the line is not repeated: %v", convErr.Problems)
+	}
+}
+
+// TestStrimziOAuth: a Strimzi cluster's authentication of type oauth with
+// the client credentials grant becomes an OAUTHBEARER block; the other
+// grants and settings catchup cannot honour are refused by line.
+func TestStrimziOAuth(t *testing.T) {
+	const head = `apiVersion: kafka.strimzi.io/v1beta2
+kind: KafkaMirrorMaker2
+metadata: {name: m}
+spec:
+  connectCluster: b
+  clusters:
+    - alias: b
+      bootstrapServers: b:9092
+    - alias: a
+      bootstrapServers: a:9093
+      authentication:
+        type: oauth
+        tokenEndpointUri: https://sso/token
+`
+	const tail = `  mirrors:
+    - {sourceCluster: a, targetCluster: b, topicsPattern: "t"}
+`
+	const creds = "        clientId: mm2\n        clientSecret: {secretName: s, key: secret}\n"
+	m, err := ConvertMM2(File{Name: "mm2.yaml", Data: []byte(head + creds + "        scope: kafka\n" + tail)}, Flags{})
+	if err != nil {
+		t.Fatalf("ConvertMM2: %v", err)
+	}
+	got := m.File.Pipelines[0].Source.SASL
+	want := config.SASL{Mechanism: "OAUTHBEARER", TokenEndpointURL: "https://sso/token", ClientID: "mm2", Scope: "kafka", PasswordEnv: "CATCHUP_A_PASSWORD"}
+	if diff := cmp.Diff(&want, got, cmpopts.IgnoreUnexported(config.SASL{})); diff != "" {
+		t.Errorf("source.sasl (-want +got):\n%s", diff)
+	}
+	if want := "export CATCHUP_A_PASSWORD=$(kubectl get secret s -o jsonpath='{.data.secret}' | base64 -d)"; !slices.ContainsFunc(m.Notices,
+		func(n Notice) bool { return strings.Contains(n.Msg, want) }) {
+		t.Errorf("no notice gives %q", want)
+	}
+	for _, tt := range []struct{ name, extra, key, want string }{
+		{"refresh token", creds + "        refreshToken: {secretName: r, key: token}\n", "spec.clusters[1].authentication.refreshToken.secretName",
+			"refused: a refresh token grant"},
+		{"access token", "        accessToken: {secretName: r, key: token}\n", "spec.clusters[1].authentication.accessToken.secretName",
+			"refused: a fixed access token: write it from the Secret to a file and set source.sasl.token_file"},
+		{"password grant", creds + "        username: u\n        passwordSecret: {secretName: p, password: pw}\n",
+			"spec.clusters[1].authentication.passwordSecret.secretName", "refused: the password grant"},
+		{"audience", creds + "        audience: kafka-brokers\n", "spec.clusters[1].authentication.audience", "refused: catchup asks the token endpoint for no audience"},
+		{"no client", "", "spec.clusters[1].authentication.type", "invalid: authentication type oauth without clientId and clientSecret"},
+	} {
+		m, err := ConvertMM2(File{Name: "mm2.yaml", Data: []byte(head + tt.extra + tail)}, Flags{})
+		if err == nil {
+			t.Errorf("%s: converted, want a refusal", tt.name)
+		}
+		var notes []string
+		for _, n := range m.Notices {
+			if n.Key == tt.key {
+				notes = append(notes, string(n.Kind)+": "+n.Msg)
+			}
+		}
+		if !slices.ContainsFunc(notes, func(n string) bool { return strings.HasPrefix(n, tt.want) }) {
+			t.Errorf("%s: notices of %s: %q, want one starting %q", tt.name, tt.key, notes, tt.want)
+		}
 	}
 }

@@ -63,7 +63,7 @@ func (c *converter) readMM2(f File) (MM2Format, []mm2Entry) {
 	}
 	props, err := loader.LoadBytes(f.Data)
 	if err != nil {
-		c.add(Notice{File: f.Name, Kind: NoticeInvalid, Msg: "not a Java .properties file: " + err.Error()})
+		c.add(Notice{File: f.Name, Kind: NoticeInvalid, Msg: propertiesError(err)})
 		return MM2Dedicated, nil
 	}
 	lines := keyLines(loader, f.Data)

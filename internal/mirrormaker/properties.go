@@ -3,6 +3,7 @@ package mirrormaker
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -53,8 +54,7 @@ func (c *converter) convertFile(f File, side fileKind, clusterName string, mp *p
 	}
 	props, err := loader.LoadBytes(f.Data)
 	if err != nil {
-		// The library's message says where; it quotes no value.
-		c.add(Notice{File: f.Name, Kind: NoticeInvalid, Msg: "not a Java .properties file: " + err.Error()})
+		c.add(Notice{File: f.Name, Kind: NoticeInvalid, Msg: propertiesError(err)})
 		return nil
 	}
 	return c.convertProps(&propFile{c: c, name: f.Name, side: side, props: props, lines: keyLines(loader, f.Data), mp: mp}, clusterName)
@@ -233,7 +233,21 @@ func (fc *propFile) finish() {
 				"security.protocol=%s the Java client used GSSAPI (Kerberos), which catchup does not support; catchup "+
 				"authenticates with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or AWS_MSK_IAM", fc.protocol)})
 			fc.cover(fc.at + ".sasl")
-		case s.Mechanism != "" && s.Mechanism != "AWS_MSK_IAM" && !fc.has("sasl.jaas.config"):
+		case s.Mechanism == "OAUTHBEARER" && s.TokenEndpointURL == "" && s.TokenFile == "":
+			fc.c.add(Notice{File: fc.name, Key: fc.label("sasl.oauthbearer.token.endpoint.url"), Kind: NoticeRefused,
+				Msg: fmt.Sprintf("not set, so the Java client used "+whyUnsecuredOAuth, fc.at)})
+			fc.cover(fc.at + ".sasl")
+		case s.Mechanism == "OAUTHBEARER" && s.TokenEndpointURL != "" && s.ClientID == "":
+			fc.c.add(Notice{File: fc.name, Key: fc.label("sasl.jaas.config"), Kind: NoticeInvalid, Msg: "no clientId: the token " +
+				"endpoint needs the client's id and secret; add clientId=\"...\" clientSecret=\"...\" to the " +
+				"OAuthBearerLoginModule entry of sasl.jaas.config"})
+			fc.cover(fc.at + ".sasl")
+		case s.Mechanism == "OAUTHBEARER" && s.TokenEndpointURL != "" && s.PasswordEnv == "":
+			env := fc.c.passwordEnv(fc.cl.Name)
+			s.PasswordEnv = env
+			fc.c.add(Notice{File: fc.name, Key: fc.label("sasl.jaas.config"), Kind: NoticeAction, Msg: fmt.Sprintf("no clientSecret: "+
+				"export %s with the client secret of %s before running catchup (%s.sasl.password_env)", env, s.ClientID, fc.at)})
+		case s.Mechanism != "" && s.Mechanism != "AWS_MSK_IAM" && s.Mechanism != "OAUTHBEARER" && !fc.has("sasl.jaas.config"):
 			fc.c.add(Notice{File: fc.name, Key: fc.label("sasl.jaas.config"), Kind: NoticeInvalid, Msg: fmt.Sprintf("not set: "+
 				"%s needs a username; add sasl.jaas.config (if MirrorMaker read a JAAS file named by "+
 				"-Djava.security.auth.login.config, copy its KafkaClient entry here)", s.Mechanism)})
@@ -282,4 +296,18 @@ func quoteOr(keys []string) string {
 		return q[0]
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// propertiesLine finds the line in an error of the properties library.
+var propertiesLine = regexp.MustCompile(`^properties: Line (\d+):`)
+
+// propertiesError says which line of a file the properties library could
+// not read, without the library's words: they quote the token it did not
+// expect, which may be part of a password.
+func propertiesError(err error) string {
+	const form = " (write KEY=VALUE; a value continued on the next line ends with '\\')"
+	if m := propertiesLine.FindStringSubmatch(err.Error()); m != nil {
+		return "not a Java .properties file: line " + m[1] + " cannot be read" + form
+	}
+	return "not a Java .properties file" + form
 }

@@ -55,3 +55,20 @@ func TestNotAPropertiesFile(t *testing.T) {
 		t.Errorf("err = %v, notices %v; want an invalid notice on bad.config", err, m.Notices)
 	}
 }
+
+// TestUnreadableLineQuotesNothing: a line the properties library cannot
+// read is named by its number; the library's own message quotes the
+// token, which may be part of a password.
+func TestUnreadableLineQuotesNothing(t *testing.T) {
+	m, err := convert(t, plainConsumer+"=pw-4711-secret\n", plainProducer, Flags{})
+	if err == nil {
+		t.Fatal("Convert of an unreadable file succeeded")
+	}
+	var all string
+	for _, n := range m.Notices {
+		all += n.String() + "\n"
+	}
+	if strings.Contains(all, "pw-4711") || !strings.Contains(all, "not a Java .properties file: line 3 cannot be read") {
+		t.Errorf("notices:\n%s\nwant line 3 named and no part of its value", all)
+	}
+}

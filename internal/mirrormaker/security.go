@@ -2,6 +2,7 @@ package mirrormaker
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,16 +76,19 @@ func (fc *propFile) saslKey(k string) {
 			fc.note(k, NoticeRefused, "%s is not supported by catchup, which authenticates with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, AWS_MSK_IAM or OAUTHBEARER", m)
 			fc.cover(fc.at + ".sasl")
 		case "OAUTHBEARER":
-			fc.note(k, NoticeRefused, "catchup speaks OAUTHBEARER but does not convert the Java client's OAuth settings: write %s.sasl "+
-				"with mechanism OAUTHBEARER and token_endpoint_url, client_id and the client secret's password_env, or token_file "+
-				"(docs/configuration.md, OAUTHBEARER)", fc.at)
-			fc.cover(fc.at + ".sasl")
+			s.Mechanism = m
+			fc.set(fc.at+".sasl.mechanism", k)
+			fc.note(k, NoticeMapped, "→ %s.sasl.mechanism: the token from sasl.oauthbearer.token.endpoint.url, asked with the client "+
+				"credentials of sasl.jaas.config", fc.at)
 		default:
 			fc.note(k, NoticeInvalid, "%q is not a SASL mechanism; catchup supports PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and AWS_MSK_IAM", v)
 			fc.cover(fc.at + ".sasl")
 		}
 	case "sasl.jaas.config":
 		fc.jaas(k, v)
+	case "sasl.oauthbearer.token.endpoint.url", "sasl.login.callback.handler.class", "sasl.oauthbearer.client.credentials.client.id",
+		"sasl.oauthbearer.client.credentials.client.secret", "sasl.oauthbearer.scope":
+		fc.oauthKey(k, v)
 	case "sasl.client.callback.handler.class":
 		if v == "software.amazon.msk.auth.iam.IAMClientCallbackHandler" {
 			fc.note(k, NoticeMapped, "implied by sasl.mechanism=AWS_MSK_IAM, which catchup signs with the standard AWS configuration")
@@ -130,8 +134,11 @@ func (fc *propFile) jaas(k, v string) {
 		fc.note(k, NoticeInvalid, "login module %s does not go with sasl.mechanism=%s (it serves %s)", mod.class, mech, strings.Join(want, " or "))
 		fc.cover(fc.at + ".sasl")
 		return
-	case mod.class == kerberosModule || mod.class == oauthModule:
+	case mod.class == kerberosModule:
 		fc.note(k, NoticeNotApplicable, "the login module of %s, which catchup does not support (see sasl.mechanism)", want[0])
+		return
+	case mod.class == oauthModule:
+		fc.oauthJAAS(k, mod)
 		return
 	}
 	if mod.class == mskIAMModule {
@@ -173,6 +180,144 @@ func (fc *propFile) jaas(k, v string) {
 	fc.note(k, NoticeAction, "the password is not copied into the YAML, which names the environment variable %s instead "+
 		"(%s.sasl.password_env): export it with the password before `catchup run` "+
 		"(catchup mirrormaker itself uses the one in this file when the variable is not set)", env, fc.at)
+}
+
+// Login callback handlers of the Java client's standard OAuth login: the
+// client credentials grant at sasl.oauthbearer.token.endpoint.url (KIP-768;
+// the package moved in Kafka 3.4).
+var oauthHandlers = []string{
+	"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+	"org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler",
+}
+
+// whyUnsecuredOAuth is why the Java client's default OAUTHBEARER login is refused.
+const whyUnsecuredOAuth = "the Java client's unsecured login, which makes up an unsigned token itself (for tests; " +
+	"OAuthBearerUnsecuredLoginCallbackHandler): catchup does not make tokens; give it the identity provider's token endpoint " +
+	"(sasl.oauthbearer.token.endpoint.url and clientId, clientSecret in sasl.jaas.config), or write %s.sasl.token_file " +
+	"(docs/configuration.md, OAUTHBEARER)"
+
+// oauth reports whether the file's SASL mechanism is OAUTHBEARER.
+func (fc *propFile) oauth() bool {
+	m, _ := fc.get("sasl.mechanism")
+	return strings.EqualFold(strings.TrimSpace(m), "OAUTHBEARER")
+}
+
+// oauthKey converts the Java client's OAuth keys (KIP-768 and KIP-1139).
+func (fc *propFile) oauthKey(k, v string) {
+	if !fc.oauth() {
+		if k == "sasl.login.callback.handler.class" {
+			fc.note(k, NoticeNotApplicable, "%s", whyJavaPlugin)
+			return
+		}
+		fc.note(k, NoticeNotApplicable, "used only with sasl.mechanism=OAUTHBEARER")
+		return
+	}
+	s := fc.cl.SASL
+	switch k {
+	case "sasl.oauthbearer.token.endpoint.url":
+		u, err := url.Parse(strings.TrimSpace(v))
+		switch {
+		case err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "":
+			s.TokenEndpointURL = u.String()
+			fc.set(fc.at+".sasl.token_endpoint_url", k)
+			fc.note(k, NoticeMapped, "→ %s.sasl.token_endpoint_url: catchup asks it for tokens with the client credentials grant", fc.at)
+		case err == nil && u.Scheme == "file" && u.Path != "":
+			s.TokenFile = u.Path
+			fc.set(fc.at+".sasl.token_file", k)
+			fc.note(k, NoticeMapped, "→ %s.sasl.token_file: the token is read from that file at each connection", fc.at)
+		default:
+			fc.note(k, NoticeInvalid, "not an http(s):// token endpoint nor a file:// token file URL")
+			fc.cover(fc.at + ".sasl")
+		}
+	case "sasl.login.callback.handler.class":
+		if slices.Contains(oauthHandlers, strings.TrimSpace(v)) {
+			fc.note(k, NoticeMapped, "the Java client's standard OAuth login (a token from sasl.oauthbearer.token.endpoint.url), "+
+				"which catchup does itself")
+			return
+		}
+		fc.note(k, NoticeRefused, "%s is Java code that catchup cannot run; catchup gets OAUTHBEARER tokens from a token endpoint "+
+			"with the client credentials grant, or from a file: write %s.sasl with token_endpoint_url, client_id and password_env, "+
+			"or token_file (docs/configuration.md, OAUTHBEARER)", strings.TrimSpace(v), fc.at)
+		fc.cover(fc.at + ".sasl")
+	case "sasl.oauthbearer.client.credentials.client.id":
+		s.ClientID = v
+		fc.set(fc.at+".sasl.client_id", k)
+		fc.note(k, NoticeMapped, "→ %s.sasl.client_id", fc.at)
+	case "sasl.oauthbearer.client.credentials.client.secret":
+		fc.clientSecret(k, &v)
+	case "sasl.oauthbearer.scope":
+		s.Scope = v
+		fc.set(fc.at+".sasl.scope", k)
+		fc.note(k, NoticeMapped, "→ %s.sasl.scope", fc.at)
+	}
+}
+
+// oauthJAAS converts the options of OAuthBearerLoginModule: clientId,
+// clientSecret and scope of the client credentials login; the options of
+// the unsecured login and SASL extensions are refused.
+func (fc *propFile) oauthJAAS(k string, mod jaasModule) {
+	s := fc.cl.SASL
+	var secret *string
+	var unsecured, extensions bool
+	for _, o := range mod.opts {
+		switch {
+		case o.key == "clientId":
+			s.ClientID = o.value
+			fc.set(fc.at+".sasl.client_id", k)
+		case o.key == "clientSecret":
+			secret = &o.value
+		case o.key == "scope":
+			s.Scope = o.value
+			fc.set(fc.at+".sasl.scope", k)
+		case strings.HasPrefix(o.key, "unsecuredLogin"):
+			unsecured = true
+		case strings.HasPrefix(o.key, "extension_"):
+			extensions = true
+		case jaasOptionName(o.key):
+			fc.note(k, NoticeNotApplicable, "option %s of the login module is not used by catchup", o.key)
+		default:
+			fc.note(k, NoticeNotApplicable, "an option of the login module whose name is not a name is not used by catchup")
+		}
+	}
+	switch {
+	case unsecured:
+		fc.note(k, NoticeRefused, "options unsecuredLogin…: "+whyUnsecuredOAuth, fc.at)
+		fc.cover(fc.at + ".sasl")
+		return
+	case extensions:
+		fc.note(k, NoticeRefused, "options extension_…: SASL extensions (Confluent Cloud's logicalCluster and identityPoolId, "+
+			"for example), which catchup does not send; the broker would refuse the login without them")
+		fc.cover(fc.at + ".sasl")
+		return
+	}
+	if s.ClientID != "" || s.Scope != "" {
+		fc.note(k, NoticeMapped, "→ %s.sasl.client_id and scope (options clientId and scope)", fc.at)
+	}
+	if secret != nil {
+		fc.clientSecret(k, secret)
+	}
+}
+
+// clientSecret keeps the OAuth client secret of k out of the YAML, as a
+// password: the SASL block names an environment variable instead.
+func (fc *propFile) clientSecret(k string, secret *string) {
+	env := fc.c.passwordEnv(fc.cl.Name)
+	fc.cl.SASL.PasswordEnv = env
+	fc.set(fc.at+".sasl.password_env", k)
+	fc.c.passwords[env] = config.NewSecret(*secret)
+	fc.note(k, NoticeAction, "the client secret is not copied into the YAML, which names the environment variable %s instead "+
+		"(%s.sasl.password_env): export it with the secret before `catchup run` "+
+		"(catchup mirrormaker itself uses the one in this file when the variable is not set)", env, fc.at)
+}
+
+// jaasOptionName reports whether a JAAS option's name is a plain name
+// (letters, digits, '_', '.', '-'): a quote broken in the file can turn part
+// of a secret into an option name, which no notice may repeat.
+func jaasOptionName(s string) bool {
+	return s != "" && len(s) <= 64 && strings.IndexFunc(s, func(r rune) bool {
+		name := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-'
+		return !name
+	}) < 0
 }
 
 // passwordEnv names the environment variable of cluster's password,

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kafka-catchup/catchup/internal/config"
 )
@@ -158,5 +159,111 @@ func TestPasswordEnvDistinct(t *testing.T) {
 	want := []string{"CATCHUP_EAST_1_PASSWORD", "CATCHUP_EAST_1_2_PASSWORD", "CATCHUP_EAST_1_PASSWORD"}
 	if !slices.Equal(got, want) {
 		t.Errorf("passwordEnv = %q, want %q", got, want)
+	}
+}
+
+// oauthConsumer is the Java client's OAuth login (KIP-768): client
+// credentials at a token endpoint.
+const oauthConsumer = "security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\n" +
+	"sasl.oauthbearer.token.endpoint.url=https://sso.example.com/realms/kafka/protocol/openid-connect/token\n" +
+	"sasl.login.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler\n" +
+	`sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="mm" clientSecret="oauth-secret-1" scope="kafka";` + "\n"
+
+// TestOAuth: the Java client's OAuth settings become the OAUTHBEARER block
+// of catchup, the client secret an environment variable that no output
+// holds; the variants catchup cannot do are refused with the reason.
+func TestOAuth(t *testing.T) {
+	m, err := convert(t, plainConsumer+oauthConsumer, plainProducer, Flags{})
+	if err != nil {
+		t.Fatalf("Convert: %v", err)
+	}
+	want := &config.SASL{Mechanism: "OAUTHBEARER", TokenEndpointURL: "https://sso.example.com/realms/kafka/protocol/openid-connect/token",
+		ClientID: "mm", Scope: "kafka", PasswordEnv: "CATCHUP_C_PASSWORD"}
+	if diff := cmp.Diff(want, m.File.Pipelines[0].Source.SASL, cmpopts.IgnoreUnexported(config.SASL{})); diff != "" {
+		t.Errorf("source.sasl (-want +got):\n%s", diff)
+	}
+	if got := m.Passwords["CATCHUP_C_PASSWORD"].Reveal(); got != "oauth-secret-1" {
+		t.Errorf("Passwords[CATCHUP_C_PASSWORD] = %q, want the client secret", got)
+	}
+	everything := string(m.YAML) + fmt.Sprintf("%v %+v %#v", m, m, m.Passwords)
+	for _, n := range m.Notices {
+		everything += n.String()
+	}
+	if strings.Contains(everything, "oauth-secret-1") {
+		t.Errorf("the output holds the client secret:\n%s", everything)
+	}
+	if _, err := config.Parse(m.YAML, "catchup.yaml"); err != nil {
+		t.Errorf("the YAML does not load: %v\n%s", err, m.YAML)
+	}
+	for key, want := range map[string][]string{
+		"sasl.mechanism":                      {"mapped: → source.sasl.mechanism: the token from sasl.oauthbearer.token.endpoint.url, asked with the client credentials of sasl.jaas.config"},
+		"sasl.oauthbearer.token.endpoint.url": {"mapped: → source.sasl.token_endpoint_url: catchup asks it for tokens with the client credentials grant"},
+		"sasl.login.callback.handler.class":   {"mapped: the Java client's standard OAuth login (a token from sasl.oauthbearer.token.endpoint.url), which catchup does itself"},
+		"sasl.jaas.config": {"mapped: → source.sasl.client_id and scope (options clientId and scope)",
+			"action: the client secret is not copied into the YAML, which names the environment variable CATCHUP_C_PASSWORD instead " +
+				"(source.sasl.password_env): export it with the secret before `catchup run` (catchup mirrormaker itself uses the one in " +
+				"this file when the variable is not set)"},
+	} {
+		if got := noticesOf(m, key); !slices.Equal(got, want) {
+			t.Errorf("notices of %s:\n got %q\nwant %q", key, got, want)
+		}
+	}
+
+	// A token file (file:// endpoint), and KIP-1139's own keys for the client.
+	m, _ = convert(t, plainConsumer+"security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\n"+
+		"sasl.oauthbearer.token.endpoint.url=file:///var/run/secrets/tokens/kafka\n", plainProducer, Flags{})
+	if !strings.Contains(string(m.YAML), "token_file: /var/run/secrets/tokens/kafka") {
+		t.Errorf("file:// endpoint: the YAML has no token_file:\n%s", m.YAML)
+	}
+	if got := noticesOf(m, "sasl.oauthbearer.token.endpoint.url"); !slices.Equal(got, []string{
+		"mapped: → source.sasl.token_file: the token is read from that file at each connection",
+		`invalid: source.sasl.token_file: file "/var/run/secrets/tokens/kafka" does not exist`}) {
+		t.Errorf("file:// endpoint: %q", got)
+	}
+	m, err = convert(t, plainConsumer+"security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\n"+
+		"sasl.oauthbearer.token.endpoint.url=https://idp/token\nsasl.oauthbearer.client.credentials.client.id=mm\n"+
+		"sasl.oauthbearer.client.credentials.client.secret=oauth-secret-2\nsasl.oauthbearer.scope=kafka\n", plainProducer, Flags{})
+	if err != nil {
+		t.Fatalf("KIP-1139 keys: %v", err)
+	}
+	if s := m.File.Pipelines[0].Source.SASL; s.ClientID != "mm" || s.Scope != "kafka" || s.PasswordEnv != "CATCHUP_C_PASSWORD" ||
+		m.Passwords["CATCHUP_C_PASSWORD"].Reveal() != "oauth-secret-2" {
+		t.Errorf("KIP-1139 keys: source.sasl = %+v", s)
+	}
+
+	refused := []struct {
+		name, props, key, want string
+	}{
+		{"unsecured login", "security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\n" +
+			`sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="mm";` + "\n",
+			"sasl.jaas.config", "refused: options unsecuredLogin…: the Java client's unsecured login, which makes up an unsigned token itself"},
+		{"no token endpoint", "security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\n" +
+			`sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;` + "\n",
+			"sasl.oauthbearer.token.endpoint.url", "refused: not set, so the Java client used the Java client's unsecured login"},
+		{"custom handler", oauthConsumer + "sasl.login.callback.handler.class=com.example.VaultTokenHandler\n",
+			"sasl.login.callback.handler.class", "refused: com.example.VaultTokenHandler is Java code that catchup cannot run"},
+		{"SASL extensions", "security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\nsasl.oauthbearer.token.endpoint.url=https://idp/token\n" +
+			`sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="a" clientSecret="oauth-secret-3" extension_logicalCluster="lkc-1";` + "\n",
+			"sasl.jaas.config", "refused: options extension_…: SASL extensions"},
+		{"no client id", "security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\nsasl.oauthbearer.token.endpoint.url=https://idp/token\n" +
+			`sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientSecret="oauth-secret-4";` + "\n",
+			"sasl.jaas.config", "invalid: no clientId"},
+	}
+	for _, tt := range refused {
+		m, err := convert(t, plainConsumer+tt.props, plainProducer, Flags{})
+		if err == nil {
+			t.Errorf("%s: converted, want a refusal", tt.name)
+		}
+		got := noticesOf(m, tt.key)
+		if !slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, tt.want) }) {
+			t.Errorf("%s: notices of %s:\n got %q\nwant one starting %q", tt.name, tt.key, got, tt.want)
+		}
+		var all string
+		for _, n := range m.Notices {
+			all += n.String() + "\n"
+		}
+		if strings.Contains(all+string(m.YAML), "oauth-secret") {
+			t.Errorf("%s: a client secret in the output:\n%s", tt.name, all)
+		}
 	}
 }

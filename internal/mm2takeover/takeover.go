@@ -16,6 +16,7 @@ package mm2takeover
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,6 +49,17 @@ type Flow struct {
 	Match func(topic string) bool
 	// TargetTopic names the target topic of a source topic.
 	TargetTopic func(topic string) string
+	// Target is the target cluster's alias: MirrorHeartbeatTask keys the
+	// flow's heartbeats by (Cluster, Target).
+	Target string
+	// Heartbeats says whether MirrorMaker 2 was set to emit the flow's
+	// heartbeats to HeartbeatsTopic on the Offsets cluster (its Connect
+	// cluster) every HeartbeatsInterval; HeartbeatsOff names the setting
+	// that turned them off, for the note that says so.
+	Heartbeats         bool
+	HeartbeatsTopic    string
+	HeartbeatsInterval time.Duration
+	HeartbeatsOff      string
 }
 
 // Clusters are the three clusters a take-over reads (Offsets is often
@@ -63,7 +75,14 @@ type Options struct {
 	Settle time.Duration
 	// Wait waits d (time.Sleep under ctx when nil); tests inject it.
 	Wait func(ctx context.Context, d time.Duration) error
+	// Note receives what the caller should tell the user: the flow's last
+	// heartbeat, or that heartbeats cannot tell whether it still runs.
+	Note func(msg string)
 }
+
+// HeartbeatsTopic is where MirrorHeartbeatTask writes
+// (ReplicationPolicy.heartbeatsTopic of both built-in policies).
+const HeartbeatsTopic = "heartbeats"
 
 // key is the key of a MirrorSourceTask's source offset.
 type key struct {
@@ -96,6 +115,10 @@ func Positions(ctx context.Context, cl Clusters, fl Flow, opt Options) (map[stri
 	targetOf := func(p catchup.Partition) catchup.Partition {
 		return catchup.Partition{Topic: fl.TargetTopic(p.Topic), Partition: p.Partition}
 	}
+	note := opt.Note
+	if note == nil {
+		note = func(string) {}
+	}
 	before, err := readOffsets(ctx, cl.Offsets, fl)
 	if err != nil {
 		return nil, err
@@ -104,7 +127,20 @@ func Positions(ctx context.Context, cl Clusters, fl Flow, opt Options) (map[stri
 	if err != nil {
 		return nil, err
 	}
-	if err := wait(ctx, opt.Settle); err != nil {
+	beats, err := heartbeatEnds(ctx, cl.Offsets, fl.HeartbeatsTopic)
+	if err != nil {
+		return nil, err
+	}
+	settle := opt.Settle
+	if fl.Heartbeats {
+		// A running MirrorMaker 2 writes one at least every interval.
+		settle = max(settle, 2*fl.HeartbeatsInterval)
+	}
+	if err := wait(ctx, settle); err != nil {
+		return nil, err
+	}
+	running, last, err := heartbeats(ctx, cl.Offsets, fl, beats)
+	if err != nil {
 		return nil, err
 	}
 	after, err := readOffsets(ctx, cl.Offsets, fl)
@@ -118,6 +154,25 @@ func Positions(ctx context.Context, cl Clusters, fl Flow, opt Options) (map[stri
 
 	out := map[string]map[int32]int64{}
 	var problems []error
+	switch {
+	case running != nil:
+		problems = append(problems, fmt.Errorf("%w: MirrorMaker 2 is running: it wrote %d heartbeats of %s->%s to %s during the %v the "+
+			"take-over watched (the last at offset %d, %s), although its offsets and the target may look still (an idle MirrorMaker 2 "+
+			"commits its offsets every offset.flush.interval.ms, 60 s by default): stop MirrorMaker 2 (every worker, and the "+
+			"MirrorHeartbeatConnector), then take over", ErrRefused, running.count, fl.Cluster, fl.Target, fl.HeartbeatsTopic, settle,
+			running.offset, running.at.UTC().Format(time.RFC3339Nano)))
+	case !fl.Heartbeats:
+		note(fmt.Sprintf("MirrorMaker 2's heartbeats of %s->%s are off (%s): an idle MirrorMaker 2 that still runs cannot be told "+
+			"from a stopped one, only one whose offsets or target ends move during the %v watched; make sure it is stopped",
+			fl.Cluster, fl.Target, fl.HeartbeatsOff, settle))
+	case last == nil:
+		note(fmt.Sprintf("no heartbeat of %s->%s in %s (among its last %d records): MirrorMaker 2's heartbeat connector did not run "+
+			"there, so an idle MirrorMaker 2 that still runs cannot be told from a stopped one, only one whose offsets or target "+
+			"ends move during the %v watched; make sure it is stopped", fl.Cluster, fl.Target, fl.HeartbeatsTopic, heartbeatTail, settle))
+	default:
+		note(fmt.Sprintf("no heartbeat of %s->%s in %s during the %v watched: MirrorMaker 2 has stopped (its last heartbeat: "+
+			"offset %d, %s)", fl.Cluster, fl.Target, fl.HeartbeatsTopic, settle, last.offset, last.at.UTC().Format(time.RFC3339Nano)))
+	}
 	refuse := func(p catchup.Partition, format string, args ...any) {
 		problems = append(problems, fmt.Errorf("%w: %s: %s", ErrRefused, p, fmt.Sprintf(format, args...)))
 	}
@@ -129,11 +184,11 @@ func Positions(ctx context.Context, cl Clusters, fl Flow, opt Options) (map[stri
 		switch {
 		case ok != okb || o != ob:
 			refuse(p, "MirrorMaker 2 is still copying it (its offset moved from %s to %s in %v): stop MirrorMaker 2, then take over",
-				show(ob, okb), show(o, ok), opt.Settle)
+				show(ob, okb), show(o, ok), settle)
 			continue
 		case ends[tp] != endsBefore[tp]:
 			refuse(p, "its target partition %s is still being written (end %d, then %d, in %v): stop MirrorMaker 2 and every "+
-				"other writer of %s, then take over", tp, endsBefore[tp], ends[tp], opt.Settle, tp.Topic)
+				"other writer of %s, then take over", tp, endsBefore[tp], ends[tp], settle, tp.Topic)
 			continue
 		case !ok && ends[tp] == 0:
 			continue // never copied: the pipeline's start applies
@@ -340,4 +395,105 @@ func recordAt(ctx context.Context, r Reader, p catchup.Partition, o int64) (*cat
 		}
 	}
 	return nil, nil
+}
+
+// heartbeatTail is how many of the heartbeats topic's last records are
+// searched for the flow's last heartbeat (the topic is compacted, one key
+// per flow, but its active segment is not).
+const heartbeatTail = 4096
+
+// beat is a heartbeat of the flow: where, when, and how many were seen.
+type beat struct {
+	offset int64
+	at     time.Time
+	count  int
+}
+
+// heartbeatEnds returns the offsets of every partition of topic on r;
+// none if it does not exist.
+func heartbeatEnds(ctx context.Context, r Reader, topic string) (map[catchup.Partition]catchup.Offsets, error) {
+	out := map[catchup.Partition]catchup.Offsets{}
+	if topic == "" {
+		return out, nil
+	}
+	parts, err := r.Partitions(ctx, func(t string) bool { return t == topic })
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", topic, err)
+	}
+	if len(parts) == 0 {
+		return out, nil
+	}
+	marks, err := r.ListOffsets(ctx, parts)
+	if err != nil {
+		return nil, fmt.Errorf("end offsets of %s: %w", topic, err)
+	}
+	for _, m := range marks {
+		out[m.Partition] = m
+	}
+	return out, nil
+}
+
+// heartbeats reads the flow's heartbeats: running is those written after
+// the ends in before (nil if none), last the latest of them all (searched
+// in the last heartbeatTail records of each partition; nil if none).
+func heartbeats(ctx context.Context, r Reader, fl Flow, before map[catchup.Partition]catchup.Offsets) (running, last *beat, err error) {
+	after, err := heartbeatEnds(ctx, r, fl.HeartbeatsTopic)
+	if err != nil {
+		return nil, nil, err
+	}
+	for p, m := range after {
+		end := m.HighWatermark
+		from := max(end-heartbeatTail, m.LogStart, 0)
+		for at := from; at < end; {
+			f, err := r.Fetch(ctx, p, at, fetchBytes)
+			if err != nil {
+				return nil, nil, fmt.Errorf("read %s: %w", p, err)
+			}
+			for _, rec := range f.Records {
+				src, dst, ts, ok := ParseHeartbeat(rec.Key, rec.Value)
+				if !ok || src != fl.Cluster || dst != fl.Target || rec.Offset >= end {
+					continue
+				}
+				b := beat{offset: rec.Offset, at: time.UnixMilli(ts)}
+				if last == nil || ts >= last.at.UnixMilli() {
+					last = &b
+				}
+				if m, ok := before[p]; !ok || rec.Offset >= m.HighWatermark {
+					if running == nil {
+						running = &beat{}
+					}
+					running.offset, running.at, running.count = b.offset, b.at, running.count+1
+				}
+			}
+			if f.Next <= at {
+				break
+			}
+			at = f.Next
+		}
+	}
+	return running, last, nil
+}
+
+// ParseHeartbeat parses a record of MirrorMaker 2's heartbeats topic
+// (org.apache.kafka.connect.mirror.Heartbeat): the key is two Kafka
+// protocol strings (an int16 length, then the bytes), sourceClusterAlias
+// and targetClusterAlias; the value an int16 version (0), then the int64
+// timestamp in milliseconds, big-endian.
+func ParseHeartbeat(key, value []byte) (source, target string, millis int64, ok bool) {
+	str := func(b []byte) (string, []byte, bool) {
+		if len(b) < 2 {
+			return "", nil, false
+		}
+		n := int(int16(binary.BigEndian.Uint16(b)))
+		if n < 0 || len(b) < 2+n {
+			return "", nil, false
+		}
+		return string(b[2 : 2+n]), b[2+n:], true
+	}
+	source, rest, ok1 := str(key)
+	target, rest, ok2 := str(rest)
+	if !ok1 || !ok2 || len(rest) != 0 || len(value) != 10 || binary.BigEndian.Uint16(value) != 0 {
+		return "", "", 0, false
+	}
+	return source, target, int64(binary.BigEndian.Uint64(value[2:])), true
 }

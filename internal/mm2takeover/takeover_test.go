@@ -1,7 +1,9 @@
 package mm2takeover
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 )
@@ -71,6 +73,18 @@ func position(connector, cluster, topic string, p int, off int64) catchup.Record
 	return r
 }
 
+// heartbeat is a record MirrorHeartbeatTask writes to the heartbeats
+// topic (Heartbeat.recordKey and recordValue, version 0).
+func heartbeat(src, dst string, millis int64) catchup.Record {
+	key := binary.BigEndian.AppendUint16(nil, uint16(len(src)))
+	key = append(key, src...)
+	key = binary.BigEndian.AppendUint16(key, uint16(len(dst)))
+	key = append(key, dst...)
+	value := binary.BigEndian.AppendUint16(nil, 0)
+	value = binary.BigEndian.AppendUint64(value, uint64(millis))
+	return catchup.Record{Key: key, Value: value}
+}
+
 func TestPositions(t *testing.T) {
 	const conn, offsets = "MirrorSourceConnector", "mm2-offsets.A.internal"
 	// setup: the source topic t has 4 partitions of 10 records; MirrorMaker
@@ -95,17 +109,37 @@ func TestPositions(t *testing.T) {
 			position(conn, "A", "t", 0, 5),                                    // the last of a key wins
 			position("other", "A", "t", 2, 7), position(conn, "B", "t", 2, 7), // another connector, another source
 			position(conn, "A", "t", 3, 4), position(conn, "A", "t", 3, -1)) // a tombstone deletes the position
+		dst.append(HeartbeatsTopic, 0, heartbeat("A", "B", 1_700_000_000_000), heartbeat("B", "A", 1_700_000_000_500))
 		return src, dst
 	}
 	flow := Flow{Connector: conn, Cluster: "A", OffsetsTopic: offsets, Match: func(t string) bool { return t == "t" },
-		TargetTopic: func(t string) string { return t }}
+		TargetTopic: func(t string) string { return t }, Target: "B", HeartbeatsTopic: HeartbeatsTopic}
+	beating := func(f *Flow) { f.Heartbeats, f.HeartbeatsInterval = true, time.Second }
 	tests := []struct {
 		name   string
+		flow   func(*Flow)
 		change func(src, dst cluster) // before the take-over
 		during func(src, dst cluster) // while it settles
 		want   map[string]map[int32]int64
 		errs   []string // each must appear in the error
+		note   string   // must appear in a note
+		waited time.Duration
 	}{
+		{name: "stopped, heartbeats on", flow: beating, want: map[string]map[int32]int64{"t": {0: 6, 1: 3}},
+			note: "no heartbeat of A->B in heartbeats during the 5s watched: MirrorMaker 2 has stopped (its last heartbeat: offset 0, 2023-11-14T22:13:20Z)"},
+		{name: "running and idle", flow: beating, during: func(_, dst cluster) {
+			dst.append(HeartbeatsTopic, 0, heartbeat("A", "B", 1_700_000_005_000), heartbeat("A", "B", 1_700_000_006_000))
+		}, errs: []string{"MirrorMaker 2 is running: it wrote 2 heartbeats of A->B to heartbeats during the 5s the take-over watched (the last at offset 3, 2023-11-14T22:13:26Z)"}},
+		{name: "another flow's heartbeats", flow: beating, during: func(_, dst cluster) {
+			dst.append(HeartbeatsTopic, 0, heartbeat("B", "A", 1_700_000_005_000), heartbeat("C", "B", 1_700_000_005_000))
+		}, want: map[string]map[int32]int64{"t": {0: 6, 1: 3}}, note: "MirrorMaker 2 has stopped"},
+		{name: "heartbeats slower than the settle", flow: func(f *Flow) { f.Heartbeats, f.HeartbeatsInterval = true, 10*time.Second },
+			want: map[string]map[int32]int64{"t": {0: 6, 1: 3}}, waited: 20 * time.Second, note: "during the 20s watched"},
+		{name: "heartbeats off", flow: func(f *Flow) { f.HeartbeatsOff = "mm2.properties:9: emit.heartbeats.enabled = false" },
+			want: map[string]map[int32]int64{"t": {0: 6, 1: 3}},
+			note: "MirrorMaker 2's heartbeats of A->B are off (mm2.properties:9: emit.heartbeats.enabled = false): an idle MirrorMaker 2 that still runs cannot be told from a stopped one"},
+		{name: "heartbeats on, none written", flow: beating, change: func(_, dst cluster) { delete(dst, HeartbeatsTopic) },
+			want: map[string]map[int32]int64{"t": {0: 6, 1: 3}}, note: "no heartbeat of A->B in heartbeats (among its last 4096 records)"},
 		{name: "stopped", want: map[string]map[int32]int64{"t": {0: 6, 1: 3}}},
 		{name: "still copying", during: func(_, dst cluster) {
 			dst.append("t", 1, rec(1, 3))
@@ -127,22 +161,30 @@ func TestPositions(t *testing.T) {
 				tt.change(src, dst)
 			}
 			waited := time.Duration(0)
+			var notes []string
 			opt := Options{Settle: 5 * time.Second, Wait: func(_ context.Context, d time.Duration) error {
 				waited += d
 				if tt.during != nil {
 					tt.during(src, dst)
 				}
 				return nil
-			}}
-			got, err := Positions(t.Context(), Clusters{Offsets: dst, Source: src, Target: dst}, flow, opt)
-			if waited != opt.Settle {
-				t.Errorf("waited %v, want the settle %v", waited, opt.Settle)
+			}, Note: func(msg string) { notes = append(notes, msg) }}
+			fl := flow
+			if tt.flow != nil {
+				tt.flow(&fl)
+			}
+			got, err := Positions(t.Context(), Clusters{Offsets: dst, Source: src, Target: dst}, fl, opt)
+			if want := cmp.Or(tt.waited, opt.Settle); waited != want {
+				t.Errorf("waited %v, want %v", waited, want)
+			}
+			if tt.note != "" && !strings.Contains(strings.Join(notes, "\n"), tt.note) {
+				t.Errorf("notes:\n%s\nwant one saying %q", strings.Join(notes, "\n"), tt.note)
 			}
 			if len(tt.errs) == 0 {
 				if err != nil {
 					t.Fatalf("Positions: %v", err)
 				}
-				if diff := cmp.Diff(tt.want, got); diff != "" {
+				if diff := gocmp.Diff(tt.want, got); diff != "" {
 					t.Errorf("Positions (-want +got):\n%s", diff)
 				}
 				return

@@ -6,6 +6,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/kafka-catchup/catchup/internal/awsapi"
 	"github.com/kafka-catchup/catchup/internal/catchup"
@@ -208,6 +210,23 @@ func (p *Pipeline) Close() error {
 // environment and pass it to every run (Options.Store).
 func OpenStore(ctx context.Context, f *cfg.File) (checkpoint.Store, error) {
 	return openStore(ctx, f, false)
+}
+
+// Checkpoints returns the checkpoints of pipeline in the store f names,
+// read as status reads them (a file store without its lock, nothing
+// written); none when the store does not exist yet: a file store's
+// directory or a DynamoDB table not created.
+func Checkpoints(ctx context.Context, f *cfg.File, pipeline string) ([]checkpoint.Checkpoint, error) {
+	s, err := openStore(ctx, f, true)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = s.Close() }() // read only: nothing to lose
+	cps, err := s.Load(ctx, pipeline)
+	if rnf := (*types.ResourceNotFoundException)(nil); errors.As(err, &rnf) {
+		return nil, nil
+	}
+	return cps, err
 }
 
 // openStore opens the checkpoint store f names: a file store for file://,
