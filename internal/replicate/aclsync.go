@@ -79,8 +79,8 @@ func TargetACL(a catchup.ACL, target string) (catchup.ACL, string) {
 // syncACLs gives the target topics of from (target topic → source topic)
 // the ACLs of their source topics as TargetACL makes them, creating only
 // those the target lacks and never removing one. It runs at most once per
-// ACLSyncInterval per Engine, and returns nil when it did not run. A
-// failure is in the result's Error and logged: the copy goes on.
+// ACLSyncInterval per Engine, failed or not, and returns nil when it did
+// not run. A failure is in the result's Error and logged: the copy goes on.
 func (e *Engine) syncACLs(ctx context.Context, from map[string]string) *ACLSync {
 	src, ok := e.o.Source.(TopicACLLister)
 	dst, ok2 := e.o.Target.(TopicACLCreator)
@@ -94,15 +94,18 @@ func (e *Engine) syncACLs(ctx context.Context, from map[string]string) *ACLSync 
 	if !due {
 		return nil
 	}
+	// A failed sync waits for the interval too, as MirrorMaker 2's does: a
+	// cluster without an authorizer would otherwise warn on every run of
+	// --every.
+	e.mu.Lock()
+	e.lastACLSync = now
+	e.mu.Unlock()
 	res, err := e.syncACLsNow(ctx, src, dst, from)
 	if err != nil {
 		res.Error = err.Error()
 		e.o.Log.WarnContext(ctx, "topic ACLs not synced", "pipeline", e.o.Pipeline, "error", err)
 		return res
 	}
-	e.mu.Lock()
-	e.lastACLSync = now // a failed sync is tried again on the next run
-	e.mu.Unlock()
 	for _, a := range res.Created {
 		e.o.Log.InfoContext(ctx, "topic ACL created", "pipeline", e.o.Pipeline, "topic", a.Topic, "principal", a.Principal,
 			"host", a.Host, "operation", a.Operation, "permission", a.Permission)

@@ -135,7 +135,7 @@ type Engine struct {
 
 	mu             sync.Mutex
 	lastConfigSync time.Time // start of the last config sync
-	lastACLSync    time.Time // start of the last ACL sync that succeeded
+	lastACLSync    time.Time // start of the last ACL sync
 }
 
 // New returns an Engine for o. It refuses values out of range (see
