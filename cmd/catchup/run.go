@@ -309,6 +309,12 @@ func printSummary(w io.Writer, rep *replicate.Report) {
 	if n := len(rep.ConfigChanges); n > 0 {
 		fmt.Fprintf(w, "; %d topic configs synced", n)
 	}
+	if a := rep.ACLs; a != nil {
+		fmt.Fprintf(w, "; topic ACLs: %d created, %d already present, %d not copied", len(a.Created), a.Present, len(a.Skipped))
+		if a.Error != "" {
+			fmt.Fprintf(w, ", sync failed: %s", a.Error)
+		}
+	}
 	if d, ok := rep.Latency(); ok {
 		fmt.Fprintf(w, "; replication latency %s", d.Round(time.Second))
 	}
@@ -381,6 +387,7 @@ type reportJSONT struct {
 	ReplicationWaitedMS int64 `json:"replication_waited_ms"`
 	replicate.TimeFigures
 	ConfigChanges []replicate.ConfigChange `json:"config_changes,omitempty"` // topic configs synced onto the target (create_topics)
+	ACLs          *replicate.ACLSync       `json:"acls,omitempty"`           // topic ACLs synced onto the target (sync_acls)
 	Groups        []groupsync.Group        `json:"groups,omitempty"`         // consumer group offsets synced (sync_groups)
 	Partitions    []partitionJSON          `json:"partitions"`
 }
@@ -388,7 +395,7 @@ type reportJSONT struct {
 func reportJSON(rep *replicate.Report) reportJSONT {
 	out := reportJSONT{Pipeline: rep.Pipeline, DurationMS: rep.Duration.Milliseconds(), StoreRequests: rep.StoreRequests, Resent: rep.Resent,
 		ReplicationWaits: rep.ReplicationWaits, ReplicationWaitedMS: rep.ReplicationWaited.Milliseconds(),
-		TimeFigures: rep.TimeFigures(), ConfigChanges: rep.ConfigChanges}
+		TimeFigures: rep.TimeFigures(), ConfigChanges: rep.ConfigChanges, ACLs: rep.ACLs}
 	for _, r := range rep.Partitions {
 		pj := partitionJSON{Topic: r.Topic, Partition: r.Partition.Partition, From: r.From, To: r.To, Next: r.Next,
 			Copied: r.Copied, Bytes: r.Bytes, Skipped: r.Skipped, LoopSkip: r.LoopSkipped, Lag: r.Lag(), Retries: r.Retries, Reconciled: r.Reconciled,

@@ -50,6 +50,16 @@ type Pipeline struct {
 	// source topics by one process (default 10m, as MirrorMaker 2; 0: every
 	// run). A process that makes one run syncs once.
 	ConfigSyncInterval time.Duration `yaml:"config_sync_interval"`
+	// SyncACLs gives each copied target topic the topic ACLs of its source
+	// topic, as MirrorMaker 2 (sync.topic.acls.enabled) and MSK Replicator
+	// do and with their rules: LITERAL patterns only, never ALLOW WRITE,
+	// ALLOW ALL made READ, DENY copied; target ACLs are never removed
+	// (docs/configuration.md "ACL sync"). Default false.
+	SyncACLs bool `yaml:"sync_acls"`
+	// ACLSyncInterval is, with SyncACLs, the least time between two ACL
+	// syncs by one process (default 10m, as MirrorMaker 2's
+	// sync.topic.acls.interval.seconds; 0: every run).
+	ACLSyncInterval time.Duration `yaml:"acl_sync_interval"`
 	// SyncGroups, if set, commits the offsets of the selected source
 	// consumer groups on the target, translated exactly through the
 	// provenance headers (README "Group offset sync").

@@ -32,6 +32,8 @@ const (
 	DefaultReplicationFactor = -1
 	// DefaultConfigSyncInterval is MirrorMaker 2's sync.topic.configs.interval.seconds.
 	DefaultConfigSyncInterval = 10 * time.Minute
+	// DefaultACLSyncInterval is MirrorMaker 2's sync.topic.acls.interval.seconds.
+	DefaultACLSyncInterval = 10 * time.Minute
 	// DefaultGroupSyncInterval is MirrorMaker 2's sync.group.offsets.interval.seconds.
 	DefaultGroupSyncInterval = time.Minute
 )
@@ -62,6 +64,7 @@ func (f *File) setDefaults(present func(path string) bool) {
 		}
 		setDefault(&p.ReplicationFactor, DefaultReplicationFactor, at("replication_factor"))
 		setDefault(&p.ConfigSyncInterval, DefaultConfigSyncInterval, at("config_sync_interval"))
+		setDefault(&p.ACLSyncInterval, DefaultACLSyncInterval, at("acl_sync_interval"))
 		if p.SyncGroups != nil {
 			setDefault(&p.SyncGroups.Interval, DefaultGroupSyncInterval, at("sync_groups.interval"))
 		}

@@ -88,6 +88,7 @@ func TestLoadSample(t *testing.T) {
 				// replication_factor, with its default (create_topics is false)
 				ReplicationFactor:  -1,
 				ConfigSyncInterval: 10 * time.Minute,
+				ACLSyncInterval:    10 * time.Minute,
 			},
 			{
 				Name:   "audit-backfill",
@@ -112,6 +113,7 @@ func TestLoadSample(t *testing.T) {
 				// replication_factor, with its default (create_topics is false)
 				ReplicationFactor:  -1,
 				ConfigSyncInterval: 10 * time.Minute,
+				ACLSyncInterval:    10 * time.Minute,
 			},
 		},
 	}
@@ -172,6 +174,7 @@ func TestParseDefaults(t *testing.T) {
 			// replication_factor, with its default (create_topics is false)
 			ReplicationFactor:  -1,
 			ConfigSyncInterval: 10 * time.Minute,
+			ACLSyncInterval:    10 * time.Minute,
 		}},
 	}
 	got, err := Parse([]byte(minimal), "minimal.yaml")

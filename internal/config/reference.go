@@ -36,6 +36,8 @@ func Defaults() []Default {
 		{"create_topics", "false", ""},
 		{"replication_factor", strconv.Itoa(DefaultReplicationFactor) + " (the target's default.replication.factor)", "the target's default"},
 		{"config_sync_interval", duration(DefaultConfigSyncInterval), every},
+		{"sync_acls", "false", ""},
+		{"acl_sync_interval", duration(DefaultACLSyncInterval), every},
 		{"sync_groups.interval", duration(DefaultGroupSyncInterval), every},
 		{"start", DefaultStart, ""},
 		{"window.max_records, window.max_bytes, window.max_duration", "0", "no limit"},

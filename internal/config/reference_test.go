@@ -59,7 +59,7 @@ func TestDefaultsAreWhatParseFills(t *testing.T) {
 		"isolation": p.Isolation, "on_gap": p.OnGap, "commit_interval": p.CommitInterval, "parallelism": p.Parallelism,
 		"fetch_bytes": p.FetchBytes, "lease_duration": p.LeaseDuration, "takeover_settle": p.TakeoverSettle,
 		"replication_wait": p.ReplicationWait, "replication_factor": p.ReplicationFactor,
-		"config_sync_interval": p.ConfigSyncInterval, "producer": p.Producer,
+		"config_sync_interval": p.ConfigSyncInterval, "acl_sync_interval": p.ACLSyncInterval, "producer": p.Producer,
 	}
 	exp := map[string]any{
 		"store": config.DefaultStore, "client_id": config.DefaultClientID, "target_topic": config.DefaultTargetTopic,
@@ -68,7 +68,7 @@ func TestDefaultsAreWhatParseFills(t *testing.T) {
 		"fetch_bytes": int32(config.DefaultFetchBytes), "lease_duration": config.DefaultLeaseDuration,
 		"takeover_settle": config.DefaultTakeoverSettle, "replication_wait": config.DefaultReplicationWait,
 		"replication_factor": config.DefaultReplicationFactor, "config_sync_interval": config.DefaultConfigSyncInterval,
-		"producer": want.Producer,
+		"acl_sync_interval": config.DefaultACLSyncInterval, "producer": want.Producer,
 	}
 	if diff := cmp.Diff(exp, got); diff != "" {
 		t.Errorf("Parse's defaults differ from the constants (-want +got):\n%s", diff)

@@ -6,7 +6,7 @@ import (
 )
 
 // checkTopicCreation checks create_topics, replication_factor and
-// config_sync_interval.
+// config_sync_interval, acl_sync_interval.
 func (p *Pipeline) checkTopicCreation(c *checker, path string) {
 	at := path + ".replication_factor"
 	switch rf := p.ReplicationFactor; {
@@ -30,6 +30,9 @@ func (p *Pipeline) checkTopicCreation(c *checker, path string) {
 		if !p.ProvenanceEnabled() {
 			c.addf(path+".sync_groups", "needs provenance: true: offsets are translated through the provenance headers")
 		}
+	}
+	if p.ACLSyncInterval < 0 {
+		c.addf(path+".acl_sync_interval", "%v is negative; use 0 to sync the topic ACLs on every run", p.ACLSyncInterval)
 	}
 	if p.ConfigSyncInterval < 0 {
 		c.addf(path+".config_sync_interval", "%v is negative; use 0 to sync the topic configs on every run", p.ConfigSyncInterval)

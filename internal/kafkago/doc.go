@@ -19,6 +19,7 @@
 //	target.go       Target: PartitionCounts, EndOffsets, Produce and its error classes, ReadBack
 //	errors.go       retriable marking of read errors and broker codes
 //	admin.go        topic configs and creation (create_topics), group offsets and members (translate)
+//	acls.go         topic ACLs listed and created (sync_acls), errors naming the grant or SECURITY_DISABLED
 //	permissions.go  Needs: every request sent per cluster role and feature, its ACL and MSK IAM action
 //	doc.go          this overview
 //

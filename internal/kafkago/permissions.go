@@ -31,7 +31,8 @@ type Need struct {
 	// a pipeline creates target topics (and grows them and syncs their
 	// configs), "idempotent" when producer.idempotent is on (the default),
 	// "translate" by catchup translate only, "sync_groups" when a pipeline
-	// sets sync_groups (by catchup run and the Lambda dispatcher).
+	// sets sync_groups (by catchup run and the Lambda dispatcher),
+	// "sync_acls" when a pipeline sets sync_acls.
 	Feature string
 }
 
@@ -42,6 +43,7 @@ const (
 	FeatureIdempotent   = "idempotent"
 	FeatureTranslate    = "translate"
 	FeatureSyncGroups   = "sync_groups"
+	FeatureSyncACLs     = "sync_acls"
 )
 
 // Needs returns every kind of request catchup sends, by role. Metadata,
@@ -59,6 +61,9 @@ const (
 // IDEMPOTENT_WRITE on the cluster (kafka-cluster:WriteDataIdempotently);
 // Kafka 2.8 and later also accept WRITE on any topic. OffsetCommit for an
 // empty group is checked as READ on the group and READ on each topic.
+// With sync_acls a run lists the topic ACLs of both clusters (DescribeAcls:
+// DESCRIBE on the cluster) and creates those the target lacks (CreateAcls:
+// ALTER on the cluster).
 // Every request on MSK with IAM also needs kafka-cluster:Connect.
 func Needs() []Need {
 	const (
@@ -80,6 +85,7 @@ func Needs() []Need {
 		{RoleSource, protocol.FindCoordinator, "DESCRIBE GROUP", describeGroup, FeatureSyncGroups},
 		{RoleSource, protocol.OffsetFetch, "DESCRIBE GROUP", describeGroup, FeatureSyncGroups},
 		{RoleSource, protocol.OffsetFetch, "DESCRIBE TOPIC", describeTopic, FeatureSyncGroups},
+		{RoleSource, protocol.DescribeAcls, "DESCRIBE CLUSTER", "kafka-cluster:DescribeCluster", FeatureSyncACLs},
 
 		{RoleTarget, protocol.Metadata, "DESCRIBE TOPIC", describeTopic, FeatureAlways},
 		{RoleTarget, protocol.ListOffsets, "DESCRIBE TOPIC", describeTopic, FeatureAlways},
@@ -101,6 +107,8 @@ func Needs() []Need {
 		{RoleTarget, protocol.OffsetFetch, "DESCRIBE TOPIC", describeTopic, FeatureSyncGroups},
 		{RoleTarget, protocol.OffsetCommit, "READ GROUP", alterGroup, FeatureSyncGroups},
 		{RoleTarget, protocol.OffsetCommit, "READ TOPIC", readData, FeatureSyncGroups},
+		{RoleTarget, protocol.DescribeAcls, "DESCRIBE CLUSTER", "kafka-cluster:DescribeCluster", FeatureSyncACLs},
+		{RoleTarget, protocol.CreateAcls, "ALTER CLUSTER", "kafka-cluster:AlterCluster", FeatureSyncACLs},
 	}
 }
 

@@ -43,7 +43,7 @@ func keyNames(ks []protocol.ApiKey) []string {
 // idempotent producer; a takeover of an unreleased lease, which reads the
 // target leader's log end; the time figures of the lag it leaves), run
 // with create_topics (a target topic created, then grown to its grown
-// source topic and its configs synced), plan, translate, and group sync
+// source topic and its configs synced), run with sync_acls, plan, translate, and group sync
 // (sync_groups, in run and the dispatcher). Each step's requests must be
 // among those kafkago.Needs lists for its role, sent always or for the
 // step's features: a request added without its permission, or one listed
@@ -156,6 +156,17 @@ func TestNeedsCoverTheRequestsSent(t *testing.T) {
 				return err
 			}
 			return dst.Cluster().CommitOffsets(ctx, "billing", group)
+		}},
+		{"run with sync_acls", []string{kafkago.FeatureSyncACLs}, func() error {
+			// the source's topic ACLs, the target's, and those it lacks created.
+			if _, err := src.TopicACLs(ctx); err != nil {
+				return err
+			}
+			if _, err := dst.TopicACLs(ctx); err != nil {
+				return err
+			}
+			return dst.CreateTopicACLs(ctx, []catchup.ACL{{Topic: "orders", Principal: "User:alice", Host: "*",
+				Operation: catchup.ACLRead, Permission: catchup.ACLAllow}})
 		}},
 	}
 	sent := map[kafkago.Role][]protocol.ApiKey{}

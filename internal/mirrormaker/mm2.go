@@ -613,15 +613,24 @@ func (m *mm2) flowSettings(fl, src, dst string, mp *pipe) {
 				"a config in the list that catchup copies is copied anyway")
 		}
 	}
+	const aclRules = "the literal ACLs of the copied topics, renamed with them, as MirrorMaker 2 does: never ALLOW WRITE, ALLOW ALL " +
+		"becomes READ, DENY kept, prefixed ACLs not copied, no target ACL removed; catchup's principal needs DESCRIBE on the cluster " +
+		"of %s and DESCRIBE and ALTER on the cluster of %s"
 	acl := m.lookup(fl, "sync.topic.acls.enabled")
 	switch {
 	case acl >= 0 && !boolOf(acl, true):
-		m.note(acl, NoticeMapped, "catchup does not copy ACLs either")
+		m.note(acl, NoticeMapped, "no sync_acls: topic ACLs are not copied")
 	case acl >= 0:
-		m.note(acl, NoticeWarning, "catchup does not copy ACLs: grant the target's consumers READ on the target topics with kafka-acls.sh before they move")
+		p.SyncACLs = true
+		set("sync_acls", acl)
+		m.note(acl, NoticeMapped, "→ sync_acls: true: "+aclRules, src, dst)
 	default:
-		m.c.add(Notice{File: m.file.Name, Line: m.entries[en].line, Key: m.entries[en].label, Kind: NoticeWarning,
-			Msg: "sync.topic.acls.enabled not set: MirrorMaker 2 copied topic ACLs by default; catchup does not: grant them on " + dst + " with kafka-acls.sh"})
+		p.SyncACLs = true
+		set("sync_acls", en)
+		m.note(en, NoticeMapped, "sync.topic.acls.enabled not set: MirrorMaker 2's default is true → sync_acls: true: "+aclRules, src, dst)
+	}
+	if p.SyncACLs {
+		interval("sync.topic.acls.interval.seconds", "acl_sync_interval", &p.ACLSyncInterval)
 	}
 
 	// Consumer groups.
@@ -716,7 +725,7 @@ func (m *mm2) flowKey(fl, k string, i int) {
 	case "refresh.topics.enabled", "refresh.topics.interval.seconds":
 		m.note(i, NoticeNotApplicable, "every run lists the source topics again, and create_topics adds partitions a source topic gained")
 	case "sync.topic.acls.interval.seconds":
-		m.note(i, NoticeNotApplicable, "catchup does not copy ACLs")
+		m.note(i, NoticeNotApplicable, "used only with sync.topic.acls.enabled = true (MirrorMaker 2's default), which is false for this flow")
 	case "replication.policy.internal.topic.separator.enabled", "internal.topic.separator.enabled":
 		m.note(i, NoticeNotApplicable, "catchup creates no internal topics")
 	case "consumer.poll.timeout.ms":
@@ -847,7 +856,8 @@ var mm2FlowKeys = map[string]bool{
 	"enabled": true, "topics": true, "topics.exclude": true, "groups": true, "groups.exclude": true,
 	"replication.policy.class": true, "replication.policy.separator": true, "replication.factor": true,
 	"sync.topic.configs.enabled": true, "sync.topic.configs.interval.seconds": true, "sync.topic.acls.enabled": true,
-	"sync.group.offsets.enabled": true, "sync.group.offsets.interval.seconds": true, "emit.heartbeats.enabled": true,
+	"sync.topic.acls.interval.seconds": true,
+	"sync.group.offsets.enabled":       true, "sync.group.offsets.interval.seconds": true, "emit.heartbeats.enabled": true,
 	"emit.checkpoints.enabled": true, "offset-syncs.topic.location": true, "tasks.max": true, "offset.flush.interval.ms": true,
 	"refresh.topics.interval.seconds": true, "config.properties.exclude": true,
 }

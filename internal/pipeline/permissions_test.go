@@ -16,7 +16,7 @@ import (
 )
 
 // TestPipelineRequestsAreInNeeds runs a pipeline with create_topics,
-// the idempotent producer and sync_groups through the paths merged after
+// the idempotent producer, sync_acls and sync_groups through the paths merged after
 // kafkago.Needs was first written, end to end: a run that grows the target
 // topic to its grown source topic, syncs the config changed on the source,
 // and leaves lag (its time figures read the source's retention); a run
@@ -32,6 +32,7 @@ func TestPipelineRequestsAreInNeeds(t *testing.T) {
     takeover_settle: 10ms
     window: {max_records: 20}
     sync_groups: {include: [billing]}
+    sync_acls: true
 `)
 	// The source topic grown and its retention changed since the target
 	// topic was made, and a group with an offset copied by the first run.
@@ -90,14 +91,14 @@ func TestPipelineRequestsAreInNeeds(t *testing.T) {
 		t.Fatalf("group sync: %+v, %v; want group billing synced", groups, err)
 	}
 
-	features := []string{kafkago.FeatureCreateTopics, kafkago.FeatureIdempotent, kafkago.FeatureSyncGroups}
+	features := []string{kafkago.FeatureCreateTopics, kafkago.FeatureIdempotent, kafkago.FeatureSyncGroups, kafkago.FeatureSyncACLs}
 	for _, c := range []struct {
 		role kafkago.Role
 		sent map[string]int64
 		// shown are the requests that show the new paths ran.
 		shown []kmsg.Key
 	}{
-		{kafkago.RoleSource, sawSrc(), []kmsg.Key{kmsg.DescribeConfigs, kmsg.ListGroups, kmsg.OffsetFetch}},
+		{kafkago.RoleSource, sawSrc(), []kmsg.Key{kmsg.DescribeConfigs, kmsg.ListGroups, kmsg.OffsetFetch, kmsg.DescribeACLs}},
 		{kafkago.RoleTarget, sawDst(), []kmsg.Key{kmsg.OffsetForLeaderEpoch, kmsg.CreatePartitions,
 			kmsg.DescribeConfigs, kmsg.IncrementalAlterConfigs, kmsg.DescribeGroups, kmsg.OffsetFetch, kmsg.OffsetCommit}},
 	} {

@@ -181,6 +181,8 @@ func EngineSettings(p *cfg.Pipeline) replicate.Options {
 		CreateTopics:       p.CreateTopics,
 		ReplicationFactor:  p.ReplicationFactor,
 		ConfigSyncInterval: p.ConfigSyncInterval,
+		SyncACLs:           p.SyncACLs,
+		ACLSyncInterval:    p.ACLSyncInterval,
 	}
 }
 

@@ -31,6 +31,7 @@
 //	begin.go       start: latest across runs, from the topic's begin record
 //	topics.go      the target topics: checked, created and grown
 //	configsync.go  copied topic configs kept in step with the source
+//	aclsync.go     source topic ACLs copied to the target topics by MirrorMaker 2's rules
 //	partition.go   one partition's copy (copyPartition, run)
 //	state.go       where that copy stands, and the one table of its transitions
 //	lease.go       lease renewal and the commits, named by intent (commitProgress, commitIfDue, commitAndRelease, keepInDoubt)

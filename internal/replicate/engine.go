@@ -61,6 +61,15 @@ type Options struct {
 	// Target that implements TopicConfigSyncer is needed, else nothing is
 	// synced.
 	ConfigSyncInterval time.Duration
+	// SyncACLs gives each copied target topic the topic ACLs of its source
+	// topic, by MirrorMaker 2's rules (TargetACL), before copying; it never
+	// removes a target ACL. It needs a Source that implements
+	// TopicACLLister and a Target that implements TopicACLCreator. A
+	// failure is reported (Report.ACLs) and logged, and the copy goes on.
+	SyncACLs bool
+	// ACLSyncInterval is, with SyncACLs, the least time between two ACL
+	// syncs by one Engine; 0: every run.
+	ACLSyncInterval time.Duration
 
 	Provenance     bool          // add the provenance header and reconcile with the target
 	CommitInterval time.Duration // longest time between commits of a partition while copying; positive
@@ -126,6 +135,7 @@ type Engine struct {
 
 	mu             sync.Mutex
 	lastConfigSync time.Time // start of the last config sync
+	lastACLSync    time.Time // start of the last ACL sync
 }
 
 // New returns an Engine for o. It refuses values out of range (see
@@ -157,6 +167,7 @@ func New(o Options) (*Engine, error) {
 		{"Margin", o.Margin < 0, "0 (none) or more", o.Margin},
 		{"TakeoverSettle", o.TakeoverSettle < 0, "0 (no wait) or more", o.TakeoverSettle},
 		{"ReplicationWait", o.ReplicationWait < 0, "0 (no wait) or more", o.ReplicationWait},
+		{"ACLSyncInterval", o.ACLSyncInterval < 0, "0 (every run) or more", o.ACLSyncInterval},
 	} {
 		if r.bad {
 			errs = append(errs, fmt.Errorf("replicate: Options.%s %v: want %s", r.name, r.v, r.want))
@@ -332,7 +343,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	copyCtx, cancel := e.copyContext(ctx)
 	defer cancel()
 
-	rep := &Report{Pipeline: e.o.Pipeline, Partitions: make([]Result, len(marks)), ConfigChanges: tc.configChanges}
+	rep := &Report{Pipeline: e.o.Pipeline, Partitions: make([]Result, len(marks)), ConfigChanges: tc.configChanges, ACLs: tc.acls}
 	rs, _ := e.o.Target.(resentCounter)
 	var resent0 int64
 	if rs != nil {

@@ -62,6 +62,9 @@ type Report struct {
 	// ConfigChanges are the topic configs config sync changed on the target
 	// before copying (Options.CreateTopics).
 	ConfigChanges []ConfigChange
+	// ACLs is what ACL sync did before copying (Options.SyncACLs); nil when
+	// it did not run.
+	ACLs *ACLSync
 	// Now is when the run ended and its time figures were taken (Latency,
 	// RecordAge, Headroom).
 	Now time.Time

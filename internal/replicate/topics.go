@@ -209,15 +209,17 @@ func covers(have, need map[string]int) bool {
 type targetCheck struct {
 	bad           map[string]error // by source topic: the target topic is missing or short
 	configChanges []ConfigChange
+	acls          *ACLSync
 }
 
 // checkTarget verifies that every source topic exists on the target with at
 // least as many partitions. With CreateTopics it creates the missing topics
 // and adds the partitions a grown source topic has, first, then syncs the
-// copied configs (syncConfigs). A topic that is still missing or short is a
+// copied configs (syncConfigs), and with SyncACLs gives the target topics
+// their source topics' ACLs (syncACLs). A topic that is still missing or short is a
 // problem of that topic alone: it is returned by source topic, and the other
-// topics are copied. A config sync that fails is logged and the run goes
-// on. The error is for the run as a whole (the target unreachable, two
+// topics are copied. A config or ACL sync that fails is logged and the
+// run goes on. The error is for the run as a whole (the target unreachable, two
 // topics onto one).
 func (e *Engine) checkTarget(ctx context.Context, parts []catchup.Partition) (targetCheck, error) {
 	need := map[string]int{} // target topic → partitions needed
@@ -277,13 +279,14 @@ func (e *Engine) checkTarget(ctx context.Context, parts []catchup.Partition) (ta
 		e.o.Log.ErrorContext(ctx, "target topic unusable", "pipeline", e.o.Pipeline, "topic", st, "error", err)
 	}
 	tc := targetCheck{bad: bad}
-	if e.o.CreateTopics {
-		usable := map[string]string{}
-		for t, st := range from {
-			if _, ok := have[t]; ok && bad[st] == nil {
-				usable[t] = st
-			}
+	usable := map[string]string{}
+	for t, st := range from {
+		if _, ok := have[t]; ok && bad[st] == nil {
+			usable[t] = st
 		}
+	}
+	tc.acls = e.syncACLs(ctx, usable)
+	if e.o.CreateTopics {
 		changes, err := e.syncConfigs(ctx, usable)
 		if err != nil {
 			e.o.Log.WarnContext(ctx, "topic configs not synced", "pipeline", e.o.Pipeline, "error", err)

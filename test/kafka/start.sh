@@ -184,6 +184,18 @@ listener.name.$l.scram-sha-256.sasl.jaas.config=$jaas
 listener.name.$l.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_catchup="$pw";
 EOF
 		done
+		# Kafka's KRaft authorizer, open to every principal on what has no
+		# ACL, so that only the ACLs a test creates are enforced (for
+		# internal/brokers TestSyncACLsStandardAuthorizer, which copies ACLs and
+		# checks them with the authorizer on); the brokers and the controller
+		# talk over PLAINTEXT and CONTROLLER as User:ANONYMOUS, a super user.
+		# The SASL users (catchup, an OAUTHBEARER sub) are not super users.
+		cat >>"$data/server.properties" <<EOF
+
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+allow.everyone.if.no.acl.found=true
+super.users=User:ANONYMOUS
+EOF
 		# OAUTHBEARER over SASL_PLAINTEXT, validated by Kafka's own
 		# unsecured-JWT validator: it accepts any unsigned (alg "none")
 		# token with a sub and an unexpired exp. For tests only.
