@@ -1,6 +1,34 @@
 package config
 
-import "strings"
+import (
+	"os"
+	"strings"
+)
+
+// GSSAPI defaults: the brokers' service name, Kafka's
+// sasl.kerberos.service.name default, and the krb5.conf that $KRB5_CONFIG
+// does not name.
+const (
+	DefaultKerberosService = "kafka"
+	DefaultKrb5Conf        = "/etc/krb5.conf"
+)
+
+// setKerberosDefaults fills a GSSAPI block's service_name, and krb5_conf
+// from $KRB5_CONFIG, else DefaultKrb5Conf, as the MIT library does.
+func (s *SASL) setKerberosDefaults() {
+	if s.Mechanism != "GSSAPI" {
+		return
+	}
+	if s.ServiceName == "" {
+		s.ServiceName = DefaultKerberosService
+	}
+	if s.Krb5Conf == "" {
+		s.Krb5Conf = os.Getenv("KRB5_CONFIG")
+	}
+	if s.Krb5Conf == "" {
+		s.Krb5Conf = DefaultKrb5Conf
+	}
+}
 
 // checkKerberos checks a GSSAPI block: a principal that logs in with a
 // keytab or with one password source, and a krb5.conf that exists.

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/jcmturner/gofork/encoding/asn1"
@@ -32,11 +31,10 @@ type Kerberos struct {
 	// KeytabFile holds the principal's keys; "" logs in with Password.
 	KeytabFile string
 	Password   Secret
-	// Krb5Conf is the path of krb5.conf; "": $KRB5_CONFIG, else
-	// /etc/krb5.conf.
+	// Krb5Conf is the path of krb5.conf, which names the realm's KDCs.
 	Krb5Conf string
 	// ServiceName is the first part of the brokers' service principal
-	// (Kafka's sasl.kerberos.service.name); "": "kafka".
+	// (Kafka's sasl.kerberos.service.name), such as "kafka".
 	ServiceName string
 }
 
@@ -176,13 +174,10 @@ func gssapiMechanism(k *Kerberos) (*gssapiMech, error) {
 	if k == nil || k.Principal == "" {
 		return nil, errors.New("GSSAPI needs a principal")
 	}
+	if k.Krb5Conf == "" || k.ServiceName == "" {
+		return nil, errors.New("GSSAPI needs krb5.conf and the service name") // config fills both in
+	}
 	confPath := k.Krb5Conf
-	if confPath == "" {
-		confPath = os.Getenv("KRB5_CONFIG")
-	}
-	if confPath == "" {
-		confPath = "/etc/krb5.conf"
-	}
 	conf, err := krbconfig.Load(confPath)
 	if err != nil {
 		return nil, fmt.Errorf("krb5.conf %s: %w", confPath, err)
@@ -197,9 +192,6 @@ func gssapiMechanism(k *Kerberos) (*gssapiMech, error) {
 	// Active Directory refuses PA-FX-FAST; MIT and Kerby do without it.
 	settings := krbclient.DisablePAFXFAST(true)
 	m := &gssapiMech{service: k.ServiceName}
-	if m.service == "" {
-		m.service = "kafka"
-	}
 	switch {
 	case k.KeytabFile != "":
 		kt, err := keytab.Load(k.KeytabFile)
