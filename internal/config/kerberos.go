@@ -61,7 +61,11 @@ func (s *SASL) checkKerberos(c *checker, path string) {
 		c.addf(at("keytab_file"), "%v", err)
 	}
 	if err := checkFile(s.Krb5Conf); err != nil {
-		c.addf(at("krb5_conf"), "%v; give the krb5.conf that names the realm's KDCs, or leave it out for $KRB5_CONFIG or /etc/krb5.conf", err)
+		if s.Krb5Conf == DefaultKrb5Conf || s.Krb5Conf == os.Getenv("KRB5_CONFIG") {
+			c.addf(at("krb5_conf"), "not set, and the default (%v): set krb5_conf, or KRB5_CONFIG, to the krb5.conf that names the realm's KDCs", err)
+		} else {
+			c.addf(at("krb5_conf"), "%v; give the krb5.conf that names the realm's KDCs, or leave it out for $KRB5_CONFIG or %s", err, DefaultKrb5Conf)
+		}
 	}
 	if n := s.ServiceName; n != "" && strings.ContainsAny(n, "/@ \t") {
 		c.addf(at("service_name"), "%q is the first part of the brokers' principal SERVICE/HOST@REALM, without '/' or '@': "+

@@ -61,7 +61,7 @@ func knownKeys() map[string]keyAnswers {
 
 	// Keys converted by code, on both sides.
 	both(NoticeMapped, "", "bootstrap.servers", "metadata.broker.list", "client.id", "security.protocol",
-		"sasl.mechanism", "sasl.jaas.config", "sasl.client.callback.handler.class",
+		"sasl.mechanism", "sasl.jaas.config", "sasl.client.callback.handler.class", "sasl.kerberos.service.name",
 		"ssl.truststore.location", "ssl.truststore.type", "ssl.truststore.password", "ssl.truststore.certificates",
 		"ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.password", "ssl.key.password",
 		"ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.endpoint.identification.algorithm")
@@ -138,8 +138,9 @@ func knownKeys() map[string]keyAnswers {
 		"ssl.engine.factory.class")
 	both(NoticeNotApplicable, whyTLSTuning, "ssl.protocol", "ssl.enabled.protocols", "ssl.cipher.suites", "ssl.provider",
 		"ssl.keymanager.algorithm", "ssl.trustmanager.algorithm", "ssl.secure.random.implementation")
-	both(NoticeNotApplicable, "used only with GSSAPI (Kerberos), which catchup does not support",
-		"sasl.kerberos.service.name", "sasl.kerberos.kinit.cmd", "sasl.kerberos.min.time.before.relogin",
+	both(NoticeNotApplicable, "tuning of the Java client's Kerberos login; catchup logs in with a keytab or a password "+
+		"(never kinit's ticket cache) and renews its ticket-granting ticket before it expires",
+		"sasl.kerberos.kinit.cmd", "sasl.kerberos.min.time.before.relogin",
 		"sasl.kerberos.ticket.renew.jitter", "sasl.kerberos.ticket.renew.window.factor")
 	return t
 }

@@ -55,8 +55,8 @@ func (fc *propFile) securityNote(k string) {
 	}
 }
 
-// saslKey converts sasl.mechanism, sasl.jaas.config and
-// sasl.client.callback.handler.class.
+// saslKey converts sasl.mechanism, sasl.jaas.config,
+// sasl.client.callback.handler.class and sasl.kerberos.service.name.
 func (fc *propFile) saslKey(k string) {
 	if !fc.sasl() {
 		fc.note(k, NoticeNotApplicable, "security.protocol is %s, so the Java client did not use SASL either", fc.protocol)
@@ -72,8 +72,10 @@ func (fc *propFile) saslKey(k string) {
 			fc.set(fc.at+".sasl.mechanism", k)
 			fc.note(k, NoticeMapped, "→ %s.sasl.mechanism", fc.at)
 		case "GSSAPI":
-			fc.note(k, NoticeRefused, "%s is not supported by catchup, which authenticates with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, AWS_MSK_IAM or OAUTHBEARER", m)
-			fc.cover(fc.at + ".sasl")
+			s.Mechanism = m
+			fc.set(fc.at+".sasl.mechanism", k)
+			fc.note(k, NoticeMapped, "→ %s.sasl.mechanism (Kerberos; the realm's KDCs from krb5_conf, default $KRB5_CONFIG "+
+				"or /etc/krb5.conf: set %s.sasl.krb5_conf if MirrorMaker ran with -Djava.security.krb5.conf)", fc.at, fc.at)
 		case "OAUTHBEARER":
 			fc.note(k, NoticeRefused, "catchup speaks OAUTHBEARER but does not convert the Java client's OAuth settings: write %s.sasl "+
 				"with mechanism OAUTHBEARER and token_endpoint_url, client_id and the client secret's password_env, or token_file "+
@@ -85,6 +87,8 @@ func (fc *propFile) saslKey(k string) {
 		}
 	case "sasl.jaas.config":
 		fc.jaas(k, v)
+	case "sasl.kerberos.service.name":
+		fc.kerberosService(k, v)
 	case "sasl.client.callback.handler.class":
 		if v == "software.amazon.msk.auth.iam.IAMClientCallbackHandler" {
 			fc.note(k, NoticeMapped, "implied by sasl.mechanism=AWS_MSK_IAM, which catchup signs with the standard AWS configuration")
@@ -130,8 +134,11 @@ func (fc *propFile) jaas(k, v string) {
 		fc.note(k, NoticeInvalid, "login module %s does not go with sasl.mechanism=%s (it serves %s)", mod.class, mech, strings.Join(want, " or "))
 		fc.cover(fc.at + ".sasl")
 		return
-	case mod.class == kerberosModule || mod.class == oauthModule:
+	case mod.class == oauthModule:
 		fc.note(k, NoticeNotApplicable, "the login module of %s, which catchup does not support (see sasl.mechanism)", want[0])
+		return
+	case mod.class == kerberosModule:
+		fc.krb5Login(k, mod)
 		return
 	}
 	if mod.class == mskIAMModule {
