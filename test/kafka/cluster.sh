@@ -133,23 +133,26 @@ up() {
 	t0="$(now_ms)"
 	"$KAFKA_HERE/start.sh" "$run/target" >"$run/target.out" 2>"$run/target.err" &
 	pids[target]=$!
+	if [[ " ${clusters[*]} " == *" replicated "* ]]; then
+		up_replicated "$run/replicated" >"$run/replicated.out" 2>"$run/replicated.err" &
+		pids[replicated]=$!
+	fi
 	# The KDC before the source, whose GSSAPI listener needs its keytab;
-	# the target starts meanwhile.
+	# the target and the replicated target start meanwhile.
 	local kdc=""
 	if [[ "${CATCHUP_KAFKA_SASL_SSL:-0}" == 1 && "${CATCHUP_KAFKA_GSSAPI:-1}" == 1 ]]; then
 		if ! "$KAFKA_HERE/kdc.sh" start "$run/kdc" >"$run/kdc.out"; then
-			wait "${pids[target]}" || true
+			wait || true
 			"$KAFKA_HERE/stop.sh" "$run/target" --kill 2>/dev/null || true
+			for c in $(replicated_nodes "$run/replicated"); do
+				"$KAFKA_HERE/stop.sh" "$c" --kill 2>/dev/null || true
+			done
 			die "cluster.sh up failed: the KDC did not start"
 		fi
 		kdc="$run/kdc"
 	fi
 	CATCHUP_KAFKA_KDC="$kdc" "$KAFKA_HERE/start.sh" "$run/source" >"$run/source.out" 2>"$run/source.err" &
 	pids[source]=$!
-	if [[ " ${clusters[*]} " == *" replicated "* ]]; then
-		up_replicated "$run/replicated" >"$run/replicated.out" 2>"$run/replicated.err" &
-		pids[replicated]=$!
-	fi
 	for c in "${clusters[@]}"; do
 		if ! wait "${pids[$c]}"; then
 			rc=1
