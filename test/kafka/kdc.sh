@@ -28,33 +28,10 @@ usage() {
 	exit "${1:-2}"
 }
 
-# fetch: the jars, once (marker file .complete), as fetch.sh does for the broker.
+# fetch: the jars, once, as fetch.sh does for the broker.
 fetch() {
-	local dir marker t0
-	dir="$(kafka_cache)/kerby-$KERBY_VERSION"
-	marker="$dir/.complete"
-	if [[ ! -f "$marker" ]]; then
-		command -v mvn >/dev/null || die "mvn not found (Maven 3.6+ is needed)"
-		mkdir -p "$dir"
-		exec 9>"$dir/.lock"
-		flock 9
-		if [[ ! -f "$marker" ]]; then
-			t0="$(now_ms)"
-			rm -rf "$dir/libs" "$dir/libs.tmp"
-			if ! mvn -B -Dstyle.color=never -f "$KAFKA_HERE/kdc/pom.xml" dependency:copy-dependencies \
-				-Dkerby.version="$KERBY_VERSION" -DoutputDirectory="$dir/libs.tmp" >"$dir/mvn.log" 2>&1; then
-				grep -E 'ERROR|BUILD' "$dir/mvn.log" | head -n 20 >&2 || true
-				rm -rf "$dir/libs.tmp"
-				die "mvn failed for Kerby $KERBY_VERSION; see $dir/mvn.log"
-			fi
-			[[ -f "$dir/libs.tmp/kerb-simplekdc-$KERBY_VERSION.jar" ]] || die "kerb-simplekdc-$KERBY_VERSION.jar missing after mvn"
-			mv "$dir/libs.tmp" "$dir/libs"
-			printf 'version=%s\n' "$KERBY_VERSION" >"$marker"
-			log "Kerby $KERBY_VERSION ($(find "$dir/libs" -name '*.jar' | wc -l) jars, $(du -sh "$dir/libs" | cut -f1)) fetched in $((($(now_ms) - t0) / 1000))s"
-		fi
-		exec 9>&-
-	fi
-	printf '%s\n' "$dir/libs"
+	maven_fetch "Kerby $KERBY_VERSION" "$(kafka_cache)/kerby-$KERBY_VERSION" "$KAFKA_HERE/kdc/pom.xml" \
+		"kerb-simplekdc-$KERBY_VERSION.jar" -Dkerby.version="$KERBY_VERSION"
 }
 
 # kdc_pid DIR: the pid of DIR's KDC if it runs, else returns 1.
