@@ -13,20 +13,28 @@ import (
 	"github.com/kafka-catchup/catchup/internal/config"
 )
 
+// kerberosFiles writes a keytab and a krb5.conf, which the configuration
+// checks exist, and names the krb5.conf in KRB5_CONFIG.
+func kerberosFiles(t *testing.T) (keytab, krb5Conf string) {
+	t.Helper()
+	dir := t.TempDir()
+	keytab, krb5Conf = filepath.Join(dir, "client.keytab"), filepath.Join(dir, "krb5.conf")
+	for _, f := range []string{keytab, krb5Conf} {
+		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("KRB5_CONFIG", krb5Conf)
+	return keytab, krb5Conf
+}
+
 // TestKerberos: a GSSAPI client configuration, with its Krb5LoginModule
 // entry, converts to a sasl block with the principal, the keytab (or a
 // password variable when the entry names none) and the service name; the
 // Java client's default mechanism is GSSAPI too. Each key's answer is
 // asserted.
 func TestKerberos(t *testing.T) {
-	dir := t.TempDir()
-	kt, conf := filepath.Join(dir, "mm.keytab"), filepath.Join(dir, "krb5.conf")
-	for _, f := range []string{kt, conf} {
-		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Setenv("KRB5_CONFIG", conf)
+	kt, conf := kerberosFiles(t)
 	jaas := func(opts string) string {
 		return "sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule required " + opts + ";\n"
 	}
@@ -105,14 +113,7 @@ func TestKerberosRefused(t *testing.T) {
 // TestKerberosMM2: a MirrorMaker 2 cluster's GSSAPI settings convert as a
 // client file's do.
 func TestKerberosMM2(t *testing.T) {
-	dir := t.TempDir()
-	kt, conf := filepath.Join(dir, "mm2.keytab"), filepath.Join(dir, "krb5.conf")
-	for _, f := range []string{kt, conf} {
-		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Setenv("KRB5_CONFIG", conf)
+	kt, conf := kerberosFiles(t)
 	data := "clusters = onprem, cloud\nonprem.bootstrap.servers = kafka-1:9092\ncloud.bootstrap.servers = b:9092\n" +
 		"onprem->cloud.enabled = true\nonprem.security.protocol = SASL_PLAINTEXT\nonprem.sasl.mechanism = GSSAPI\n" +
 		"onprem.sasl.kerberos.service.name = kafka\n" +
