@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/jcmturner/gofork/encoding/asn1"
 	"github.com/jcmturner/gokrb5/v8/asn1tools"
@@ -51,7 +52,10 @@ const noSecurityLayer = 1
 // checksum, made with the ticket's session key, which only the holder of
 // the service's key can read, authenticates the broker.
 type gssapiMech struct {
-	client  *krbclient.Client
+	client *krbclient.Client
+	// login serialises logging in: connections dialled at once would
+	// otherwise each log in, and each start a renewal goroutine.
+	login   sync.Mutex
 	service string
 	// from says how the principal logs in, for errors: never a secret.
 	from string
@@ -68,7 +72,10 @@ func (m *gssapiMech) Start(ctx context.Context) (sasl.StateMachine, []byte, erro
 	if md == nil || md.Host == "" {
 		return nil, nil, errors.New("no broker host to name the service principal") // kafka-go always gives one
 	}
-	if err := m.client.AffirmLogin(); err != nil {
+	m.login.Lock()
+	err := m.client.AffirmLogin()
+	m.login.Unlock()
+	if err != nil {
 		return nil, nil, fmt.Errorf("log in to the KDC %s: %w; check the principal and its keys (klist -kt KEYTAB), "+
 			"and that krb5.conf names the realm's KDC", m.from, err)
 	}
