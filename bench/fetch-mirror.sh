@@ -27,29 +27,5 @@ version="${1:-${BENCH_MM2_VERSION:-4.3.1}}"
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "not a Kafka version: $version"
 cache="${BENCH_CACHE:-$here/.cache}"
 mkdir -p "$cache"
-dir="$(cd "$cache" && pwd)/connect-mirror-$version"
-marker="$dir/.complete"
-if [[ ! -f "$marker" ]]; then
-	command -v mvn >/dev/null || die "mvn not found (Maven 3.6+ is needed)"
-	mkdir -p "$dir"
-	exec 9>"$dir/.lock"
-	flock 9
-	if [[ ! -f "$marker" ]]; then
-		t0="$(now_ms)"
-		rm -rf "$dir/libs" "$dir/libs.tmp"
-		if ! mvn -B -Dstyle.color=never -f "$here/pom.xml" dependency:copy-dependencies \
-			-Dkafka.version="$version" -DoutputDirectory="$dir/libs.tmp" >"$dir/mvn.log" 2>&1; then
-			grep -E 'ERROR|BUILD' "$dir/mvn.log" | head -n 20 >&2 || true
-			rm -rf "$dir/libs.tmp"
-			die "mvn failed for connect-mirror $version (is that version on Maven Central?); see $dir/mvn.log"
-		fi
-		[[ -f "$dir/libs.tmp/connect-mirror-$version.jar" ]] || die "connect-mirror-$version.jar missing after mvn"
-		mv "$dir/libs.tmp" "$dir/libs"
-		printf 'version=%s\n' "$version" >"$marker"
-		log "connect-mirror $version ($(find "$dir/libs" -name '*.jar' | wc -l) jars, $(du -sh "$dir/libs" | cut -f1)) fetched in $((($(now_ms) - t0) / 1000))s"
-	fi
-	exec 9>&-
-else
-	log "connect-mirror $version already in the cache"
-fi
-printf '%s\n' "$dir/libs"
+maven_fetch "connect-mirror $version" "$(cd "$cache" && pwd)/connect-mirror-$version" "$here/pom.xml" \
+	"connect-mirror-$version.jar" -Dkafka.version="$version"

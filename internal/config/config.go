@@ -155,7 +155,7 @@ type TLS struct {
 // PasswordFile, or the AWS Secrets Manager secret PasswordSecretARN.
 type SASL struct {
 	// Mechanism is "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512",
-	// "AWS_MSK_IAM" or "OAUTHBEARER".
+	// "AWS_MSK_IAM", "OAUTHBEARER" or "GSSAPI".
 	Mechanism    string `yaml:"mechanism"`
 	Username     string `yaml:"username"`
 	PasswordEnv  string `yaml:"password_env"`
@@ -187,6 +187,19 @@ type SASL struct {
 	TokenEndpointURL string `yaml:"token_endpoint_url"`
 	ClientID         string `yaml:"client_id"`
 	Scope            string `yaml:"scope"`
+	// Principal, for GSSAPI (Kerberos), is the client principal
+	// (NAME[/INSTANCE][@REALM]; without a realm, krb5.conf's
+	// default_realm), which logs in with the keys of KeytabFile or with
+	// the password of PasswordEnv, PasswordFile or PasswordSecretARN.
+	Principal  string `yaml:"principal"`
+	KeytabFile string `yaml:"keytab_file"`
+	// Krb5Conf, for GSSAPI, is the path of krb5.conf (the realm's KDCs);
+	// empty: $KRB5_CONFIG, else /etc/krb5.conf.
+	Krb5Conf string `yaml:"krb5_conf"`
+	// ServiceName, for GSSAPI, is the first part of the brokers' service
+	// principal SERVICE/HOST (Kafka's sasl.kerberos.service.name), HOST
+	// being each broker's host as advertised; empty: "kafka".
+	ServiceName string `yaml:"service_name"`
 
 	fetched *Secret // the secret of PasswordSecretARN, set by File.ResolveSecrets
 	// keyAt locates password_env and password_file in the file Parse read

@@ -114,6 +114,9 @@ func (c *Cluster) setDefaults(name string, present func(field string) bool) {
 	if c.TLS != nil && c.TLS.Enabled == nil {
 		c.TLS.Enabled = ptr(true)
 	}
+	if c.SASL != nil {
+		c.SASL.setKerberosDefaults()
+	}
 }
 
 // setDefault sets *v to def if it is zero and was not written explicitly.

@@ -31,6 +31,8 @@ func Defaults() []Default {
 		{"source.name, target.name", "source, target", ""},
 		{"source.client_id, target.client_id", DefaultClientID, ""},
 		{"source.tls.enabled, target.tls.enabled", "true when the tls block is present", "TLS off"},
+		{"source.sasl.service_name, target.sasl.service_name", DefaultKerberosService + " (GSSAPI)", ""},
+		{"source.sasl.krb5_conf, target.sasl.krb5_conf", "$KRB5_CONFIG, else " + DefaultKrb5Conf + " (GSSAPI)", ""},
 		{"target_topic", DefaultTargetTopic, ""},
 		{"loop_prevention", "true", "records from the target are copied back"},
 		{"create_topics", "false", ""},

@@ -211,6 +211,9 @@ func (s *SASL) check(c *checker, path string, tls bool) {
 			}
 		}
 	}
+	if s.Mechanism != "GSSAPI" {
+		s.checkNotKerberos(c, path)
+	}
 	switch s.Mechanism {
 	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
 		if s.Username == "" {
@@ -239,8 +242,10 @@ func (s *SASL) check(c *checker, path string, tls bool) {
 		}
 	case "OAUTHBEARER":
 		s.checkOAuth(c, path)
+	case "GSSAPI":
+		s.checkKerberos(c, path)
 	default:
-		c.enum(at("mechanism"), s.Mechanism, "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "AWS_MSK_IAM", "OAUTHBEARER")
+		c.enum(at("mechanism"), s.Mechanism, "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "AWS_MSK_IAM", "OAUTHBEARER", "GSSAPI")
 	}
 	switch r := s.AWSRoleARN; {
 	case r != "" && (!strings.HasPrefix(r, "arn:") || !strings.Contains(r, ":iam::") || !strings.Contains(r, ":role/")):

@@ -69,13 +69,15 @@ type TLS struct {
 // SASL configures SASL authentication.
 type SASL struct {
 	// Mechanism is "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512",
-	// "AWS_MSK_IAM" or "OAUTHBEARER".
+	// "AWS_MSK_IAM", "OAUTHBEARER" or "GSSAPI".
 	Mechanism string
 	Username  string
 	// Password, resolved, for PLAIN and SCRAM.
 	Password Secret
 	// OAuth, for OAUTHBEARER, says where its token comes from.
 	OAuth *OAuth
+	// Kerberos, for GSSAPI, says how the principal logs in.
+	Kerberos *Kerberos
 	// Region for AWS_MSK_IAM; "" takes the AWS configuration's.
 	Region string
 	// RoleARN, for AWS_MSK_IAM, is an IAM role to sign as, assumed with
@@ -109,6 +111,9 @@ type Cluster struct {
 	tls     *tls.Config
 	sasl    sasl.Mechanism
 	watched []string // sorted topics of the refresh
+	// closeSASL releases what the mechanism holds (GSSAPI's ticket
+	// renewal); nil for the others.
+	closeSASL func()
 }
 
 // pool is one kafka-go Transport of a Cluster and the round trips in
@@ -179,6 +184,9 @@ func Dial(c Settings) (*Cluster, error) {
 		cl.mechanism, cl.user = c.SASL.Mechanism, c.SASL.Username
 		if mech, err = saslMechanism(c.SASL); err != nil {
 			return nil, fmt.Errorf("cluster %q: sasl %s: %w", c.Name, c.SASL.Mechanism, err)
+		}
+		if g, ok := mech.(*gssapiMech); ok {
+			cl.closeSASL = g.close
 		}
 		mech = namedMechanism{Mechanism: mech, cluster: c.Name, user: c.SASL.Username}
 	}
@@ -261,6 +269,9 @@ func (c *Cluster) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cur.retire()
+	if c.closeSASL != nil {
+		c.closeSASL()
+	}
 }
 
 // tlsConfig returns nil for plaintext.
@@ -303,9 +314,11 @@ func saslMechanism(s *SASL) (sasl.Mechanism, error) {
 		return mskIAM(s.Region, s.RoleARN, s.ExternalID)
 	case "OAUTHBEARER":
 		return oauthMechanism(s.OAuth)
+	case "GSSAPI":
+		return gssapiMechanism(s.Kerberos)
 	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
 	default:
-		return nil, fmt.Errorf("unknown mechanism %q: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, AWS_MSK_IAM or OAUTHBEARER", s.Mechanism)
+		return nil, fmt.Errorf("unknown mechanism %q: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, AWS_MSK_IAM, OAUTHBEARER or GSSAPI", s.Mechanism)
 	}
 	if s.Password == nil || s.Password.Reveal() == "" {
 		return nil, fmt.Errorf("no password for user %q", s.Username)

@@ -109,7 +109,7 @@ func TestDialRejects(t *testing.T) {
 		want string
 	}{
 		{"no brokers", kafkago.Settings{Name: "x"}, "no brokers"},
-		{"unknown mechanism", kafkago.Settings{Name: "x", Brokers: brokers, SASL: &kafkago.SASL{Mechanism: "GSSAPI"}}, "unknown mechanism"},
+		{"unknown mechanism", kafkago.Settings{Name: "x", Brokers: brokers, SASL: &kafkago.SASL{Mechanism: "KERBEROS"}}, "unknown mechanism"},
 		{"no password", kafkago.Settings{Name: "x", Brokers: brokers, SASL: &kafkago.SASL{Mechanism: "SCRAM-SHA-512", Username: "u"}}, `no password for user "u"`},
 		{"bad CA file", kafkago.Settings{Name: "x", Brokers: brokers, TLS: &kafkago.TLS{CAFile: cert}}, "no PEM certificate"},
 		{"cert without key", kafkago.Settings{Name: "x", Brokers: brokers, TLS: &kafkago.TLS{CertFile: cert}}, "cert_file and key_file"},

@@ -1,12 +1,13 @@
 // Package kafkago connects catchup to Kafka with segmentio/kafka-go:
 // Source (replicate.Source) reads a source cluster, Target
 // (replicate.Target) writes a target cluster, Dial builds the connection
-// pool (TLS, SASL PLAIN/SCRAM, AWS_MSK_IAM, OAUTHBEARER) both stand on.
+// pool (TLS, SASL PLAIN/SCRAM, AWS_MSK_IAM, OAUTHBEARER, GSSAPI) both stand on.
 //
 // Files:
 //
 //	dial.go         Dial, Cluster: kafka-go Transport and Client, TLS, SASL, error naming
 //	oauthbearer.go  SASL OAUTHBEARER (RFC 7628): a token from a file or an OAuth client-credentials endpoint
+//	gssapi.go       SASL GSSAPI (RFC 4752, Kerberos with gokrb5): a keytab or a password, the broker's host in the service principal
 //	exchange.go     exchange: a request that rides the Transport but writes itself and reads its own response
 //	fetch.go        raw fetch; fetch response and record batch v2 decoding (kmsg), CRC, decompression, aborted-transaction filter
 //	recycle.go      recycler: fetch buffers, record slices and decompression buffers kept for the next fetches

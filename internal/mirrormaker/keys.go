@@ -63,7 +63,7 @@ func knownKeys() map[string]keyAnswers {
 	both(NoticeMapped, "", "bootstrap.servers", "metadata.broker.list", "client.id", "security.protocol",
 		"sasl.mechanism", "sasl.jaas.config", "sasl.client.callback.handler.class", "sasl.login.callback.handler.class",
 		"sasl.oauthbearer.token.endpoint.url", "sasl.oauthbearer.client.credentials.client.id",
-		"sasl.oauthbearer.client.credentials.client.secret", "sasl.oauthbearer.scope",
+		"sasl.oauthbearer.client.credentials.client.secret", "sasl.oauthbearer.scope", "sasl.kerberos.service.name",
 		"ssl.truststore.location", "ssl.truststore.type", "ssl.truststore.password", "ssl.truststore.certificates",
 		"ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.password", "ssl.key.password",
 		"ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.endpoint.identification.algorithm")
@@ -140,8 +140,9 @@ func knownKeys() map[string]keyAnswers {
 		"ssl.engine.factory.class")
 	both(NoticeNotApplicable, whyTLSTuning, "ssl.protocol", "ssl.enabled.protocols", "ssl.cipher.suites", "ssl.provider",
 		"ssl.keymanager.algorithm", "ssl.trustmanager.algorithm", "ssl.secure.random.implementation")
-	both(NoticeNotApplicable, "used only with GSSAPI (Kerberos), which catchup does not support",
-		"sasl.kerberos.service.name", "sasl.kerberos.kinit.cmd", "sasl.kerberos.min.time.before.relogin",
+	both(NoticeNotApplicable, "tuning of the Java client's Kerberos login; catchup logs in with a keytab or a password "+
+		"(never kinit's ticket cache) and renews its ticket-granting ticket before it expires",
+		"sasl.kerberos.kinit.cmd", "sasl.kerberos.min.time.before.relogin",
 		"sasl.kerberos.ticket.renew.jitter", "sasl.kerberos.ticket.renew.window.factor")
 	return t
 }

@@ -229,9 +229,16 @@ func (fc *propFile) finish() {
 	if s := fc.cl.SASL; s != nil && !fc.mp.covered[fc.at+".sasl"] {
 		switch {
 		case s.Mechanism == "" && !fc.has("sasl.mechanism"):
-			fc.c.add(Notice{File: fc.name, Key: fc.label("sasl.mechanism"), Kind: NoticeRefused, Msg: fmt.Sprintf("not set, so with "+
-				"security.protocol=%s the Java client used GSSAPI (Kerberos), which catchup does not support; catchup "+
-				"authenticates with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or AWS_MSK_IAM", fc.protocol)})
+			fc.c.add(Notice{File: fc.name, Key: fc.label("sasl.mechanism"), Kind: NoticeInvalid, Msg: fmt.Sprintf("not set, so with "+
+				"security.protocol=%s the Java client used GSSAPI (Kerberos) with the JAAS file of -Djava.security.auth.login.config: "+
+				"add sasl.mechanism=GSSAPI and sasl.jaas.config with its KafkaClient entry (Krb5LoginModule with useKeyTab=true, "+
+				"keyTab and principal), or set sasl.mechanism to the one the brokers expect", fc.protocol)})
+			fc.cover(fc.at + ".sasl")
+		case s.Mechanism == "GSSAPI" && !fc.has("sasl.jaas.config"):
+			fc.c.add(Notice{File: fc.name, Key: fc.label("sasl.jaas.config"), Kind: NoticeInvalid, Msg: "not set: GSSAPI needs a " +
+				"principal and its keytab; add sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true " +
+				"keyTab=\"/path/to.keytab\" principal=\"NAME@REALM\"; (if MirrorMaker read a JAAS file named by " +
+				"-Djava.security.auth.login.config, copy its KafkaClient entry here)"})
 			fc.cover(fc.at + ".sasl")
 		case s.Mechanism == "OAUTHBEARER" && s.TokenEndpointURL == "" && s.TokenFile == "":
 			fc.c.add(Notice{File: fc.name, Key: fc.label("sasl.oauthbearer.token.endpoint.url"), Kind: NoticeRefused,

@@ -56,8 +56,8 @@ func (fc *propFile) securityNote(k string) {
 	}
 }
 
-// saslKey converts sasl.mechanism, sasl.jaas.config and
-// sasl.client.callback.handler.class.
+// saslKey converts sasl.mechanism, sasl.jaas.config,
+// sasl.client.callback.handler.class and sasl.kerberos.service.name.
 func (fc *propFile) saslKey(k string) {
 	if !fc.sasl() {
 		fc.note(k, NoticeNotApplicable, "security.protocol is %s, so the Java client did not use SASL either", fc.protocol)
@@ -73,15 +73,17 @@ func (fc *propFile) saslKey(k string) {
 			fc.set(fc.at+".sasl.mechanism", k)
 			fc.note(k, NoticeMapped, "→ %s.sasl.mechanism", fc.at)
 		case "GSSAPI":
-			fc.note(k, NoticeRefused, "%s is not supported by catchup, which authenticates with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, AWS_MSK_IAM or OAUTHBEARER", m)
-			fc.cover(fc.at + ".sasl")
+			s.Mechanism = m
+			fc.set(fc.at+".sasl.mechanism", k)
+			fc.note(k, NoticeMapped, "→ %s.sasl.mechanism (Kerberos; the realm's KDCs from krb5_conf, default $KRB5_CONFIG "+
+				"or /etc/krb5.conf: set %s.sasl.krb5_conf if MirrorMaker ran with -Djava.security.krb5.conf)", fc.at, fc.at)
 		case "OAUTHBEARER":
 			s.Mechanism = m
 			fc.set(fc.at+".sasl.mechanism", k)
 			fc.note(k, NoticeMapped, "→ %s.sasl.mechanism: the token from sasl.oauthbearer.token.endpoint.url, asked with the client "+
 				"credentials of sasl.jaas.config", fc.at)
 		default:
-			fc.note(k, NoticeInvalid, "%q is not a SASL mechanism; catchup supports PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and AWS_MSK_IAM", v)
+			fc.note(k, NoticeInvalid, "%q is not a SASL mechanism; catchup supports PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, AWS_MSK_IAM, OAUTHBEARER and GSSAPI", v)
 			fc.cover(fc.at + ".sasl")
 		}
 	case "sasl.jaas.config":
@@ -89,6 +91,8 @@ func (fc *propFile) saslKey(k string) {
 	case "sasl.oauthbearer.token.endpoint.url", "sasl.login.callback.handler.class", "sasl.oauthbearer.client.credentials.client.id",
 		"sasl.oauthbearer.client.credentials.client.secret", "sasl.oauthbearer.scope":
 		fc.oauthKey(k, v)
+	case "sasl.kerberos.service.name":
+		fc.kerberosService(k, v)
 	case "sasl.client.callback.handler.class":
 		if v == "software.amazon.msk.auth.iam.IAMClientCallbackHandler" {
 			fc.note(k, NoticeMapped, "implied by sasl.mechanism=AWS_MSK_IAM, which catchup signs with the standard AWS configuration")
@@ -126,19 +130,19 @@ func (fc *propFile) jaas(k, v string) {
 		kerberosModule: {"GSSAPI", ""}, oauthModule: {"OAUTHBEARER"}}[mod.class]
 	switch {
 	case want == nil:
-		fc.note(k, NoticeRefused, "login module %s is Java code that catchup cannot run; catchup supports %s, %s and %s",
-			mod.class, plainModule, scramModule, mskIAMModule)
+		fc.note(k, NoticeRefused, "login module %s is Java code that catchup cannot run; catchup supports %s, %s, %s, %s and %s",
+			mod.class, plainModule, scramModule, mskIAMModule, oauthModule, kerberosModule)
 		fc.cover(fc.at + ".sasl")
 		return
 	case mech != "" && !slices.Contains(want, mech):
 		fc.note(k, NoticeInvalid, "login module %s does not go with sasl.mechanism=%s (it serves %s)", mod.class, mech, strings.Join(want, " or "))
 		fc.cover(fc.at + ".sasl")
 		return
-	case mod.class == kerberosModule:
-		fc.note(k, NoticeNotApplicable, "the login module of %s, which catchup does not support (see sasl.mechanism)", want[0])
-		return
 	case mod.class == oauthModule:
 		fc.oauthJAAS(k, mod)
+		return
+	case mod.class == kerberosModule:
+		fc.krb5Login(k, mod)
 		return
 	}
 	if mod.class == mskIAMModule {

@@ -60,11 +60,14 @@ func TestSASL(t *testing.T) {
 		{"MSK IAM", iam, false, "sasl.jaas.config", []string{
 			"action: option awsProfileName: catchup signs with the standard AWS configuration: run it with AWS_PROFILE=dr",
 			"mapped: → source.sasl (AWS_MSK_IAM: no username or password)"}},
-		{"GSSAPI", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=GSSAPI\nsasl.kerberos.service.name=kafka\n", true, "sasl.mechanism", []string{
-			"refused: GSSAPI is not supported by catchup, which authenticates with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, AWS_MSK_IAM or OAUTHBEARER"}},
+		{"GSSAPI without JAAS", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=GSSAPI\nsasl.kerberos.service.name=kafka\n", true, "sasl.jaas.config", []string{
+			"invalid: not set: GSSAPI needs a principal and its keytab; add sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule " +
+				"required useKeyTab=true keyTab=\"/path/to.keytab\" principal=\"NAME@REALM\"; (if MirrorMaker read a JAAS file named by " +
+				"-Djava.security.auth.login.config, copy its KafkaClient entry here)"}},
 		{"no mechanism", "security.protocol=SASL_SSL\n", true, "sasl.mechanism", []string{
-			"refused: not set, so with security.protocol=SASL_SSL the Java client used GSSAPI (Kerberos), which catchup does not support; " +
-				"catchup authenticates with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or AWS_MSK_IAM"}},
+			"invalid: not set, so with security.protocol=SASL_SSL the Java client used GSSAPI (Kerberos) with the JAAS file of " +
+				"-Djava.security.auth.login.config: add sasl.mechanism=GSSAPI and sasl.jaas.config with its KafkaClient entry " +
+				"(Krb5LoginModule with useKeyTab=true, keyTab and principal), or set sasl.mechanism to the one the brokers expect"}},
 		{"no jaas", "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n", true, "sasl.jaas.config", []string{
 			"invalid: not set: PLAIN needs a username; add sasl.jaas.config (if MirrorMaker read a JAAS file named by " +
 				"-Djava.security.auth.login.config, copy its KafkaClient entry here)"}},

@@ -89,6 +89,12 @@ func settings(c cfg.Cluster) (kafkago.Settings, error) {
 			}
 			s.SASL.OAuth = &kafkago.OAuth{TokenURL: a.TokenEndpointURL, ClientID: a.ClientID, ClientSecret: secret,
 				Scopes: strings.Fields(a.Scope)}
+		case a.Mechanism == "GSSAPI":
+			k, err := kerberosSettings(c.Name, a)
+			if err != nil {
+				return kafkago.Settings{}, err
+			}
+			s.SASL.Username, s.SASL.Kerberos = a.Principal, k // the principal names the client in errors
 		case a.Mechanism != "AWS_MSK_IAM":
 			pw, err := a.Password()
 			if err != nil {
@@ -98,4 +104,18 @@ func settings(c cfg.Cluster) (kafkago.Settings, error) {
 		}
 	}
 	return s, nil
+}
+
+// kerberosSettings are a's GSSAPI settings, the password resolved when the
+// principal logs in with one.
+func kerberosSettings(cluster string, a *cfg.SASL) (*kafkago.Kerberos, error) {
+	k := &kafkago.Kerberos{Principal: a.Principal, KeytabFile: a.KeytabFile, Krb5Conf: a.Krb5Conf, ServiceName: a.ServiceName}
+	if a.KeytabFile == "" {
+		pw, err := a.Password()
+		if err != nil {
+			return nil, fmt.Errorf("cluster %q: sasl GSSAPI: password of principal %q: %w", cluster, a.Principal, err)
+		}
+		k.Password = pw
+	}
+	return k, nil
 }

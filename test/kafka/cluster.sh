@@ -14,6 +14,12 @@
 #   CATCHUP_IT_<C>_SASL_PASSWORD=<password>
 #   CATCHUP_IT_<C>_OAUTH=127.0.0.1:O     SASL_PLAINTEXT, OAUTHBEARER checked by Kafka's
 #                                        unsecured-JWT validator (unsigned tokens)
+# and a Kerberos KDC (kdc.sh, in <run>/kdc) with a GSSAPI listener on the source
+# (CATCHUP_KAFKA_GSSAPI=0 leaves them out):
+#   CATCHUP_IT_SOURCE_GSSAPI=127.0.0.1:G SASL_PLAINTEXT, GSSAPI, service principal kafka/127.0.0.1
+#   CATCHUP_IT_KDC_DIR=<run>/kdc         krb5.conf, client.keytab (principal catchup),
+#                                        password (principal catchup-pw)
+#   CATCHUP_IT_KDC_REALM=CATCHUP.TEST
 # and with CATCHUP_KAFKA_REPLICATED=1 also a replicated target: a dedicated KRaft
 # controller (node 100) and three brokers (nodes 1-3), replication factor 3,
 # min.insync.replicas=2, unclean election off, each node in <run>/replicated/<node>:
@@ -125,14 +131,28 @@ up() {
 	"$KAFKA_HERE/fetch.sh" "$version" >/dev/null # once, before the parallel starts
 	printf '%s\n' "$run" >"$(last_run_file)"
 	t0="$(now_ms)"
-	for c in source target; do
-		"$KAFKA_HERE/start.sh" "$run/$c" >"$run/$c.out" 2>"$run/$c.err" &
-		pids[$c]=$!
-	done
+	"$KAFKA_HERE/start.sh" "$run/target" >"$run/target.out" 2>"$run/target.err" &
+	pids[target]=$!
 	if [[ " ${clusters[*]} " == *" replicated "* ]]; then
 		up_replicated "$run/replicated" >"$run/replicated.out" 2>"$run/replicated.err" &
 		pids[replicated]=$!
 	fi
+	# The KDC before the source, whose GSSAPI listener needs its keytab;
+	# the target and the replicated target start meanwhile.
+	local kdc=""
+	if [[ "${CATCHUP_KAFKA_SASL_SSL:-0}" == 1 && "${CATCHUP_KAFKA_GSSAPI:-1}" == 1 ]]; then
+		if ! "$KAFKA_HERE/kdc.sh" start "$run/kdc" >"$run/kdc.out"; then
+			wait || true
+			"$KAFKA_HERE/stop.sh" "$run/target" --kill 2>/dev/null || true
+			for c in $(replicated_nodes "$run/replicated"); do
+				"$KAFKA_HERE/stop.sh" "$c" --kill 2>/dev/null || true
+			done
+			die "cluster.sh up failed: the KDC did not start"
+		fi
+		kdc="$run/kdc"
+	fi
+	CATCHUP_KAFKA_KDC="$kdc" "$KAFKA_HERE/start.sh" "$run/source" >"$run/source.out" 2>"$run/source.err" &
+	pids[source]=$!
 	for c in "${clusters[@]}"; do
 		if ! wait "${pids[$c]}"; then
 			rc=1
@@ -146,6 +166,7 @@ up() {
 		for c in $(replicated_nodes "$run/replicated"); do
 			"$KAFKA_HERE/stop.sh" "$c" --kill 2>/dev/null || true
 		done
+		"$KAFKA_HERE/kdc.sh" stop "$run/kdc" 2>/dev/null || true
 		die "cluster.sh up failed"
 	fi
 	t1="$(now_ms)"
@@ -164,7 +185,14 @@ up() {
 				printf 'CATCHUP_IT_%s_SASL_USER=%s\n' "$upper" "$(cat "$run/$c/scram-user")"
 				printf 'CATCHUP_IT_%s_SASL_PASSWORD=%s\n' "$upper" "$(cat "$run/$c/scram-password")"
 			fi
+			if field GSSAPI "$line" >/dev/null; then
+				printf 'CATCHUP_IT_%s_GSSAPI=%s\n' "$upper" "$(field GSSAPI "$line")"
+			fi
 		done
+		if [[ -n "$kdc" ]]; then
+			printf 'CATCHUP_IT_KDC_DIR=%s\n' "$kdc"
+			printf 'CATCHUP_IT_KDC_REALM=%s\n' "$(field REALM "$(cat "$run/kdc.out")")"
+		fi
 		if [[ -s "$run/replicated.out" ]]; then
 			printf 'CATCHUP_IT_REPLICATED=%s\n' "$(cat "$run/replicated.out")"
 			printf 'CATCHUP_IT_REPLICATED_DATA=%s\n' "$run/replicated"
@@ -200,6 +228,7 @@ down() {
 	if [[ -d "$run/replicated/controller" ]]; then
 		"$KAFKA_HERE/stop.sh" "$run/replicated/controller"
 	fi
+	"$KAFKA_HERE/kdc.sh" stop "$run/kdc"
 	if ((rm)); then
 		rm -rf "$run"
 		log "removed $run"

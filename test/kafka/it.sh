@@ -23,7 +23,8 @@
 # printed. Exit status: that of go test, or 1 when the brokers could not be
 # fetched or started (the last line says why).
 #
-# It also fetches MirrorMaker 2's jars (bench/fetch-mirror.sh, into BENCH_CACHE,
+# It also fetches Apache Kerby's jars (kdc.sh), the KDC cluster.sh starts for the
+# source's GSSAPI listener, and MirrorMaker 2's jars (bench/fetch-mirror.sh, into BENCH_CACHE,
 # default the Kafka jar cache) for internal/brokers' take-over test, and
 # exports CATCHUP_IT_MM2_LIBS and CATCHUP_IT_JAVA.
 #
@@ -154,6 +155,9 @@ timed fetch "$KAFKA_HERE/fetch.sh" "$version" >/dev/null ||
 CATCHUP_IT_MM2_LIBS="$(BENCH_CACHE="${BENCH_CACHE:-${CATCHUP_KAFKA_CACHE:-$KAFKA_HERE/.cache}}" timed fetch-mm2 "$repo/bench/fetch-mirror.sh")" ||
 	fail "could not fetch MirrorMaker 2 (connect-mirror) from Maven Central (message above)"
 export CATCHUP_IT_MM2_LIBS CATCHUP_IT_JAVA="$java"
+# the Kerberos KDC of the GSSAPI test (Apache Kerby; cluster.sh up starts it)
+timed fetch-kdc "$KAFKA_HERE/kdc.sh" fetch >/dev/null ||
+	fail "could not fetch Apache Kerby (the KDC) from Maven Central (message above)"
 
 # ---------------------------------------------------------------- start
 

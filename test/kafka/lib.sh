@@ -108,3 +108,37 @@ broker_pid() {
 print_usage() {
 	awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$1"
 }
+
+# maven_fetch WHAT DIR POM JAR [mvn args...]: the runtime class path of POM
+# (mvn dependency:copy-dependencies) into DIR/libs, once: a lock serialises
+# concurrent fetches, the marker DIR/.complete says it is done, and JAR must
+# be among the jars. Prints DIR/libs; progress goes to stderr.
+maven_fetch() {
+	local what="$1" dir="$2" pom="$3" jar="$4" t0
+	shift 4
+	if [[ -f "$dir/.complete" ]]; then
+		log "$what already in the cache"
+		printf '%s\n' "$dir/libs"
+		return 0
+	fi
+	command -v mvn >/dev/null || die "mvn not found (Maven 3.6+ is needed)"
+	mkdir -p "$dir"
+	exec 9>"$dir/.lock"
+	flock 9
+	if [[ ! -f "$dir/.complete" ]]; then # another fetch may have finished while we waited
+		t0="$(now_ms)"
+		rm -rf "$dir/libs" "$dir/libs.tmp"
+		if ! mvn -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies "$@" \
+			-DoutputDirectory="$dir/libs.tmp" >"$dir/mvn.log" 2>&1; then
+			grep -E 'ERROR|BUILD' "$dir/mvn.log" | head -n 20 >&2 || true
+			rm -rf "$dir/libs.tmp"
+			die "mvn failed for $what (is that version on Maven Central?); see $dir/mvn.log"
+		fi
+		[[ -f "$dir/libs.tmp/$jar" ]] || die "$jar missing after mvn"
+		mv "$dir/libs.tmp" "$dir/libs"
+		printf '%s\n' "$what" >"$dir/.complete"
+		log "$what ($(find "$dir/libs" -name '*.jar' | wc -l) jars, $(du -sh "$dir/libs" | cut -f1)) fetched in $((($(now_ms) - t0) / 1000))s"
+	fi
+	exec 9>&-
+	printf '%s\n' "$dir/libs"
+}

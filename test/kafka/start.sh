@@ -5,7 +5,7 @@
 # Starts one real Kafka broker in KRaft mode (combined broker+controller, node.id=1),
 # listening on free 127.0.0.1 ports only, and leaves it running in the background.
 # On success prints one line on stdout:
-#   BROKERS=127.0.0.1:P PID=<pid> DATA=<dir> [SASL_SSL=127.0.0.1:S CA=<ca.crt> SASL_SSL_WRONG_HOST=127.0.0.1:W OAUTH=127.0.0.1:O]
+#   BROKERS=127.0.0.1:P PID=<pid> DATA=<dir> [SASL_SSL=127.0.0.1:S CA=<ca.crt> SASL_SSL_WRONG_HOST=127.0.0.1:W OAUTH=127.0.0.1:O [GSSAPI=127.0.0.1:G]]
 # Progress and errors go to stderr; on failure the tail of the broker log is shown.
 #
 # Environment:
@@ -13,6 +13,8 @@
 #                                uses the version DATADIR was made with
 #   CATCHUP_KAFKA_CACHE          where fetch.sh keeps the jars (default test/kafka/.cache)
 #   CATCHUP_KAFKA_SASL_SSL=1     also open SASL_SSL listeners (new DATADIR only), see README
+#   CATCHUP_KAFKA_KDC=DIR        with CATCHUP_KAFKA_SASL_SSL=1, also a GSSAPI listener (SASL_PLAINTEXT)
+#                                whose keys are those of the KDC kdc.sh started in DIR
 #   CATCHUP_KAFKA_EXTRA_CONFIG   lines appended to server.properties (they override ours)
 #   CATCHUP_KAFKA_HEAP_OPTS      default "-Xms256m -Xmx512m"
 #   CATCHUP_KAFKA_JVM_OPTS       default "-XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError"
@@ -132,6 +134,11 @@ write_config() {
 		advertised+=",OAUTH://127.0.0.1:$OAUTH_PORT"
 		protomap+=",OAUTH:SASL_PLAINTEXT"
 	fi
+	if [[ -n "${GSSAPI_PORT:-}" ]]; then
+		listeners+=",GSSAPI://127.0.0.1:$GSSAPI_PORT"
+		advertised+=",GSSAPI://127.0.0.1:$GSSAPI_PORT"
+		protomap+=",GSSAPI:SASL_PLAINTEXT"
+	fi
 	cat >"$data/server.properties" <<EOF
 # written by catchup test/kafka/start.sh
 process.roles=$roles
@@ -206,6 +213,18 @@ listener.name.oauth.oauthbearer.sasl.jaas.config=org.apache.kafka.common.securit
 listener.name.oauth.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredValidatorCallbackHandler
 EOF
 	fi
+	if [[ -n "${GSSAPI_PORT:-}" ]]; then
+		# GSSAPI (Kerberos) over SASL_PLAINTEXT: the service principal
+		# kafka/127.0.0.1, the advertised host, with its keys from the
+		# keytab of kdc.sh; isInitiator=false: the broker only accepts,
+		# so it starts (and restarts) without asking the KDC anything.
+		cat >>"$data/server.properties" <<EOF
+
+sasl.kerberos.service.name=kafka
+listener.name.gssapi.sasl.enabled.mechanisms=GSSAPI
+listener.name.gssapi.gssapi.sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true isInitiator=false keyTab="$data/kerberos/broker.keytab" principal="kafka/127.0.0.1@$(cat "$data/kerberos/realm")";
+EOF
+	fi
 	if [[ -n "${CATCHUP_KAFKA_EXTRA_CONFIG:-}" ]]; then
 		printf '\n# CATCHUP_KAFKA_EXTRA_CONFIG\n%s\n' "$CATCHUP_KAFKA_EXTRA_CONFIG" >>"$data/server.properties"
 	fi
@@ -243,11 +262,14 @@ write_ports() {
 		if [[ -n "${SASL_SSL_PORT:-}" ]]; then
 			printf 'SASL_SSL_PORT=%s\nWRONG_HOST_PORT=%s\nOAUTH_PORT=%s\n' "$SASL_SSL_PORT" "$WRONG_HOST_PORT" "$OAUTH_PORT"
 		fi
+		if [[ -n "${GSSAPI_PORT:-}" ]]; then
+			printf 'GSSAPI_PORT=%s\n' "$GSSAPI_PORT"
+		fi
 	} >"$data/ports"
 }
 
 read_ports() {
-	PLAINTEXT_PORT="" CONTROLLER_PORT="" SASL_SSL_PORT="" WRONG_HOST_PORT="" OAUTH_PORT=""
+	PLAINTEXT_PORT="" CONTROLLER_PORT="" SASL_SSL_PORT="" WRONG_HOST_PORT="" OAUTH_PORT="" GSSAPI_PORT=""
 	local k v
 	while IFS='=' read -r k v; do
 		case "$k" in
@@ -256,6 +278,7 @@ read_ports() {
 		SASL_SSL_PORT) SASL_SSL_PORT="$v" ;;
 		WRONG_HOST_PORT) WRONG_HOST_PORT="$v" ;;
 		OAUTH_PORT) OAUTH_PORT="$v" ;;
+		GSSAPI_PORT) GSSAPI_PORT="$v" ;;
 		ROLE) role="$v" ;;
 		esac
 	done <"$data/ports"
@@ -296,6 +319,9 @@ java_cmd() {
 	cds_opts "$1"
 	JAVA_CMD=("$(java_bin)" "${heap[@]}" "${jvm[@]}" "${CDS_OPTS[@]}" -Djava.awt.headless=true
 		-Dkafka.logs.dir="$data")
+	if [[ -f "$data/kerberos/krb5.conf" ]]; then
+		JAVA_CMD+=(-Djava.security.krb5.conf="$data/kerberos/krb5.conf")
+	fi
 	if compgen -G "$libs/log4j-core-*.jar" >/dev/null; then
 		JAVA_CMD+=(-Dlog4j2.configurationFile="$data/log4j2.xml")
 	else
@@ -399,9 +425,20 @@ else
 	sasl=0
 	[[ "${CATCHUP_KAFKA_SASL_SSL:-0}" == 1 ]] && sasl=1
 	((sasl)) && make_tls
+	kerberos=0
+	if ((sasl)) && [[ -n "${CATCHUP_KAFKA_KDC:-}" ]]; then
+		# the broker's keytab and the KDC's krb5.conf, kept with the data for --restart
+		[[ -f "$CATCHUP_KAFKA_KDC/broker.keytab" && -f "$CATCHUP_KAFKA_KDC/krb5.conf" ]] ||
+			die "CATCHUP_KAFKA_KDC=$CATCHUP_KAFKA_KDC holds no broker.keytab and krb5.conf (test/kafka/kdc.sh start DIR)"
+		mkdir -p "$data/kerberos"
+		cp "$CATCHUP_KAFKA_KDC/broker.keytab" "$CATCHUP_KAFKA_KDC/krb5.conf" "$data/kerberos/"
+		sed -n 's/^ *default_realm = //p' "$data/kerberos/krb5.conf" >"$data/kerberos/realm"
+		kerberos=1
+	fi
 	for attempt in 1 2 3; do
 		if ((sasl)); then
-			read -r PLAINTEXT_PORT CONTROLLER_PORT SASL_SSL_PORT WRONG_HOST_PORT OAUTH_PORT < <(free_ports 5)
+			read -r PLAINTEXT_PORT CONTROLLER_PORT SASL_SSL_PORT WRONG_HOST_PORT OAUTH_PORT GSSAPI_PORT < <(free_ports 6)
+			((kerberos)) || GSSAPI_PORT=""
 		elif [[ "$role" == controller ]]; then
 			read -r CONTROLLER_PORT < <(free_ports 1)
 			PLAINTEXT_PORT="" SASL_SSL_PORT="" WRONG_HOST_PORT=""
@@ -432,6 +469,9 @@ else
 fi
 if [[ -n "${SASL_SSL_PORT:-}" ]]; then
 	line+=" SASL_SSL=127.0.0.1:$SASL_SSL_PORT CA=$data/tls/ca.crt SASL_SSL_WRONG_HOST=127.0.0.1:$WRONG_HOST_PORT OAUTH=127.0.0.1:$OAUTH_PORT"
+fi
+if [[ -n "${GSSAPI_PORT:-}" ]]; then
+	line+=" GSSAPI=127.0.0.1:$GSSAPI_PORT"
 fi
 printf '%s\n' "$line" >"$data/info"
 secs() { printf '%d.%03ds' $(($1 / 1000)) $(($1 % 1000)); }
