@@ -751,14 +751,15 @@ step_catchup() { # step_catchup file|dynamodb BINDIR
 	copies catchup prep_catchup "$2/catchup" run -c "$STEP/catchup.yaml" --json
 }
 
-prep_catchup() { # prep_catchup I: a fresh store for run I
-	local store
+prep_catchup() { # prep_catchup I: a fresh store for run I (named after the step's folder: the calibration's are in one step)
+	local store id="${STEP#"$OUT"/steps/}"
+	id="${id//\//-}-$1"
 	if [[ "$CATCHUP_STORE" == dynamodb ]]; then
-		store="dynamodb://bench-$STEP_N-$1"
+		store="dynamodb://bench-$id"
 		catchup_config "$STEP/catchup.yaml" "$store"
 		"$CATCHUP_BIN/catchup" init-store -c "$STEP/catchup.yaml" >"$STEP/init-store-$1.out" 2>&1
 	else
-		store="file://$RUN/store-$STEP_N-$1"
+		store="file://$RUN/store-$id"
 		catchup_config "$STEP/catchup.yaml" "$store"
 	fi
 	put "$STEP/step.env" store "$store"

@@ -349,6 +349,9 @@ func wait(ctx context.Context, brokers, topic string, want int64, ps []string, s
 	var opened time.Time // the window's start
 	var openN int64
 	var openCPU float64
+	var lastAt time.Time // the last poll that saw the processes alive, and what it saw
+	var lastN, lastRSS int64
+	var lastCPU float64
 	for {
 		n, err := c.count(ctx)
 		if err != nil {
@@ -374,7 +377,18 @@ func wait(ctx context.Context, brokers, topic string, want int64, ps []string, s
 		now := time.Since(start).Seconds()
 		cpu, alive := cpuOf(ps)
 		if len(ps) > 0 && !alive {
+			if !opened.IsZero() && !lastAt.IsZero() && lastAt.After(opened) {
+				// gone within the window (kcat ends at the end of the
+				// backlog): the window ends at the last poll that saw them
+				r.WindowS, r.WindowRecords, r.WindowCPUS = lastAt.Sub(opened).Seconds(), lastN-openN, lastCPU-openCPU
+				r.FullS, r.Records, r.CPUS, r.RSSKB = lastAt.Sub(start).Seconds(), lastN, lastCPU, lastRSS
+				return r, nil
+			}
 			return nil, fmt.Errorf("process %s exited with %d of %d records in %s", strings.Join(ps, ","), n, want, topic)
+		}
+		lastAt, lastN, lastCPU, lastRSS = time.Now(), n, cpu, int64(0)
+		for _, p := range ps {
+			lastRSS += procstat.PeakRSSKB(p)
 		}
 		if n > 0 && r.FirstS < 0 {
 			r.FirstS, r.FirstRecords, r.FirstCPUS = now, n, cpu
@@ -388,10 +402,7 @@ func wait(ctx context.Context, brokers, topic string, want int64, ps []string, s
 			full = true
 		}
 		if full {
-			r.FullS, r.Records, r.CPUS = now, n, cpu
-			for _, p := range ps {
-				r.RSSKB += procstat.PeakRSSKB(p)
-			}
+			r.FullS, r.Records, r.CPUS, r.RSSKB = now, n, cpu, lastRSS
 			return r, nil
 		}
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {

@@ -70,10 +70,6 @@ func main() {
 
 func (s *step) mb() float64 { return float64(s.records*s.valueBytes) / 1e6 }
 
-func (s *step) mbps() float64 {
-	return s.rate * float64(s.valueBytes) / 1e6
-}
-
 func (s *step) mbPerCPU() float64 {
 	if s.cpu <= 0 {
 		return math.NaN()
@@ -415,40 +411,6 @@ func medianRun(runs []*step) *step {
 	}
 	slices.SortStableFunc(ok, func(a, b *step) int { return cmp.Compare(a.rate, b.rate) })
 	return ok[(len(ok)-1)/2]
-}
-
-// spread describes the runs of one tool: "1" for a single run, else
-// "median of N: min–max" in records/s, with the failed runs counted.
-func spread(runs []*step) string {
-	if len(runs) <= 1 {
-		return "1"
-	}
-	n := 0
-	for _, s := range runs {
-		if s.ok && s.rate > 0 {
-			n++
-		}
-	}
-	if n == 0 {
-		return fmt.Sprintf("%d, all failed", len(runs))
-	}
-	lo, hi := rangeOf(runs)
-	out := fmt.Sprintf("median of %d: %s–%s", n, thousands(lo), thousands(hi))
-	if n < len(runs) {
-		out += fmt.Sprintf(" (%d of %d failed)", len(runs)-n, len(runs))
-	}
-	return out
-}
-
-// rangeOf returns the lowest and highest records/s of the runs that succeeded.
-func rangeOf(runs []*step) (lo, hi float64) {
-	lo, hi = math.Inf(1), math.Inf(-1)
-	for _, s := range runs {
-		if s.ok && s.rate > 0 {
-			lo, hi = min(lo, s.rate), max(hi, s.rate)
-		}
-	}
-	return lo, hi
 }
 
 // rangeText is "lo–hi" of n runs, "one run" for one.

@@ -71,7 +71,7 @@ func stats(v []float64) (med, lo, hi float64) {
 // one was faster than every run of the other.
 type ratioRange struct {
 	x, lo, hi float64
-	single    bool // one run of each: nothing to decide with
+	single    bool // one run on a side: its spread is unknown
 }
 
 func rangeRatio(a, aLo, aHi, b, bLo, bHi float64) ratioRange {
@@ -84,7 +84,7 @@ func (s *summary) over(o *summary, eff bool) ratioRange {
 	if eff {
 		q = rangeRatio(s.eff, s.effLo, s.effHi, o.eff, o.effLo, o.effHi)
 	}
-	q.single = s.n == 1 && o.n == 1
+	q.single = s.n == 1 || o.n == 1
 	return q
 }
 
@@ -96,7 +96,7 @@ func (q ratioRange) String() string {
 		return "–"
 	}
 	if math.IsNaN(q.lo) || q.single {
-		return f2(q.x) + " (one run each: not resolved)"
+		return f2(q.x) + " (one run on a side: not resolved)"
 	}
 	v := "not resolved: the runs overlap"
 	if q.decided() {

@@ -154,15 +154,12 @@ type waitJSON struct {
 	WindowCPUS    float64 `json:"window_cpu_s"`
 }
 
-type selfJSON struct { // bench/cmd/ceiling and bench/cmd/profile
+type selfJSON struct { // bench/cmd/profile
 	Records int64   `json:"records"`
 	Bytes   int64   `json:"bytes"`
 	WallS   float64 `json:"wall_s"`
 	CPUS    float64 `json:"cpu_s"`
 	RSSKB   int64   `json:"rss_kb"`
-	// ceiling both: when each side was done
-	FetchWallS   float64 `json:"fetch_wall_s"`
-	ProduceWallS float64 `json:"produce_wall_s"`
 }
 
 // readCatchup reads the report of the one pipeline in a `catchup run
@@ -234,13 +231,13 @@ func readStep(dir string) (*step, error) {
 			s.rate, s.rateSelf = atof(m[2]), true
 		}
 	case s.kind == "model":
-		s.readCopies(dir, "model")
 		var j struct {
 			Records int64 `json:"records"`
 		}
 		if readJSON(p("model-1.out"), &j) && j.Records != s.records {
 			s.ok, s.status = false, fmt.Sprintf("copied %d records, want %d", j.Records, s.records)
 		}
+		s.readCopies(dir, "model")
 	case s.tool == "producer-perf":
 		t := readTime(p("perf.time"))
 		s.wall, s.cpu, s.rssKB = t.wall, t.cpu, t.rssKB

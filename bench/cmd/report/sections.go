@@ -115,8 +115,29 @@ func (r *results) writePerfProfile(w *bufio.Writer, shape string, s *step) {
 	}
 	fmt.Fprintf(w, "## Where catchup's CPU goes (%s)\n\n", shape)
 	fmt.Fprintf(w, "`catchup run` at its defaults under `perf record -e cpu-clock -F 999` (user and kernel, the process's threads only; not the brokers'): ")
-	fmt.Fprintf(w, "%s records in %s s, %s CPU-s. `perf report --no-children --sort dso,sym`, grouped by area:\n\n", thousands(float64(s.records)), f1(s.wall), f1(s.cpu))
+	n := "?"
+	if data, err := os.ReadFile(filepath.Join(s.dir, "perf-all.txt")); err == nil {
+		if m := perfSamplesRE.FindSubmatch(data); m != nil {
+			n = string(m[1])
+		}
+	}
+	fmt.Fprintf(w, "%s records in %s s, %s samples. `perf report --no-children --sort dso,sym`, grouped by area:\n\n", thousands(float64(s.records)), f1(s.wall), n)
 	writeGroups(w, groupSamples(samples))
+	var kernel, crc, move, own float64
+	for _, x := range samples {
+		switch {
+		case x.kernel:
+			kernel += x.pct
+		case strings.Contains(strings.ToLower(x.name), "crc32"):
+			crc += x.pct
+		case strings.HasPrefix(x.name, "runtime.memmove"):
+			move += x.pct
+		case strings.HasPrefix(x.name, "github.com/kafka-catchup/catchup"):
+			own += x.pct
+		}
+	}
+	fmt.Fprintf(w, "In short: the kernel %.1f%%, CRC-32C %.1f%%, memmove %.1f%%, catchup's own code %.1f%%, the rest (Go runtime, kafka-go, franz-go's kmsg, compression) %.1f%%.\n\n",
+		kernel, crc, move, own, 100-kernel-crc-move-own)
 	fmt.Fprintf(w, "The top symbols:\n\n| share | where | symbol |\n|--:|---|---|\n")
 	for i, x := range samples {
 		if i == 15 {
@@ -226,7 +247,18 @@ var kernelAreas = []struct{ name, part string }{
 	{"kernel: TCP/IP and loopback", "dev_"},
 	{"kernel: TCP/IP and loopback", "inet"},
 	{"kernel: TCP/IP and loopback", "loopback"},
-	{"kernel: other (system call entry, memory, ...)", ""},
+	{"kernel: page faults and memory", "page"},
+	{"kernel: page faults and memory", "fault"},
+	{"kernel: page faults and memory", "folio"},
+	{"kernel: page faults and memory", "kmem"},
+	{"kernel: page faults and memory", "alloc"},
+	{"kernel: page faults and memory", "vma"},
+	{"kernel: page faults and memory", "mm_"},
+	{"kernel: system call entry and exit", "syscall"},
+	{"kernel: system call entry and exit", "entry_"},
+	{"kernel: system call entry and exit", "exit_to_user"},
+	{"kernel: system call entry and exit", "rseq"},
+	{"kernel: other (interrupt-deferred samples, locks, ...)", ""},
 }
 
 // perfSamples reads `perf report --stdio --no-children --sort dso,sym`:
@@ -251,6 +283,8 @@ func perfSamples(path string) []sample {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].pct > out[j].pct })
 	return out
 }
+
+var perfSamplesRE = regexp.MustCompile(`(?m)^# Samples: (\d+)`)
 
 var perfLineRE = regexp.MustCompile(`^\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.+)$`)
 

@@ -73,28 +73,11 @@ func decidedVerdict(q ratioRange, want float64) string {
 	case math.IsNaN(q.x):
 		return "not measured"
 	case math.IsNaN(q.lo) || q.single:
-		return "not resolved (one run each)"
+		return "not resolved (one run on a side)"
 	case q.lo >= want:
 		return "**met**"
 	case q.hi < want:
 		return fmt.Sprintf("**missed**: %s of %s", f2(q.x), f2(want))
 	}
 	return fmt.Sprintf("not resolved: the range %s–%s holds %s", f2(q.lo), f2(q.hi), f2(want))
-}
-
-// tunedPeers are the peers that keep what a copy must keep (partition,
-// key, headers, timestamp), each at its best settings here: kcat, which
-// keeps values only, and MirrorMaker 2 at its defaults are not among them.
-var tunedPeers = []string{"franzcopy", "mm2-tuned", "mm2-eos", "mm1"}
-
-// bestPeer returns the median run of the tuned peer with the highest by in
-// shape, nil when none ran.
-func (r *results) bestPeer(shape string, by func(*step) float64) *step {
-	var best *step
-	for _, t := range tunedPeers {
-		if o := r.okStep(shape, t); o != nil && !math.IsNaN(by(o)) && (best == nil || by(o) > by(best)) {
-			best = o
-		}
-	}
-	return best
 }
