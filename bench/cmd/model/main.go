@@ -35,7 +35,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,6 +43,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafka-catchup/catchup/bench/internal/topic"
 )
 
 func main() { os.Exit(mainErr()) }
@@ -176,67 +177,23 @@ func copyTopic(ctx context.Context, o options) (result, error) {
 	return result{Records: records.Load(), Bytes: bytes.Load(), WallS: time.Since(t0).Seconds()}, nil
 }
 
-// describe reads topic's partitions and leaders from brokers and, for the
+// describe reads the partitions' leaders of name on brokers and, for the
 // source, each partition's log start and end offsets.
-func describe(ctx context.Context, brokers []string, topic string, offsets bool) (layout, error) {
+func describe(ctx context.Context, brokers []string, name string, offsets bool) (layout, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		return layout{}, err
 	}
 	defer cl.Close()
-	meta := kmsg.NewPtrMetadataRequest()
-	mt := kmsg.NewMetadataRequestTopic()
-	mt.Topic = &topic
-	meta.Topics = append(meta.Topics, mt)
-	mresp, err := meta.RequestWith(ctx, cl)
-	if err != nil {
-		return layout{}, fmt.Errorf("metadata %s: %w", topic, err)
+	l := layout{}
+	if l.leader, err = topic.Leaders(ctx, cl, name); err != nil || !offsets {
+		return l, err
 	}
-	if len(mresp.Topics) != 1 || mresp.Topics[0].ErrorCode != 0 {
-		return layout{}, fmt.Errorf("metadata %s: topic missing or in error", topic)
+	if l.start, err = topic.Offsets(ctx, cl, name, -2); err != nil {
+		return l, err
 	}
-	addr := map[int32]string{}
-	for _, b := range mresp.Brokers {
-		addr[b.NodeID] = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
-	}
-	l := layout{leader: map[int32]string{}, start: map[int32]int64{}, end: map[int32]int64{}}
-	for _, p := range mresp.Topics[0].Partitions {
-		if p.ErrorCode != 0 || addr[p.Leader] == "" {
-			return layout{}, fmt.Errorf("metadata %s/%d: no leader (error code %d)", topic, p.Partition, p.ErrorCode)
-		}
-		l.leader[p.Partition] = addr[p.Leader]
-	}
-	if !offsets {
-		return l, nil
-	}
-	for _, w := range []struct {
-		ts  int64
-		out map[int32]int64
-	}{{-2, l.start}, {-1, l.end}} {
-		req := kmsg.NewPtrListOffsetsRequest()
-		rt := kmsg.NewListOffsetsRequestTopic()
-		rt.Topic = topic
-		for p := range l.leader {
-			rp := kmsg.NewListOffsetsRequestTopicPartition()
-			rp.Partition, rp.Timestamp = p, w.ts
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		req.Topics = append(req.Topics, rt)
-		// kgo splits the request by leader and merges the responses.
-		resp, err := req.RequestWith(ctx, cl)
-		if err != nil {
-			return layout{}, fmt.Errorf("list offsets %s: %w", topic, err)
-		}
-		for _, t := range resp.Topics {
-			for _, p := range t.Partitions {
-				if p.ErrorCode != 0 {
-					return layout{}, fmt.Errorf("list offsets %s/%d: error code %d", topic, p.Partition, p.ErrorCode)
-				}
-				w.out[p.Partition] = p.Offset
-			}
-		}
-	}
-	return l, nil
+	l.end, err = topic.Offsets(ctx, cl, name, -1)
+	return l, err
 }
 
 // conn is one broker connection: requests written in kmsg's encoding,

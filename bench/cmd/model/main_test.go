@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"hash/crc32"
 	"strings"
@@ -12,17 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kafka-catchup/catchup/bench/internal/copytest"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-type kept struct {
-	Partition int32
-	Offset    int64
-	Key       string
-	Value     string
-	Headers   []kgo.RecordHeader
-	Timestamp int64
-}
 
 // TestCopyKeepsRecords copies a topic whose partitions hold 0, 1 and many
 // records, in batches of one and of many, from a 1-broker cluster to a
@@ -38,7 +30,7 @@ func TestCopyKeepsRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	var want []kept
+	var want []copytest.Kept
 	for p, n := range []int{0, 1, 900} {
 		var rs []*kgo.Record
 		for i := range n {
@@ -59,7 +51,7 @@ func TestCopyKeepsRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range rs {
-			want = append(want, keep(r))
+			want = append(want, copytest.Keep(r))
 		}
 	}
 	res, err := copyTopic(t.Context(), options{from: src.ListenAddrs(), to: dst.ListenAddrs(), topic: topic,
@@ -70,7 +62,7 @@ func TestCopyKeepsRecords(t *testing.T) {
 	if res.Records != int64(len(want)) || res.Bytes <= 0 {
 		t.Errorf("copyTopic: %d records, %d bytes; want %d records", res.Records, res.Bytes, len(want))
 	}
-	if diff := cmp.Diff(want, readAll(t, dst, topic, len(want))); diff != "" {
+	if diff := cmp.Diff(want, copytest.ReadAll(t, dst, topic, len(want), 3)); diff != "" {
 		t.Errorf("target (-want +got):\n%s", diff)
 	}
 }
@@ -122,38 +114,6 @@ func batch(t *testing.T, base int64) []byte {
 	raw = b.AppendTo(nil)
 	b.CRC = int32(crc32.Checksum(raw[attributesAt:], castagnoli))
 	return b.AppendTo(nil)
-}
-
-func keep(r *kgo.Record) kept {
-	return kept{r.Partition, r.Offset, string(r.Key), string(r.Value), r.Headers, r.Timestamp.UnixMilli()}
-}
-
-func readAll(t *testing.T, c *kfake.Cluster, topic string, n int) []kept {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	byPartition := map[int32][]kept{}
-	for got := 0; got < n; {
-		fs := cl.PollFetches(ctx)
-		if err := fs.Err0(); err != nil {
-			t.Fatalf("read the target after %d of %d records: %v", got, n, err)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			byPartition[r.Partition] = append(byPartition[r.Partition], keep(r))
-			got++
-		})
-	}
-	var out []kept
-	for p := range int32(3) {
-		out = append(out, byPartition[p]...)
-	}
-	return out
 }
 
 func cluster(t *testing.T, brokers int, topic string) *kfake.Cluster {
