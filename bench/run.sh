@@ -779,7 +779,7 @@ step_profile() {
 	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
 	if ((PERF)); then
 		put "$STEP/step.env" profiler perf
-		timed profile "${PIN[@]}" perf record -e cpu-clock -F 999 -o "$STEP/perf.data" -- "$BIN/catchup" run -c "$STEP/catchup.yaml" --json
+		timed profile "${PIN[@]}" perf record -e cpu-clock -F 4999 -o "$STEP/perf.data" -- "$BIN/catchup" run -c "$STEP/catchup.yaml" --json
 		check_target
 		perf report -i "$STEP/perf.data" --stdio --no-children --sort dso,sym --percent-limit 0 >"$STEP/perf-all.txt" 2>/dev/null
 		rm -f "$STEP/perf.data"

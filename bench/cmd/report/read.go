@@ -266,7 +266,7 @@ func readStep(dir string) (*step, error) {
 		if s.wall > 0 {
 			s.rate = float64(s.records) / s.wall
 		}
-		s.note = "`catchup run` under `perf record -e cpu-clock -F 999` (CPU-s and RSS include perf's own)"
+		s.note = "`catchup run` under `perf record -e cpu-clock` (CPU-s and RSS include perf's own)"
 	case s.tool == "profile":
 		var j selfJSON
 		if readJSON(p("profile.out"), &j) {

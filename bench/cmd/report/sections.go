@@ -114,14 +114,18 @@ func (r *results) writePerfProfile(w *bufio.Writer, shape string, s *step) {
 		return
 	}
 	fmt.Fprintf(w, "## Where catchup's CPU goes (%s)\n\n", shape)
-	fmt.Fprintf(w, "`catchup run` at its defaults under `perf record -e cpu-clock -F 999` (user and kernel, the process's threads only; not the brokers'): ")
-	n := "?"
+	fmt.Fprintf(w, "`catchup run` at its defaults under `perf record -e cpu-clock` (user and kernel, the process's threads only; not the brokers'): ")
+	n, cpu := "?", "?"
 	if data, err := os.ReadFile(filepath.Join(s.dir, "perf-all.txt")); err == nil {
 		if m := perfSamplesRE.FindSubmatch(data); m != nil {
 			n = string(m[1])
 		}
+		if m := perfEventsRE.FindSubmatch(data); m != nil {
+			cpu = f2(atof(string(m[1])) / 1e9) // cpu-clock counts nanoseconds
+		}
 	}
-	fmt.Fprintf(w, "%s records in %s s, %s samples. `perf report --no-children --sort dso,sym`, grouped by area:\n\n", thousands(float64(s.records)), f1(s.wall), n)
+	fmt.Fprintf(w, "%s records in %s s; %s samples over %s CPU-s. `perf report --no-children --sort dso,sym`, grouped by area:\n\n",
+		thousands(float64(s.records)), f1(s.wall), n, cpu)
 	writeGroups(w, groupSamples(samples))
 	var kernel, crc, move, own float64
 	for _, x := range samples {
@@ -284,7 +288,10 @@ func perfSamples(path string) []sample {
 	return out
 }
 
-var perfSamplesRE = regexp.MustCompile(`(?m)^# Samples: (\d+)`)
+var (
+	perfSamplesRE = regexp.MustCompile(`(?m)^# Samples: (\S+)`) // "1K" as perf writes it
+	perfEventsRE  = regexp.MustCompile(`(?m)^# Event count \(approx\.\): (\d+)`)
+)
 
 var perfLineRE = regexp.MustCompile(`^\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.+)$`)
 
