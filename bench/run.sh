@@ -720,7 +720,7 @@ calibrated() {
 
 step_model() {
 	put "$STEP/step.env" records "$RECORDS"
-	copies model : "${PIN[@]}" "$BIN/model" -from "$SRC" -to "$DST" -topic "$TOPIC"
+	copies model : "$BIN/model" -from "$SRC" -to "$DST" -topic "$TOPIC"
 }
 
 step_producer_perf() {
