@@ -1,25 +1,23 @@
 #!/usr/bin/env bash
 # Usage: bench/run.sh            (what `make bench` runs)
 #
-# Side-by-side benchmark of catchup on two real Apache Kafka brokers (KRaft,
-# started with test/kafka/cluster.sh on free loopback ports): it seeds a
-# source backlog with Kafka's own ProducerPerformance, then measures, one
-# after the other on the same data, each into a freshly deleted and
-# recreated target topic:
-#   ceiling    catchup's own engine with one end taken away
-#              (bench/cmd/ceiling), at catchup's default settings:
-#              fetch-only into a sink, produce-only from the backlog in
-#              memory, and fetch+produce, the two at once in one process
-#              (the ceiling measured on the cores the brokers share); each
-#              bounds the copy, and the report flags a ratio above 1
-#   perf       Kafka's ProducerPerformance (into the target) and
-#              ConsumerPerformance (from the source) at their best
-#              settings, the brokers' own limits, for reference
+# Side-by-side benchmark of catchup on real Apache Kafka brokers (KRaft,
+# started with test/kafka/start.sh on free loopback ports), made to resolve
+# a 10 % difference: it seeds a source backlog with Kafka's own
+# ProducerPerformance, then copies it with each tool, each copy into a
+# freshly deleted and recreated target topic:
+#   model      bench/cmd/model, the per-byte limit: each byte read once,
+#              CRC-checked twice, copied once and written once, on
+#              multi-partition fetches and produce requests at catchup's
+#              fetch and batch sizes; the report reads every copier as a
+#              share of it and flags a copier at or above it
 #   catchup    `catchup run` at its defaults, file store
-#   catchup-dynamodb   the same with the DynamoDB store (dynalite on loopback)
+#   catchup-dynamodb   the same with the DynamoDB store (dynalite on loopback), once
 #   franzcopy  bench/cmd/franzcopy: the franz-go copier a Go engineer would
 #              write instead (assigned partitions, idempotent producer,
 #              partition, key, headers and timestamp kept)
+#   perf       Kafka's ProducerPerformance (into the target) and
+#              ConsumerPerformance (from the source), once, for reference
 #   mm2        MirrorMaker 2, dedicated mode (connect-mirror, bench/pom.xml),
 #              producer and consumer at their defaults
 #   mm2-tuned  the same with the throughput settings of
@@ -28,60 +26,78 @@
 #              (bench/templates/mm2-eos.properties), the peer's exact mode
 #   mm1        MirrorMaker 1 (kafka.tools.MirrorMaker of Kafka 3.9), no-loss settings
 #   kcat       kcat -C | kcat -P, the naive baseline
-#   profile    the catchup copy again, in bench/cmd/profile with the Go CPU profiler
+#   profile    `catchup run` once under `perf record` (kernel included);
+#              without perf, the engine in bench/cmd/profile under pprof
 #   latency    (once) produce to visibility at a steady 1 MB/s, p50/p99:
 #              `catchup run --every 1s` and MirrorMaker 2 tuned, running continuously
 #   window     (once, not per shape) a 1-record window, 5 times, file store
 # for four record shapes, 8 partitions each: 1 KiB values ("1k"), 100-byte
 # values ("100b"), 1 KiB values in zstd batches copied to a zstd target
-# ("1k-zstd": seeded with compression.type=zstd, every copier told to
-# compress with zstd), and 1 KiB values with keys and two headers
-# ("1k-keyed": seeded by kafkactl seed), each on two topologies
-# (BENCH_TOPOLOGIES): "single", the source broker to a single-broker target,
-# and "rf3", the same source to a 3-broker target (a dedicated KRaft
-# controller and three brokers, test/kafka/start.sh as cluster.sh starts
-# them) with topics of replication factor 3, min.insync.replicas=2, every
-# copier at acks=all; an rf3 step's shape is SHAPE-rf3 in the results. Then
-# `catchup run` again on a 1 KiB backlog BENCH_SCALES times larger
-# (single-broker target; memory must stay flat). Before the measurements of a shape, a
-# warm-up (ceiling fetch and produce once, not reported) warms the brokers'
-# JIT. MirrorMaker 1 and 2 run until the
-# target's end offsets reach the backlog (polled every 100 ms), then stop.
-# The results (raw outputs, one folder per step) go to BENCH_OUT, and
-# bench/cmd/report turns them into bench/REPORT.md.
+# ("1k-zstd"), and 1 KiB values with keys and two headers ("1k-keyed",
+# seeded by kafkactl seed), on two topologies (BENCH_TOPOLOGIES): "single",
+# the source broker to a single-broker target, and "rf3", the same source
+# to a 3-broker target (a KRaft controller and three brokers) with topics
+# of replication factor 3, min.insync.replicas=2, every copier at
+# acks=all; an rf3 step's shape is SHAPE-rf3 in the results. Then `catchup
+# run` again on a 1 KiB backlog BENCH_SCALES times larger (memory must
+# stay flat).
 #
-# Repeats: the ceiling steps, catchup (file store) and every peer (franzcopy,
-# the MirrorMakers, kcat) run BENCH_REPEAT times each, interleaved (round 1
-# of every step, then round 2, ...), so that a drift in the machine's load
-# hits them alike; the report shows the median run of each (by records/s)
-# and its range. The perf tools, catchup-dynamodb, profile and window run once.
+# The method, per shape and topology:
+#   calibration  (not reported) the model copies the backlog once as a
+#              warm-up (the brokers' JIT), then each fast copier (model,
+#              catchup, franzcopy, and catchup-baseline with a baseline)
+#              copies it once, timed: a copier's step is then as many
+#              copies of the backlog, back to back, as last BENCH_STEP_S
+#              seconds or more (each copy a fresh process and a fresh
+#              target topic, recreated untimed).
+#   rounds     BENCH_REPEAT rounds; each round runs every fast copier's
+#              step once, the order rotated from round to round, so that
+#              a drift in the machine's load hits them alike; the slow
+#              peers (the MirrorMakers, kcat) follow in the first
+#              BENCH_PEER_REPEAT rounds.
+#   CPU        each copy runs under `perf stat -e task-clock,user_time,
+#              system_time` (the copier process and its threads, user and
+#              kernel); where perf cannot run, /usr/bin/time's rusage, and
+#              the report says which.
+#   slow peers measured over a window of their steady state on the same
+#              backlog: from when the target holds BENCH_WINDOW_FROM % of
+#              it, for BENCH_WINDOW_S seconds or until 90 %, records and
+#              CPU-s (from /proc) in that window; then stopped.
+#   pinned     BENCH_PIN=1: every broker thread on CPU 0, every copier on
+#              CPU 1 (taskset), to read a copier's own cost.
+# The report shows each fast copier's median with its lowest–highest over
+# the rounds, and a ratio between two tools as decided only when their
+# ranges do not overlap. The results (raw outputs, one folder per step) go
+# to BENCH_OUT, and bench/cmd/report turns them into bench/REPORT.md.
 #
-# Baseline: with BENCH_BASELINE=REV (any git revision), catchup and ceiling
-# are also built from REV into $BENCH_OUT/bin/baseline/ (from a git archive
-# unpacked in the run's temporary folder and removed after the build), and
-# right after (in even rounds right before) each fetch-only, produce-only
-# and catchup step the same step runs with those binaries, on the same data
-# into a fresh target: fetch-only-baseline, produce-only-baseline,
-# catchup-baseline. The report labels them with REV's short hash and adds a
-# table "this commit / baseline": a change measured side by side in one
-# run, e.g.
-#   BENCH_BASELINE=main BENCH_TOOLS="ceiling catchup" BENCH_SCALES="" bench/run.sh
+# Baseline: with BENCH_BASELINE=REV (any git revision), catchup is also
+# built from REV into $BENCH_OUT/bin/baseline/ (from a git archive unpacked
+# in the run's temporary folder and removed after the build) and runs as
+# one more fast copier, catchup-baseline, in the same calibration and
+# rounds: a change measured side by side in one run, e.g.
+#   BENCH_QUICK=1 BENCH_BASELINE=main bench/run.sh
 #
 # Environment (defaults in brackets):
-#   BENCH_QUICK=1      a reviewer's run (7.9 min on 2 cores at load 0.3-4.5; 17.6 min at load 11-28):
-#                      BENCH_GB=0.05 BENCH_SMALL_GB=0.05 BENCH_SCALES="" BENCH_REPEAT=1,
-#                      shapes "1k 100b", tools "ceiling catchup franzcopy mm2
-#                      mm2-tuned mm2-eos mm1 kcat latency", 20 s of latency; explicit settings win
+#   BENCH_QUICK=1      a reviewer's run: the 1 KiB shape on the single-broker
+#                      target, tools "model catchup franzcopy mm2-tuned mm1
+#                      kcat profile", the fast copiers at full precision
+#                      (BENCH_REPEAT rounds of BENCH_STEP_S s steps);
+#                      explicit settings win
 #   BENCH_GB           1 KiB backlog, in units of 1e6 records (1.024 GB of values) [1]
 #   BENCH_SMALL_GB     100-byte backlog, in units of 1e7 records (1 GB of values) [0.5]
 #   BENCH_SCALES       multiples of the 1 KiB backlog for the memory check ["4"; "" skips]
-#   BENCH_SHAPES       ["1k 100b 1k-zstd 1k-keyed"]
-#   BENCH_TOPOLOGIES   ["single rf3"]; SHAPE=T1+T2 for a shape that differs ("single rf3 100b=single")
-#   BENCH_TOOLS        ["ceiling perf catchup catchup-dynamodb franzcopy mm2 mm2-tuned mm2-eos mm1 kcat profile latency window"]
+#   BENCH_SHAPES       ["1k 100b 1k-zstd 1k-keyed"; quick "1k"]
+#   BENCH_TOPOLOGIES   ["single rf3 100b=single 1k-zstd=single 1k-keyed=single"; quick "single"];
+#                      SHAPE=T1+T2 for a shape that differs
+#   BENCH_TOOLS        ["model perf catchup catchup-dynamodb franzcopy mm2 mm2-tuned mm2-eos mm1 kcat profile latency window"]
+#   BENCH_REPEAT       rounds of the fast copiers [5]; "N SHAPE=M ...": M for SHAPE
+#   BENCH_STEP_S       seconds a fast copier's step lasts at least [20]
+#   BENCH_PEER_REPEAT  rounds that also run the slow peers [1]
+#   BENCH_WINDOW_S     a slow peer's window, seconds [20]
+#   BENCH_WINDOW_FROM  where the window opens, % of the backlog in the target [20]
+#   BENCH_PIN=1        brokers on CPU 0, copiers on CPU 1 [0]
 #   BENCH_LATENCY_S    seconds of steady 1 MB/s for the latency steps [60; quick 20]
 #   BENCH_PARTITIONS   [8]
-#   BENCH_REPEAT       runs of each ceiling step, of catchup (file store) and of each peer [3];
-#                      "N SHAPE=M ...": M runs for SHAPE, N for the others (e.g. "1 1k=3")
 #   BENCH_BASELINE     git revision to compare with, side by side ["": none]
 #   BENCH_OUT          results folder [bench/out/<UTC time>]
 #   BENCH_REPORT       the report written at the end ["bench/REPORT.md"; "" skips]
@@ -91,7 +107,9 @@
 #   BENCH_KEEP=1       keep the brokers' data folder
 #
 # Needs: Go, Java 17+, Maven, python3 (test/kafka), /usr/bin/time (each
-# installed with apt-get when missing and run as root), node and
+# installed with apt-get when missing and run as root), perf (linux-perf,
+# installed the same way where it may be; else rusage, said in the
+# report), taskset for BENCH_PIN, node and
 # npm-installed dynalite (catchup-dynamodb; npm ci when missing, else its
 # row is left out with a notice), kcat (apt-get, else its row is left out
 # with a notice). The Kafka, MirrorMaker 1 (Kafka 3.9) and MirrorMaker 2
@@ -123,22 +141,25 @@ esac
 
 BENCH_QUICK="${BENCH_QUICK:-0}"
 if [[ "$BENCH_QUICK" == 1 ]]; then
-	BENCH_GB="${BENCH_GB:-0.05}"
-	BENCH_SMALL_GB="${BENCH_SMALL_GB:-0.05}"
 	BENCH_SCALES="${BENCH_SCALES-}"
-	BENCH_REPEAT="${BENCH_REPEAT:-1}"
-	BENCH_SHAPES="${BENCH_SHAPES:-1k 100b}"
-	BENCH_TOOLS="${BENCH_TOOLS:-ceiling catchup franzcopy mm2 mm2-tuned mm2-eos mm1 kcat latency}"
+	BENCH_SHAPES="${BENCH_SHAPES:-1k}"
+	BENCH_TOPOLOGIES="${BENCH_TOPOLOGIES:-single}"
+	BENCH_TOOLS="${BENCH_TOOLS:-model catchup franzcopy mm2-tuned mm1 kcat profile}"
 	BENCH_LATENCY_S="${BENCH_LATENCY_S:-20}"
 fi
 BENCH_GB="${BENCH_GB:-1}"
 BENCH_SMALL_GB="${BENCH_SMALL_GB:-0.5}"
 BENCH_SCALES="${BENCH_SCALES-4}"
 BENCH_SHAPES="${BENCH_SHAPES:-1k 100b 1k-zstd 1k-keyed}"
-BENCH_TOPOLOGIES="${BENCH_TOPOLOGIES:-single rf3}"
-BENCH_TOOLS="${BENCH_TOOLS:-ceiling perf catchup catchup-dynamodb franzcopy mm2 mm2-tuned mm2-eos mm1 kcat profile latency window}"
+BENCH_TOPOLOGIES="${BENCH_TOPOLOGIES:-single rf3 100b=single 1k-zstd=single 1k-keyed=single}"
+BENCH_TOOLS="${BENCH_TOOLS:-model perf catchup catchup-dynamodb franzcopy mm2 mm2-tuned mm2-eos mm1 kcat profile latency window}"
 BENCH_PARTITIONS="${BENCH_PARTITIONS:-8}"
-BENCH_REPEAT="${BENCH_REPEAT:-3}"
+BENCH_REPEAT="${BENCH_REPEAT:-5}"
+BENCH_STEP_S="${BENCH_STEP_S:-20}"
+BENCH_PEER_REPEAT="${BENCH_PEER_REPEAT:-1}"
+BENCH_WINDOW_S="${BENCH_WINDOW_S:-20}"
+BENCH_WINDOW_FROM="${BENCH_WINDOW_FROM:-20}"
+BENCH_PIN="${BENCH_PIN:-0}"
 BENCH_BASELINE="${BENCH_BASELINE:-}"
 BENCH_OUT="${BENCH_OUT:-$HERE/out/$(date -u +%Y%m%dT%H%M%SZ)}"
 BENCH_REPORT="${BENCH_REPORT-$REPO/bench/REPORT.md}"
@@ -190,6 +211,11 @@ repeat_of() {
 for w in $BENCH_REPEAT; do
 	[[ "${w#*=}" =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT=$BENCH_REPEAT: want a whole number of runs, 1 or more (or SHAPE=N)"
 done
+for v in BENCH_STEP_S BENCH_PEER_REPEAT BENCH_WINDOW_S BENCH_WINDOW_FROM; do
+	[[ "${!v}" =~ ^[0-9]+$ ]] || die "$v=${!v}: want a whole number"
+done
+[[ "$BENCH_PIN" == 0 || "$BENCH_PIN" == 1 ]] || die "BENCH_PIN=$BENCH_PIN: want 0 or 1"
+((BENCH_PIN == 0)) || (($(nproc) >= 2)) || die "BENCH_PIN=1 needs 2 CPUs (the brokers on CPU 0, the copier on CPU 1); this machine has $(nproc)"
 # BASE: the baseline's short hash, resolved before anything starts so that a
 # mistyped revision fails in a second, not after the brokers and the seeding.
 BASE=""
@@ -208,6 +234,7 @@ META="$OUT/meta.env"
 : >"$META"
 mkdir -p "$OUT/steps" "$BIN"
 STEP_N=0
+REPS=1 # copies of the backlog in a fast copier's step (calibrated per shape)
 ROUND=1 # which run of a repeated step (BENCH_REPEAT); 1 for the others
 FAILED=()
 BROKERS_UP=0
@@ -293,6 +320,21 @@ if has_tool catchup-dynamodb && [[ ! -d "$REPO/node_modules/dynalite" ]]; then
 	[[ -d "$REPO/node_modules/dynalite" ]] || drop_tool catchup-dynamodb "dynalite is not installed (make deps, which needs npm)"
 fi
 
+# perf stat counts the CPU of the copier process and its threads, user and
+# kernel; where it cannot run (not installed, perf_event_paranoid, a
+# container without the syscall), the copier's rusage from /usr/bin/time.
+PERF=0
+if command -v perf >/dev/null || apt_install linux-perf; then
+	if perf stat -x, -e task-clock -o "$RUN/perf.check" -- true 2>"$RUN/perf.err"; then
+		PERF=1
+	fi
+fi
+PIN=()
+if ((BENCH_PIN)); then
+	command -v taskset >/dev/null || die "BENCH_PIN=1 needs taskset (Debian package util-linux)"
+	PIN=(taskset -c 1)
+fi
+
 # ---------------------------------------------------------------- machine, versions
 
 put "$META" started "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -305,6 +347,11 @@ put "$META" java "$java_version"
 put "$META" go "$(go version)"
 put "$META" commit "$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$REPO" diff --quiet HEAD -- 2>/dev/null || echo '+uncommitted changes')"
 put "$META" kafka_version "$BENCH_KAFKA_VERSION"
+if ((PERF)); then
+	put "$META" cpu_source "perf stat (task-clock of the copier process and its threads, user and kernel; $(perf --version))"
+else
+	put "$META" cpu_source "rusage (user+sys from /usr/bin/time; perf stat could not run here: $(head -c 200 "$RUN/perf.err" 2>/dev/null | tr '\n' ' ' || echo not installed))"
+fi
 put "$META" mm1_version "$BENCH_MM1_VERSION"
 put "$META" mm2_version "$BENCH_MM2_VERSION"
 put "$META" broker_heap "$BENCH_BROKER_HEAP"
@@ -317,6 +364,11 @@ put "$META" shapes "$BENCH_SHAPES"
 put "$META" topologies "$BENCH_TOPOLOGIES"
 put "$META" quick "$BENCH_QUICK"
 put "$META" repeat "$BENCH_REPEAT"
+put "$META" step_s "$BENCH_STEP_S"
+put "$META" peer_repeat "$BENCH_PEER_REPEAT"
+put "$META" window_s "$BENCH_WINDOW_S"
+put "$META" window_from "$BENCH_WINDOW_FROM"
+put "$META" pin "$BENCH_PIN"
 if [[ -n "$BASE" ]]; then
 	put "$META" baseline "$BASE"
 	put "$META" baseline_commit "$base_full"
@@ -335,15 +387,14 @@ log "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f
 
 t="$(now_ms)"
 (cd "$REPO" && go build -trimpath -o "$BIN/catchup" ./cmd/catchup &&
-	go build -trimpath -o "$BIN/" ./bench/cmd/ceiling ./bench/cmd/kafkactl ./bench/cmd/profile ./bench/cmd/report ./bench/cmd/franzcopy)
+	go build -trimpath -o "$BIN/" ./bench/cmd/model ./bench/cmd/kafkactl ./bench/cmd/profile ./bench/cmd/report ./bench/cmd/franzcopy)
 if [[ -n "$BASE" ]]; then
 	# git archive, not git worktree add: nothing is registered in the
-	# repository that another session works in. The baseline's own ceiling,
-	# so that its fetch-only and produce-only measure its adapters.
+	# repository that another session works in.
 	mkdir -p "$RUN/baseline-src" "$BIN/baseline"
 	git -C "$REPO" archive "$base_full" | tar -x -C "$RUN/baseline-src"
-	(cd "$RUN/baseline-src" && go build -trimpath -o "$BIN/baseline/" ./cmd/catchup ./bench/cmd/ceiling) ||
-		die "building catchup and bench/cmd/ceiling of the baseline $BASE failed (see above)"
+	(cd "$RUN/baseline-src" && go build -trimpath -o "$BIN/baseline/" ./cmd/catchup) ||
+		die "building catchup of the baseline $BASE failed (see above)"
 	rm -rf "$RUN/baseline-src"
 	log "baseline: $BASE ($(git -C "$REPO" log -1 --format=%s "$base_full")) in $BIN/baseline"
 fi
@@ -434,6 +485,14 @@ put "$META" kafka_libs "$KAFKA_LIBS"
 put "$META" mm1_libs "$MM1_LIBS"
 put "$META" mm2_libs "$MM2_LIBS"
 log "brokers: source $SRC (pid $SRC_PID), target $DST1 (pid $DST1_PID), rf3 target ${DST3:-(not started)} (pids $DST3_PIDS), Kafka $BENCH_KAFKA_VERSION, heap $BENCH_BROKER_HEAP"
+if ((BENCH_PIN)); then
+	# every thread of every broker JVM on CPU 0 (threads they start later
+	# inherit it); the copiers run under taskset -c 1 (PIN)
+	for p in $SRC_PID $DST1_PID $DST3_PIDS; do
+		taskset -a -p -c 0 "$p" >/dev/null || die "taskset -a -p -c 0 $p failed"
+	done
+	log "pinned: brokers on CPU 0, copiers on CPU 1 (BENCH_PIN=1)"
+fi
 
 # ---------------------------------------------------------------- dynalite
 
@@ -521,13 +580,11 @@ check_target() {
 	[[ "$n" == "$RECORDS" ]] || die "the target holds $n records, want $RECORDS"
 }
 
-# start_waiter [PID]: poll the target until it holds the backlog, in the
-# background (into $STEP/wait.json); with PID, sample that process there.
+# start_waiter: poll the target until it holds the backlog, in the
+# background (into $STEP/wait.json): when the first record arrived.
 start_waiter() {
-	local -a pid=()
-	[[ -n "${1:-}" ]] && pid=(-pid "$1")
 	launch "$STEP/wait.json" "$STEP/wait.err" "$BIN/kafkactl" wait -brokers "$DST" -topic "$TOPIC" \
-		-want "$RECORDS" -since "$(now_ms)" -timeout "${BENCH_TIMEOUT}s" "${pid[@]}"
+		-want "$RECORDS" -since "$(now_ms)" -timeout "${BENCH_TIMEOUT}s"
 	WAITER="$LAUNCHED"
 }
 
@@ -567,41 +624,103 @@ step_seed_more() { # step_seed_more TOTAL: grow the source topic to TOTAL record
 	[[ "$n" == "$1" ]] || die "the source holds $n records, want $1"
 }
 
-# The brokers' JIT compiles their fetch and produce paths during the first
-# large transfer: whoever goes first would pay for it. The warm-up (not
-# reported) reads the whole source backlog and writes it to the target once.
-step_warmup() {
-	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
-	put "$STEP/step.env" records "$RECORDS"
-	fresh_target
-	timed fetch "$BIN/ceiling" -c "$STEP/catchup.yaml" fetch
-	timed produce "$BIN/ceiling" -c "$STEP/catchup.yaml" produce
+# measured NAME CMD...: timed, with CMD on CPU 1 when pinned (BENCH_PIN) and
+# its CPU counted by perf stat into $STEP/NAME.perf where perf runs.
+measured() {
+	local name="$1"
+	shift
+	local -a pre=("${PIN[@]}")
+	if ((PERF)); then
+		pre+=(perf stat -x "," -e "task-clock,user_time,system_time" -o "$STEP/$name.perf" --)
+	fi
+	timed "$name" "${pre[@]}" "$@"
 }
 
-# The steps that can run with the baseline's binaries take the folder of
-# the binaries last: $BIN or $BIN/baseline.
-
-step_ceiling_fetch() { # step_ceiling_fetch BINDIR
-	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
-	put "$STEP/step.env" records "$RECORDS"
-	timed ceiling "$1/ceiling" -c "$STEP/catchup.yaml" fetch
+# copies NAME PREP CMD...: REPS runs of CMD (the copy of the whole backlog,
+# REPS from the calibration), each into a freshly recreated target topic
+# (not timed) after `PREP I`, each measured as NAME-I; the target's first
+# record is timed on the first run.
+copies() {
+	local name="$1" prep="$2" i n="${REPS:-1}"
+	shift 2
+	put "$STEP/step.env" runs "$n"
+	for ((i = 1; i <= n; i++)); do
+		fresh_target
+		"$prep" "$i"
+		((i > 1)) || start_waiter
+		measured "$name-$i" "$@"
+		((i > 1)) || await "$WAITER" 60 || true
+		check_target
+	done
 }
 
-step_ceiling_produce() { # step_ceiling_produce BINDIR
-	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
-	put "$STEP/step.env" records "$RECORDS"
-	fresh_target
-	timed ceiling "$1/ceiling" -c "$STEP/catchup.yaml" produce
-	check_target
+# The fast copiers (the model, catchup, franzcopy and, with a baseline,
+# catchup-baseline): FAST_TOOLS, in the order of the first round; later
+# rounds rotate it, so that no copier always runs in another's wake.
+FAST_TOOLS=()
+for t in model catchup franzcopy; do
+	has_tool "$t" && FAST_TOOLS+=("$t")
+	[[ "$t" == catchup && -n "$BASE" ]] && has_tool catchup && FAST_TOOLS+=(catchup-baseline)
+done
+SLOW_TOOLS=()
+for t in mm2 mm2-tuned mm2-eos mm1 kcat; do
+	has_tool "$t" && SLOW_TOOLS+=("$t")
+done
+
+# run_fast TOOL: its step in this round, REPS_TOOL copies long.
+run_fast() {
+	local tool="$1" var="REPS_${1//-/_}"
+	REPS="${!var:-1}"
+	case "$tool" in
+	model) run_step "$KEY" model step_model ;;
+	catchup) run_step "$KEY" catchup step_catchup file "$BIN" ;;
+	catchup-baseline) run_step "$KEY" catchup-baseline step_catchup file "$BIN/baseline" ;;
+	franzcopy) run_step "$KEY" franzcopy step_franzcopy ;;
+	esac
+	REPS=1
 }
 
-# fetch+produce: fetch-only and produce-only at once, one process.
-step_ceiling_both() { # step_ceiling_both BINDIR
-	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
+# The calibration (not reported) of a shape and topology: the model once as
+# a warm-up (the brokers' JIT compiles their fetch and produce paths during
+# the first large transfer: whoever went first would pay for it), then
+# each fast copier once, timed: REPS_TOOL, the number of copies of the
+# backlog that make its step last BENCH_STEP_S seconds or more.
+step_calibrate() {
+	local t
 	put "$STEP/step.env" records "$RECORDS"
 	fresh_target
-	timed ceiling "$1/ceiling" -c "$STEP/catchup.yaml" both
-	check_target
+	measured warmup "$BIN/model" -from "$SRC" -to "$DST" -topic "$TOPIC"
+	for t in "${FAST_TOOLS[@]}"; do
+		calibrate_one "$t"
+		put "$STEP/step.env" "wall_${t//-/_}" "$(cut -d' ' -f1 "$STEP/$t/"*-1.time | tail -n 1)"
+	done
+}
+
+calibrate_one() { # calibrate_one TOOL: one copy by TOOL, in $STEP/TOOL
+	local STEP="$STEP/$1" REPS=1
+	mkdir -p "$STEP"
+	case "$1" in
+	model) step_model ;;
+	catchup) step_catchup file "$BIN" ;;
+	catchup-baseline) step_catchup file "$BIN/baseline" ;;
+	franzcopy) step_franzcopy ;;
+	esac
+}
+
+# calibrated: REPS_TOOL for each fast copier from the calibration step's walls.
+calibrated() {
+	local t w n
+	for t in "${FAST_TOOLS[@]}"; do
+		w="$(sed -n "s/^wall_${t//-/_}=//p" "$STEP/step.env")"
+		n="$(awk -v w="${w:-0}" -v s="$BENCH_STEP_S" 'BEGIN { if (w <= 0) { print 1; exit } n = int(s / w); if (n * w < s) n++; print (n < 1 ? 1 : n) }')"
+		printf -v "REPS_${t//-/_}" '%s' "$n"
+		log "calibrated: $t copies the backlog in ${w:-?} s: $n copies a step"
+	done
+}
+
+step_model() {
+	put "$STEP/step.env" records "$RECORDS"
+	copies model : "$BIN/model" -from "$SRC" -to "$DST" -topic "$TOPIC"
 }
 
 step_producer_perf() {
@@ -627,37 +746,46 @@ step_consumer_perf() {
 }
 
 step_catchup() { # step_catchup file|dynamodb BINDIR
-	local store bin="$2"
+	CATCHUP_STORE="$1" CATCHUP_BIN="$2"
 	put "$STEP/step.env" records "$RECORDS"
-	fresh_target
-	if [[ "$1" == dynamodb ]]; then
-		store="dynamodb://bench-$STEP_N"
+	copies catchup prep_catchup "$2/catchup" run -c "$STEP/catchup.yaml" --json
+}
+
+prep_catchup() { # prep_catchup I: a fresh store for run I (named after the step's folder: the calibration's are in one step)
+	local store id="${STEP#"$OUT"/steps/}"
+	id="${id//\//-}-$1"
+	if [[ "$CATCHUP_STORE" == dynamodb ]]; then
+		store="dynamodb://bench-$id"
 		catchup_config "$STEP/catchup.yaml" "$store"
-		"$bin/catchup" init-store -c "$STEP/catchup.yaml" >"$STEP/init-store.out" 2>&1
+		"$CATCHUP_BIN/catchup" init-store -c "$STEP/catchup.yaml" >"$STEP/init-store-$1.out" 2>&1
 	else
-		store="file://$RUN/store-$STEP_N"
+		store="file://$RUN/store-$id"
 		catchup_config "$STEP/catchup.yaml" "$store"
 	fi
 	put "$STEP/step.env" store "$store"
-	start_waiter
-	timed catchup "$bin/catchup" run -c "$STEP/catchup.yaml" --json
-	await "$WAITER" 60 || true
-	check_target
 }
 
 step_franzcopy() {
 	put "$STEP/step.env" records "$RECORDS"
-	fresh_target
-	start_waiter
-	timed franzcopy "$BIN/franzcopy" -from "$SRC" -to "$DST" -topic "$TOPIC" -compression "$COMPRESSION"
-	await "$WAITER" 60 || true
-	check_target
+	copies franzcopy : "$BIN/franzcopy" -from "$SRC" -to "$DST" -topic "$TOPIC" -compression "$COMPRESSION"
 }
 
+# The profile: `catchup run` under perf record (the kernel included), its
+# symbols summarised by perf report; where perf cannot run, catchup's
+# engine in bench/cmd/profile under the Go CPU profiler.
 step_profile() {
 	put "$STEP/step.env" records "$RECORDS"
 	fresh_target
 	catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N"
+	if ((PERF)); then
+		put "$STEP/step.env" profiler perf
+		timed profile "${PIN[@]}" perf record -e cpu-clock -F 4999 -o "$STEP/perf.data" -- "$BIN/catchup" run -c "$STEP/catchup.yaml" --json
+		check_target
+		perf report -i "$STEP/perf.data" --stdio --no-children --sort dso,sym --percent-limit 0 >"$STEP/perf-all.txt" 2>/dev/null
+		rm -f "$STEP/perf.data"
+		return
+	fi
+	put "$STEP/step.env" profiler pprof
 	timed profile "$BIN/profile" -c "$STEP/catchup.yaml" -cpuprofile "$STEP/cpu.pprof"
 	check_target
 	go tool pprof -top -nodecount=25 "$BIN/profile" "$STEP/cpu.pprof" >"$STEP/top.txt" 2>/dev/null
@@ -665,34 +793,23 @@ step_profile() {
 	go tool pprof -top -nodecount=100000 "$BIN/profile" "$STEP/cpu.pprof" >"$STEP/top-all.txt" 2>/dev/null
 }
 
-# measure_until_full NAME CMD...: start CMD (a replicator that never stops),
-# wait until the target holds the backlog, sampling CMD's CPU and peak RSS at
-# that moment, then stop it.
-measure_until_full() {
-	local name="$1" pid rc=0
-	shift
-	cmdline "$STEP/cmd.txt" "$@"
-	put "$STEP/step.env" started_ms "$(now_ms)"
-	launch "$STEP/$name.out" "$STEP/$name.err" "$@"
-	pid="$LAUNCHED"
-	start_waiter "$pid"
-	await "$WAITER" "$((BENCH_TIMEOUT + 10))" || rc=$?
-	if ((rc == 0)) && [[ "${COMMITTED:-0}" == 1 ]]; then
-		local n deadline=$(($(date +%s) + 300))
-		until n="$("$BIN/kafkactl" count -committed -brokers "$DST" -topic "$TOPIC")" && [[ "$n" == "$RECORDS" ]]; do
-			(($(date +%s) < deadline)) || die "$name: a read_committed consumer counts ${n:-?} records, want $RECORDS"
-			sleep 1
-		done
-		put "$STEP/step.env" committed_visible_ms "$(now_ms)"
-	fi
-	stop_group "$pid"
-	wait "$pid" 2>/dev/null || true
-	((rc == 0)) || die "$name did not fill the target (exit status $rc): $(cat "$STEP/wait.err")"
-	if [[ "${COMMITTED:-0}" == 1 ]]; then
-		put "$STEP/step.env" target_records "$RECORDS" # counted read_committed above
-	else
-		check_target
-	fi
+# measure_window NAME PIDS: with the replicator(s) PIDS started, wait for
+# the steady-state window (it opens when the target holds BENCH_WINDOW_FROM
+# % of the backlog and lasts BENCH_WINDOW_S seconds, or until 90 % of the
+# backlog: kafkactl wait), then stop them: records/s and CPU-s are the
+# window's, not the whole backlog's.
+measure_window() {
+	local name="$1" ps="$2" rc=0 p
+	put "$STEP/step.env" window_s "$BENCH_WINDOW_S"
+	launch "$STEP/wait.json" "$STEP/wait.err" "$BIN/kafkactl" wait -brokers "$DST" -topic "$TOPIC" \
+		-want "$((RECORDS * 9 / 10))" -since "$(now_ms)" -timeout "${BENCH_TIMEOUT}s" -pid "$ps" \
+		-window-from "$((RECORDS * BENCH_WINDOW_FROM / 100))" -window "${BENCH_WINDOW_S}s"
+	await "$LAUNCHED" "$((BENCH_TIMEOUT + 10))" || rc=$?
+	for p in ${ps//,/ }; do
+		stop_group "$p"
+		wait "$p" 2>/dev/null || true
+	done
+	((rc == 0)) || die "$name did not reach its window's end (exit status $rc): $(cat "$STEP/wait.err")"
 }
 
 step_mm2() { # step_mm2 [tuned|eos]: MirrorMaker 2 at its defaults, tuned, or tuned with exactly-once
@@ -711,15 +828,11 @@ step_mm2() { # step_mm2 [tuned|eos]: MirrorMaker 2 at its defaults, tuned, or tu
 		rm "$STEP/mm2-$v.properties"
 	done
 	jcmd "${HEAP_MM2[*]}" "$MM2_LIBS" "$STEP/mm2.log" INFO
-	if [[ "${1:-}" == eos ]]; then
-		# Transaction markers take offsets: the end offsets reach the backlog
-		# a little before the last records do, and those may still be in an
-		# open transaction. The time is taken there (in MirrorMaker's
-		# favour); then it runs on until a read_committed consumer counts
-		# the whole backlog, so that stopping it aborts nothing.
-		COMMITTED=1
-	fi
-	measure_until_full mm2 "${JCMD[@]}" org.apache.kafka.connect.mirror.MirrorMaker "$STEP/mm2.properties"
+	# under exactly-once the window counts end offsets, transaction markers
+	# included (in MirrorMaker's favour)
+	cmdline "$STEP/cmd.txt" "${PIN[@]}" "${JCMD[@]}" org.apache.kafka.connect.mirror.MirrorMaker "$STEP/mm2.properties"
+	launch "$STEP/mm2.out" "$STEP/mm2.err" "${PIN[@]}" "${JCMD[@]}" org.apache.kafka.connect.mirror.MirrorMaker "$STEP/mm2.properties"
+	measure_window mm2 "$LAUNCHED"
 }
 
 step_mm1() {
@@ -728,41 +841,38 @@ step_mm1() {
 	render "$HERE/templates/mm1-consumer.properties" "$STEP/consumer.properties" SRC="$SRC" GROUP="bench-mm1-$STEP_N"
 	render "$HERE/templates/mm1-producer.properties" "$STEP/producer.properties" DST="$DST" COMPRESSION="$COMPRESSION"
 	jcmd "${HEAP_MM1[*]}" "$MM1_LIBS" "$STEP/mm1.log" INFO
-	measure_until_full mm1 "${JCMD[@]}" kafka.tools.MirrorMaker \
-		--consumer.config "$STEP/consumer.properties" --producer.config "$STEP/producer.properties" \
-		--include "$TOPIC" --num.streams "$BENCH_PARTITIONS" --abort.on.send.failure true
+	local -a cmd=("${PIN[@]}" "${JCMD[@]}" kafka.tools.MirrorMaker
+		--consumer.config "$STEP/consumer.properties" --producer.config "$STEP/producer.properties"
+		--include "$TOPIC" --num.streams "$BENCH_PARTITIONS" --abort.on.send.failure true)
+	cmdline "$STEP/cmd.txt" "${cmd[@]}"
+	launch "$STEP/mm1.out" "$STEP/mm1.err" "${cmd[@]}"
+	measure_window mm1 "$LAUNCHED"
 }
 
-# kcat: consumer and producer, each under /usr/bin/time, joined by a FIFO.
+# kcat: consumer and producer joined by a FIFO, measured over the window
+# (both processes: CPU summed, peak RSS summed).
 # Only values cross the pipe, each followed by the byte 0x1e (-D '\x1e'):
 # keys, headers, timestamps and the source partition are lost, and a value
 # holding that byte would be split in two (ProducerPerformance writes A-Z only).
 # With keys (1k-keyed), -K '\x1f' on both ends keeps the key (headers,
 # timestamps and partition are still lost); zstd: kcat -P -z zstd.
 step_kcat() {
-	local c p rc=0
+	local c p
 	local -a key=() z=()
 	[[ "$KEYED" == 1 ]] && key=(-K '\x1f')
 	[[ "$COMPRESSION" != none ]] && z=(-z "$COMPRESSION")
 	put "$STEP/step.env" records "$RECORDS"
 	fresh_target
 	mkfifo "$STEP/pipe"
-	start_waiter
 	printf "kcat -C -b %s -t %s -o beginning -e -q -D '%s' %s | kcat -P -b %s -t %s -D '%s' %s %s\n" \
 		"$SRC" "$TOPIC" '\x1e' "${key[*]}" "$DST" "$TOPIC" '\x1e' "${key[*]}" "${z[*]}" >>"$STEP/cmd.txt"
-	setsid /usr/bin/time -f "$TIME_FMT" -o "$STEP/producer.time" \
-		kcat -P -b "$DST" -t "$TOPIC" -D '\x1e' "${key[@]}" "${z[@]}" <"$STEP/pipe" >"$STEP/producer.out" 2>"$STEP/producer.err" &
+	setsid "${PIN[@]}" kcat -P -b "$DST" -t "$TOPIC" -D '\x1e' "${key[@]}" "${z[@]}" <"$STEP/pipe" >"$STEP/producer.out" 2>"$STEP/producer.err" &
 	p=$!
 	printf '%s\n' "$p" >>"$RUN/pids"
-	setsid /usr/bin/time -f "$TIME_FMT" -o "$STEP/consumer.time" \
-		kcat -C -b "$SRC" -t "$TOPIC" -o beginning -e -q -D '\x1e' "${key[@]}" >"$STEP/pipe" 2>"$STEP/consumer.err" </dev/null &
+	setsid "${PIN[@]}" kcat -C -b "$SRC" -t "$TOPIC" -o beginning -e -q -D '\x1e' "${key[@]}" >"$STEP/pipe" 2>"$STEP/consumer.err" </dev/null &
 	c=$!
 	printf '%s\n' "$c" >>"$RUN/pids"
-	await "$c" "$BENCH_TIMEOUT" || rc=$?
-	await "$p" "$BENCH_TIMEOUT" || rc=$?
-	((rc == 0)) || die "the kcat pipe failed (exit status $rc)"
-	await "$WAITER" 60 || true
-	check_target
+	measure_window kcat "$c,$p"
 }
 
 # A 1-record window, 5 times: produce one record to a 1-partition topic, then
@@ -822,24 +932,6 @@ step_latency() { # step_latency catchup|mm2
 	stop_group "$pid"
 }
 
-# run_ab TOOL FUNCTION ARGS...: run_step TOOL with this commit's binaries
-# and, with a baseline, TOOL-baseline with the baseline's. The baseline goes
-# second in odd rounds and first in even ones, so that neither always runs
-# in the wake of the other (a deleted target topic, a warmer cache).
-run_ab() {
-	local tool="$1"
-	shift
-	if [[ -z "$BASE" ]]; then
-		run_step "$KEY" "$tool" "$@" "$BIN"
-	elif ((ROUND % 2)); then
-		run_step "$KEY" "$tool" "$@" "$BIN"
-		run_step "$KEY" "$tool-baseline" "$@" "$BIN/baseline"
-	else
-		run_step "$KEY" "$tool-baseline" "$@" "$BIN/baseline"
-		run_step "$KEY" "$tool" "$@" "$BIN"
-	fi
-}
-
 # ---------------------------------------------------------------- the run
 
 # use_topology single|rf3: the target of the steps that follow; KEY is the
@@ -879,23 +971,25 @@ for SHAPE in $BENCH_SHAPES; do
 	for t in $(topologies_of "$SHAPE"); do
 		use_topology "$t"
 		RECORDS="$BASE_RECORDS"
-		run_step "$KEY" warmup step_warmup
-		# The repeated steps, interleaved round by round (see the header).
+		run_step "$KEY" calibrate step_calibrate
+		calibrated
+		# The fast copiers, interleaved round by round (see the header);
+		# the slow peers after them in the first BENCH_PEER_REPEAT rounds.
 		for ((ROUND = 1; ROUND <= $(repeat_of "$SHAPE"); ROUND++)); do
-			if has_tool ceiling; then
-				run_ab fetch-only step_ceiling_fetch
-				run_ab produce-only step_ceiling_produce
-				run_step "$KEY" fetch+produce step_ceiling_both "$BIN"
-			fi
-			if has_tool catchup; then
-				run_ab catchup step_catchup file
-			fi
-			has_tool franzcopy && run_step "$KEY" franzcopy step_franzcopy
-			has_tool mm2 && run_step "$KEY" mm2 step_mm2
-			has_tool mm2-tuned && run_step "$KEY" mm2-tuned step_mm2 tuned
-			has_tool mm2-eos && run_step "$KEY" mm2-eos step_mm2 eos
-			has_tool mm1 && run_step "$KEY" mm1 step_mm1
-			has_tool kcat && run_step "$KEY" kcat step_kcat
+			n=${#FAST_TOOLS[@]}
+			for ((i = 0; i < n; i++)); do
+				run_fast "${FAST_TOOLS[$(((i + ROUND - 1) % n))]}"
+			done
+			((ROUND <= BENCH_PEER_REPEAT)) || continue
+			for peer in "${SLOW_TOOLS[@]}"; do
+				case "$peer" in
+				mm2) run_step "$KEY" mm2 step_mm2 ;;
+				mm2-tuned) run_step "$KEY" mm2-tuned step_mm2 tuned ;;
+				mm2-eos) run_step "$KEY" mm2-eos step_mm2 eos ;;
+				mm1) run_step "$KEY" mm1 step_mm1 ;;
+				kcat) run_step "$KEY" kcat step_kcat ;;
+				esac
+			done
 		done
 		ROUND=1
 		if has_tool perf; then

@@ -154,7 +154,7 @@ func Open(ctx context.Context, f *cfg.File, p *cfg.Pipeline, o Options) (*Pipeli
 // provenance, loop prevention, window limits, topic creation) and how
 // (fetch size, parallelism, batch limits, retries, commit interval,
 // leases). Open adds the clusters, the store, the start policy and the
-// callbacks; bench/cmd/ceiling runs the same engine with one end replaced.
+// callbacks; bench/cmd/profile runs the same engine under the CPU profiler.
 func EngineSettings(p *cfg.Pipeline) replicate.Options {
 	loop := ""
 	if p.LoopPreventionEnabled() {

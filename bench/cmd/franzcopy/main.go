@@ -17,7 +17,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -27,7 +26,8 @@ import (
 	"syscall"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
+
+	benchtopic "github.com/kafka-catchup/catchup/bench/internal/topic"
 )
 
 func main() { os.Exit(mainErr()) }
@@ -68,10 +68,10 @@ func copyTopic(ctx context.Context, from, to []string, topic, compression string
 	if err != nil {
 		return 0, 0, err
 	}
-	start, err := listOffsets(ctx, admin, topic, -2)
+	start, err := benchtopic.Offsets(ctx, admin, topic, -2)
 	var end map[int32]int64
 	if err == nil {
-		end, err = listOffsets(ctx, admin, topic, -1)
+		end, err = benchtopic.Offsets(ctx, admin, topic, -1)
 	}
 	admin.Close()
 	if err != nil {
@@ -141,48 +141,6 @@ func copyTopic(ctx context.Context, from, to []string, topic, compression string
 	mu.Lock()
 	defer mu.Unlock()
 	return records, bytes, prodErr
-}
-
-// listOffsets returns the offset of every partition of topic at ts: -2 the
-// log start, -1 the end.
-func listOffsets(ctx context.Context, cl *kgo.Client, topic string, ts int64) (map[int32]int64, error) {
-	meta := kmsg.NewPtrMetadataRequest()
-	mt := kmsg.NewMetadataRequestTopic()
-	mt.Topic = &topic
-	meta.Topics = append(meta.Topics, mt)
-	mresp, err := meta.RequestWith(ctx, cl)
-	if err != nil {
-		return nil, fmt.Errorf("metadata %s: %w", topic, err)
-	}
-	if len(mresp.Topics) != 1 || mresp.Topics[0].ErrorCode != 0 {
-		return nil, fmt.Errorf("metadata %s: topic missing or in error", topic)
-	}
-	req := kmsg.NewPtrListOffsetsRequest()
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	for _, p := range mresp.Topics[0].Partitions {
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Partition, rp.Timestamp = p.Partition, ts
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		return nil, fmt.Errorf("list offsets %s: %w", topic, err)
-	}
-	out := map[int32]int64{}
-	for _, t := range resp.Topics {
-		for _, p := range t.Partitions {
-			if p.ErrorCode != 0 {
-				return nil, fmt.Errorf("list offsets %s/%d: error code %d", topic, p.Partition, p.ErrorCode)
-			}
-			out[p.Partition] = p.Offset
-		}
-	}
-	if len(out) != len(rt.Partitions) {
-		return nil, errors.New("list offsets " + topic + ": partitions missing in the response")
-	}
-	return out, nil
 }
 
 func cmpOr(a, b error) error {

@@ -8,17 +8,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-)
 
-// kept is what a copy must keep of a record.
-type kept struct {
-	Partition int32
-	Offset    int64
-	Key       string
-	Value     string
-	Headers   []kgo.RecordHeader
-	Timestamp int64
-}
+	"github.com/kafka-catchup/catchup/bench/internal/copytest"
+)
 
 // TestCopyKeepsRecords copies a topic whose partitions hold 0, 1 and many
 // records (keys, headers, old timestamps) between kfake clusters, and checks
@@ -28,7 +20,7 @@ func TestCopyKeepsRecords(t *testing.T) {
 	const topic = "events"
 	perPartition := []int{0, 1, 700}
 	src, dst := cluster(t, topic), cluster(t, topic)
-	var want []kept
+	var want []copytest.Kept
 	cl := client(t, src)
 	for p, n := range perPartition {
 		for i := range n {
@@ -38,7 +30,7 @@ func TestCopyKeepsRecords(t *testing.T) {
 			if err := cl.ProduceSync(t.Context(), r).FirstErr(); err != nil {
 				t.Fatal(err)
 			}
-			want = append(want, keep(r))
+			want = append(want, copytest.Keep(r))
 		}
 	}
 	n, bytes, err := copyTopic(t.Context(), src.ListenAddrs(), dst.ListenAddrs(), topic, "zstd")
@@ -48,39 +40,9 @@ func TestCopyKeepsRecords(t *testing.T) {
 	if n != int64(len(want)) || bytes <= 0 {
 		t.Errorf("copied %d records, %d bytes; want %d records", n, bytes, len(want))
 	}
-	if diff := cmp.Diff(want, readAll(t, dst, topic, len(want))); diff != "" {
+	if diff := cmp.Diff(want, copytest.ReadAll(t, dst, topic, len(want), 3)); diff != "" {
 		t.Errorf("target (-want +got):\n%s", diff)
 	}
-}
-
-func keep(r *kgo.Record) kept {
-	return kept{r.Partition, r.Offset, string(r.Key), string(r.Value), r.Headers, r.Timestamp.UnixMilli()}
-}
-
-func readAll(t *testing.T, c *kfake.Cluster, topic string, n int) []kept {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	byPartition := map[int32][]kept{}
-	for got := 0; got < n; {
-		fs := cl.PollFetches(t.Context())
-		if err := fs.Err0(); err != nil {
-			t.Fatal(err)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			byPartition[r.Partition] = append(byPartition[r.Partition], keep(r))
-			got++
-		})
-	}
-	var out []kept
-	for p := range int32(3) {
-		out = append(out, byPartition[p]...)
-	}
-	return out
 }
 
 func cluster(t *testing.T, topic string) *kfake.Cluster {

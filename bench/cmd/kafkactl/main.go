@@ -24,13 +24,18 @@
 //	    the end.
 //	kafkactl produce -brokers B -topic T
 //	    append one record (1 KiB value) to partition 0 of T, acks all
-//	kafkactl wait -brokers B -topic T -want N [-pid PID] [-since MS] [-timeout D] [-stall D]
+//	kafkactl wait -brokers B -topic T -want N [-pid PID[,PID]] [-since MS] [-timeout D] [-stall D] [-window-from M -window D]
 //	    poll T's end offsets every 100ms until they sum to at least N, and
 //	    print JSON: first_s (first record seen) and full_s (N reached), in
 //	    seconds since -since (Unix ms; default: now), the records seen then,
-//	    and, with -pid, that process's CPU seconds (user+sys) at both moments
-//	    and its peak RSS (VmHWM) when N was reached. Fails if PID exits first, or if
-//	    the count does not grow for -stall (default 2m).
+//	    and, with -pid, those processes' CPU seconds (user+sys, summed) at
+//	    both moments and their peak RSS (VmHWM, summed) when N was reached.
+//	    With -window-from M and -window D, a steady-state window opens when
+//	    the count reaches M and closes after D or at N, whichever is first
+//	    (then full_s and records are its end): window_s, window_records and
+//	    window_cpu_s are the window's length, records and CPU seconds.
+//	    Fails if a PID exits first, or if the count does not grow for -stall
+//	    (default 2m).
 //
 // It uses kafka-go's admin client and catchup's own kafkago adapter.
 package main
@@ -45,7 +50,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -74,7 +78,9 @@ func mainErr() int {
 	topic := fs.String("topic", "", "topic")
 	partitions := fs.Int("partitions", 8, "partitions (recreate)")
 	want := fs.Int64("want", 0, "records to wait for (wait)")
-	pid := fs.Int("pid", 0, "process to measure when the target is full (wait)")
+	pid := fs.String("pid", "", "processes to measure, comma separated (wait)")
+	windowFrom := fs.Int64("window-from", 0, "wait: open the window at this many records")
+	window := fs.Duration("window", 0, "wait: the window's length (at most; it also ends at -want)")
 	since := fs.Int64("since", 0, "start of the measurement, Unix ms (wait; default now)")
 	timeout := fs.Duration("timeout", 2*time.Hour, "give up after this long")
 	stall := fs.Duration("stall", 2*time.Minute, "wait: give up when the count has not grown for this long")
@@ -122,7 +128,7 @@ func mainErr() int {
 			start = time.UnixMilli(*since)
 		}
 		var r *waitResult
-		if r, err = wait(ctx, *brokers, *topic, *want, *pid, start, *stall); err == nil {
+		if r, err = wait(ctx, *brokers, *topic, *want, pids(*pid), start, *stall, *windowFrom, *window); err == nil {
 			err = json.NewEncoder(os.Stdout).Encode(r)
 		}
 	default:
@@ -136,7 +142,7 @@ func mainErr() int {
 }
 
 func usage() int {
-	fmt.Fprintln(os.Stderr, "usage: kafkactl recreate|count|seed|produce|wait -brokers B -topic T [-partitions N -rf R] [-committed] [-want N -value BYTES] [-want N -pid PID -since MS]")
+	fmt.Fprintln(os.Stderr, "usage: kafkactl recreate|count|seed|produce|wait -brokers B -topic T [-partitions N -rf R] [-committed] [-want N -value BYTES] [-want N -pid PID[,PID] -since MS -window-from M -window D]")
 	return 2
 }
 
@@ -300,20 +306,52 @@ type waitResult struct {
 	FullS        float64 `json:"full_s"`
 	Records      int64   `json:"records"`
 	CPUS         float64 `json:"cpu_s,omitempty"`
-	FirstCPUS    float64 `json:"first_cpu_s,omitempty"` // PID's CPU seconds at first_s
+	FirstCPUS    float64 `json:"first_cpu_s,omitempty"` // the PIDs' CPU seconds at first_s
 	RSSKB        int64   `json:"rss_kb,omitempty"`
+	// the steady-state window (-window-from, -window)
+	WindowS       float64 `json:"window_s,omitempty"`
+	WindowRecords int64   `json:"window_records,omitempty"`
+	WindowCPUS    float64 `json:"window_cpu_s,omitempty"`
 }
 
-func wait(ctx context.Context, brokers, topic string, want int64, pid int, start time.Time, stall time.Duration) (*waitResult, error) {
+// pids splits a comma-separated list of process ids.
+func pids(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+// cpuOf is the CPU seconds the processes spent so far, summed; false if
+// one of them is gone.
+func cpuOf(ps []string) (float64, bool) {
+	var sum float64
+	for _, p := range ps {
+		cpu, ok := procstat.CPU(p)
+		if !ok || !procstat.Alive(p) {
+			return 0, false
+		}
+		sum += cpu.Seconds()
+	}
+	return sum, true
+}
+
+func wait(ctx context.Context, brokers, topic string, want int64, ps []string, start time.Time, stall time.Duration,
+	windowFrom int64, window time.Duration) (*waitResult, error) {
 	c, err := newCounter(ctx, brokers, topic)
 	if err != nil {
 		return nil, err
 	}
 	defer c.src.Close()
 	r := &waitResult{FirstS: -1}
-	p := strconv.Itoa(pid)
 	var failing time.Time // since when every poll failed
 	last, grown := int64(-1), time.Now()
+	var opened time.Time // the window's start
+	var openN int64
+	var openCPU float64
+	var lastAt time.Time // the last poll that saw the processes alive, and what it saw
+	var lastN, lastRSS int64
+	var lastCPU float64
 	for {
 		n, err := c.count(ctx)
 		if err != nil {
@@ -337,28 +375,35 @@ func wait(ctx context.Context, brokers, topic string, want int64, pid int, start
 			return nil, fmt.Errorf("%d of %d records in %s, and no more for %s", n, want, topic, stall)
 		}
 		now := time.Since(start).Seconds()
+		cpu, alive := cpuOf(ps)
+		if len(ps) > 0 && !alive {
+			if !opened.IsZero() && !lastAt.IsZero() && lastAt.After(opened) {
+				// gone within the window (kcat ends at the end of the
+				// backlog): the window ends at the last poll that saw them
+				r.WindowS, r.WindowRecords, r.WindowCPUS = lastAt.Sub(opened).Seconds(), lastN-openN, lastCPU-openCPU
+				r.FullS, r.Records, r.CPUS, r.RSSKB = lastAt.Sub(start).Seconds(), lastN, lastCPU, lastRSS
+				return r, nil
+			}
+			return nil, fmt.Errorf("process %s exited with %d of %d records in %s", strings.Join(ps, ","), n, want, topic)
+		}
+		lastAt, lastN, lastCPU, lastRSS = time.Now(), n, cpu, int64(0)
+		for _, p := range ps {
+			lastRSS += procstat.PeakRSSKB(p)
+		}
 		if n > 0 && r.FirstS < 0 {
-			r.FirstS, r.FirstRecords = now, n
-			if pid > 0 {
-				cpu, _ := procstat.CPU(p)
-				r.FirstCPUS = cpu.Seconds()
-			}
+			r.FirstS, r.FirstRecords, r.FirstCPUS = now, n, cpu
 		}
-		if n >= want {
-			r.FullS, r.Records = now, n
-			if pid > 0 {
-				cpu, ok := procstat.CPU(p)
-				if !ok || !procstat.Alive(p) {
-					return nil, fmt.Errorf("process %d is gone", pid)
-				}
-				r.CPUS, r.RSSKB = cpu.Seconds(), procstat.PeakRSSKB(p)
-			}
+		if window > 0 && opened.IsZero() && n >= windowFrom {
+			opened, openN, openCPU = time.Now(), n, cpu
+		}
+		full := n >= want
+		if window > 0 && !opened.IsZero() && (full || time.Since(opened) >= window) {
+			r.WindowS, r.WindowRecords, r.WindowCPUS = time.Since(opened).Seconds(), n-openN, cpu-openCPU
+			full = true
+		}
+		if full {
+			r.FullS, r.Records, r.CPUS, r.RSSKB = now, n, cpu, lastRSS
 			return r, nil
-		}
-		if pid > 0 {
-			if !procstat.Alive(p) {
-				return nil, fmt.Errorf("process %d exited with %d of %d records in %s", pid, n, want, topic)
-			}
 		}
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {
 			return nil, fmt.Errorf("%d of %d records in %s: %w", n, want, topic, err)

@@ -37,25 +37,50 @@ func TestMedianRun(t *testing.T) {
 	}
 }
 
-// TestReportRepeatsAndBaseline writes a results folder as bench/run.sh
-// would (three catchup runs, three of the baseline, 1000 records each) and
-// checks that the report shows the medians, their range and the ratios.
-func TestReportRepeatsAndBaseline(t *testing.T) {
-	dir := t.TempDir()
-	write := writer(t, dir)
-	write("meta.env", "partitions=8\nrepeat=3\nbaseline=abc1234\nbaseline_commit=abc1234ffff\nbaseline_subject=before\ncores=2\n")
-	n := 0
-	// wall seconds: this commit 10, 8, 20 (median 10 s: 100 records/s);
-	// baseline 25, 20, 40 (median 25 s: 40 records/s)
-	for i, walls := range [][2]float64{{10, 25}, {8, 20}, {20, 40}} {
-		for j, tool := range []string{"catchup", "catchup-baseline"} {
-			n++
-			d := fmt.Sprintf("steps/%02d-100b-%s/", n, tool)
-			write(d+"step.env", fmt.Sprintf("shape=100b\ntool=%s\nround=%d\nvalue_bytes=100\nrecords=1000\nstatus=ok\n"+
-				"src_cpu_before=0\nsrc_cpu_after=1\ndst_cpu_before=0\ndst_cpu_after=1\n", tool, i+1))
-			write(d+"catchup.time", fmt.Sprintf("%.2f 0.50 0.50 %d\n", walls[j], 100*1024))
+// TestRangeRatio: a ratio is decided only when every run of one tool beat
+// every run of the other.
+func TestRangeRatio(t *testing.T) {
+	tests := []struct {
+		name        string
+		a, aLo, aHi float64
+		b, bLo, bHi float64
+		want        string
+		decided     bool
+	}{
+		{"apart, above", 120, 115, 125, 100, 95, 105, "1.20 (1.10–1.32) **decided**", true},
+		{"apart, below", 80, 78, 82, 100, 95, 105, "0.80 (0.74–0.86) **decided**", true},
+		{"overlapping", 110, 95, 125, 100, 90, 110, "1.10 (0.86–1.39) not resolved: the runs overlap", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := rangeRatio(tt.a, tt.aLo, tt.aHi, tt.b, tt.bLo, tt.bHi)
+			if got := q.String(); got != tt.want || q.decided() != tt.decided {
+				t.Errorf("rangeRatio(%v [%v–%v], %v [%v–%v]) = %q, decided %v; want %q, decided %v",
+					tt.a, tt.aLo, tt.aHi, tt.b, tt.bLo, tt.bHi, got, q.decided(), tt.want, tt.decided)
+			}
+		})
+	}
+}
+
+// fastRun writes one step of a fast copier as bench/run.sh does: COPIES
+// copies of 1000 records of 100 bytes, each WALL seconds, with perf stat's
+// task-clock of CPU milliseconds (no .perf file when cpuMS is 0: rusage).
+func fastRun(write func(path, text string), n int, shape, tool string, round, copies int, wall float64, cpuMS float64) {
+	d := fmt.Sprintf("steps/%02d-%s-%s/", n, shape, tool)
+	write(d+"step.env", fmt.Sprintf("shape=%s\ntool=%s\nround=%d\nvalue_bytes=100\nrecords=1000\nstatus=ok\n"+
+		"src_cpu_before=0\nsrc_cpu_after=1\ndst_cpu_before=0\ndst_cpu_after=1\n", shape, tool, round))
+	name := strings.TrimSuffix(tool, "-baseline")
+	for i := 1; i <= copies; i++ {
+		write(fmt.Sprintf("%s%s-%d.time", d, name, i), fmt.Sprintf("%.2f 0.40 0.40 %d\n", wall, 100*1024))
+		if cpuMS > 0 {
+			write(fmt.Sprintf("%s%s-%d.perf", d, name, i), fmt.Sprintf("# started on Thu Dec  3\n\n%.2f,msec,task-clock,1,100.00,0.4,CPUs utilized\n"+
+				"%d,ns,user_time,1,100.00,,\n%d,ns,system_time,1,100.00,,\n", cpuMS, int64(cpuMS*0.75e6), int64(cpuMS*0.25e6)))
 		}
 	}
+}
+
+func report(t *testing.T, dir string) string {
+	t.Helper()
 	r, err := load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -66,12 +91,34 @@ func TestReportRepeatsAndBaseline(t *testing.T) {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	got := b.String()
+	return b.String()
+}
+
+// TestReportRoundsAndBaseline writes a results folder as bench/run.sh
+// would (three rounds of catchup and of the baseline, each step two copies
+// of 1000 records, CPU from perf stat) and checks that the report shows
+// the medians, their ranges, the copies, perf's CPU rather than rusage's,
+// and a ratio decided only when the runs are apart.
+func TestReportRoundsAndBaseline(t *testing.T) {
+	dir := t.TempDir()
+	write := writer(t, dir)
+	write("meta.env", "partitions=8\nrepeat=3\nbaseline=abc1234\nbaseline_commit=abc1234ffff\nbaseline_subject=before\ncores=2\n")
+	n := 0
+	// seconds a copy: this commit 10, 8, 20 (2000 records a step: median
+	// 100 records/s, 50–125); baseline 25, 20, 40 (median 40, 25–50); CPU
+	// 200 ms a copy, so 2000 records of 100 bytes = 0.2 MB in 0.4 CPU-s =
+	// 0.5 MB per CPU-s for both
+	for i, walls := range [][2]float64{{10, 25}, {8, 20}, {20, 40}} {
+		for j, tool := range []string{"catchup", "catchup-baseline"} {
+			n++
+			fastRun(write, n, "100b", tool, i+1, 2, walls[j], 200)
+		}
+	}
+	got := report(t, dir)
 	for _, want := range []string{
-		"| **catchup run**, file store | 100 | median of 3: 50–125 |",
-		"| catchup run, file store — baseline abc1234 | 40 | median of 3: 25–50 |",
-		"| catchup run, file store | 2.50 | 1.00 | 1.00 | 1.00 | overlap: within this run's noise |",
-		"| 100b | catchup, run 2 |",
+		"| **catchup run**, file store | 3 × 2 copies | 100 | 50–125 | 0.0 | 0.5 | 0.5–0.5 | 2000.00 | 25% |",
+		"| catchup run, file store — baseline abc1234 | 3 × 2 copies | 40 | 25–50 |",
+		"| catchup run, file store — baseline abc1234 | 2.50 (1.00–5.00) not resolved: the runs overlap | 1.00 (1.00–1.00) not resolved: the runs overlap |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q; got:\n%s", want, got)
@@ -79,43 +126,31 @@ func TestReportRepeatsAndBaseline(t *testing.T) {
 	}
 }
 
-// TestReportRefusesRatiosAboveOne checks that a copy faster than a ceiling
-// is flagged where the ratio is and at the top of the report, and that a
-// copy below every ceiling is not.
-func TestReportRefusesRatiosAboveOne(t *testing.T) {
+// TestReportFlagsACopierAboveTheModel: a copier whose runs reach the
+// model's is flagged where the ratio is and at the top of the report, and
+// one below it is not.
+func TestReportFlagsACopierAboveTheModel(t *testing.T) {
 	tests := []struct {
 		name      string
-		fetchWall float64 // seconds for fetch-only's 1000 records; catchup takes 10
+		modelWall float64 // seconds a copy of the model's; catchup's take 10, 11, 12
 		flagged   bool
 	}{
-		{"the copy below the ceiling", 5, false},
-		{"the copy above the ceiling", 20, true},
+		{"the copy below the model", 5, false},
+		{"the copy above the model", 20, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			write := writer(t, dir)
-			write("meta.env", "partitions=8\nrepeat=1\ncores=2\n")
-			env := "shape=100b\ntool=%s\nround=1\nvalue_bytes=100\nrecords=1000\nstatus=ok\n"
-			write("steps/01-100b-fetch-only/step.env", fmt.Sprintf(env, "fetch-only"))
-			write("steps/01-100b-fetch-only/ceiling.out", fmt.Sprintf(`{"records":1000,"bytes":100000,"wall_s":%g,"cpu_s":1}`, tt.fetchWall))
-			write("steps/02-100b-catchup/step.env", fmt.Sprintf(env, "catchup"))
-			write("steps/02-100b-catchup/catchup.time", fmt.Sprintf("10.00 0.50 0.50 %d\n", 100*1024))
-			r, err := load(dir)
-			if err != nil {
-				t.Fatal(err)
+			write("meta.env", "partitions=8\nrepeat=3\ncores=2\n")
+			for i, wall := range []float64{10, 11, 12} {
+				fastRun(write, 2*i+1, "1k", "model", i+1, 1, tt.modelWall+float64(i)/10, 100)
+				fastRun(write, 2*i+2, "1k", "catchup", i+1, 1, wall, 100)
 			}
-			var b strings.Builder
-			w := bufio.NewWriter(&b)
-			r.write(w)
-			if err := w.Flush(); err != nil {
-				t.Fatal(err)
-			}
-			got := b.String()
+			got := report(t, dir)
 			marks := map[string]bool{
-				"**⚠ ABOVE 1: NOT A BOUND**": strings.Contains(got, "| 2.00 **⚠ ABOVE 1: NOT A BOUND**"),
-				"the warning at the top":     strings.Contains(got, "> **⚠ CEILING RATIOS ABOVE 1"),
-				"the target refused":         strings.Contains(got, "| 100b | 2.00 × **⚠ ABOVE 1: NOT A BOUND** | **refused**"),
+				"the flag at the ratio":  strings.Contains(got, "**⚠ NOT BELOW THE MODEL: the model is no limit here**"),
+				"the warning at the top": strings.Contains(got, "> **⚠ A COPIER'S RUNS REACH THE MODEL"),
 			}
 			for what, found := range marks {
 				if found != tt.flagged {
@@ -123,6 +158,30 @@ func TestReportRefusesRatiosAboveOne(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReportWindowAndRusage: a slow peer is read over its window (records
+// and CPU-s of the window, not of the backlog), and a fast copier without
+// perf stat's file falls back to /usr/bin/time's user+sys.
+func TestReportWindowAndRusage(t *testing.T) {
+	dir := t.TempDir()
+	write := writer(t, dir)
+	write("meta.env", "partitions=8\nrepeat=1\ncores=2\n")
+	fastRun(write, 1, "1k", "catchup", 1, 1, 10, 0)
+	write("steps/02-1k-mm1/step.env", "shape=1k\ntool=mm1\nround=1\nvalue_bytes=1000\nrecords=1000000\nstatus=ok\n")
+	write("steps/02-1k-mm1/wait.json", `{"first_s":5,"first_records":10,"full_s":30,"records":600000,"cpu_s":40,"first_cpu_s":10,"rss_kb":409600,`+
+		`"window_s":20,"window_records":400000,"window_cpu_s":10}`)
+	got := report(t, dir)
+	for _, want := range []string{
+		// 1000 records in 10 s; 0.1 MB over 0.8 CPU-s (rusage) = 0.125: "0"
+		"| **catchup run**, file store | 1 × 1 copies | 100 | one run | 0.0 | 0.1 | one run | 8000.00 | – |",
+		// 400,000 records in 20 s = 20,000/s, 20 MB/s, 400 MB over 10 CPU-s
+		"| MirrorMaker 1 | 1, window 20 s | 20,000 | one run | 20.0 | 40.0 | one run | 25.00 | – | 400 | 20.0 |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q; got:\n%s", want, got)
+		}
 	}
 }
 

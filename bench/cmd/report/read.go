@@ -3,6 +3,7 @@ package main
 // Reading a run's results: one folder per step, its env, time and JSON outputs.
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -38,6 +39,11 @@ type step struct {
 	brokerCPU  float64 // CPU seconds of both brokers during the step
 	storeReqs  int64   // catchup with DynamoDB
 	engineMS   int64   // catchup: the engine's own duration
+	copies     int     // copies of the backlog in the step (a fast copier's)
+	cpuSource  string  // "perf" (perf stat) or "rusage" (/usr/bin/time)
+	userCPU    float64 // of cpu, in user mode (perf stat); NaN unknown
+	sysCPU     float64 // of cpu, in the kernel (perf stat); NaN unknown
+	window     bool    // measured over a steady-state window (a slow peer)
 	note       string
 }
 
@@ -142,17 +148,18 @@ type waitJSON struct {
 	CPUS         float64 `json:"cpu_s"`
 	FirstCPUS    float64 `json:"first_cpu_s"`
 	RSSKB        int64   `json:"rss_kb"`
+	// the steady-state window of a slow peer
+	WindowS       float64 `json:"window_s"`
+	WindowRecords int64   `json:"window_records"`
+	WindowCPUS    float64 `json:"window_cpu_s"`
 }
 
-type selfJSON struct { // bench/cmd/ceiling and bench/cmd/profile
+type selfJSON struct { // bench/cmd/profile
 	Records int64   `json:"records"`
 	Bytes   int64   `json:"bytes"`
 	WallS   float64 `json:"wall_s"`
 	CPUS    float64 `json:"cpu_s"`
 	RSSKB   int64   `json:"rss_kb"`
-	// ceiling both: when each side was done
-	FetchWallS   float64 `json:"fetch_wall_s"`
-	ProduceWallS float64 `json:"produce_wall_s"`
 }
 
 // readCatchup reads the report of the one pipeline in a `catchup run
@@ -197,7 +204,7 @@ func readStep(dir string) (*step, error) {
 		dir = abs
 	}
 	s := &step{dir: dir, shape: env["shape"], tool: env["tool"], env: env, status: env["status"],
-		rssKB: -1, first: -1, steadyRate: math.NaN(), steadyCPU: math.NaN()}
+		rssKB: -1, first: -1, steadyRate: math.NaN(), steadyCPU: math.NaN(), userCPU: math.NaN(), sysCPU: math.NaN()}
 	s.ok = s.status == "ok"
 	s.kind, s.baseline = strings.CutSuffix(s.tool, "-baseline")
 	s.records = int64(num(env, "records"))
@@ -223,25 +230,14 @@ func readStep(dir string) (*step, error) {
 		if m := lastMatch(p("seed.out"), perfProduceRE); m != nil {
 			s.rate, s.rateSelf = atof(m[2]), true
 		}
-	case s.kind == "fetch-only" || s.kind == "produce-only" || s.kind == "fetch+produce":
-		var j selfJSON
-		if readJSON(p("ceiling.out"), &j) {
-			s.wall, s.cpu, s.rssKB = j.WallS, j.CPUS, j.RSSKB
-			s.rate = float64(j.Records) / j.WallS
-			switch s.kind {
-			case "produce-only":
-				s.rssKB = -1
-				s.note = "timed part only; the process holds the whole backlog in memory, so its RSS says nothing"
-			case "fetch+produce":
-				s.rssKB = -1
-				s.note = fmt.Sprintf("fetch-only of the backlog and produce-only of an in-memory copy of it (loaded first, not timed) at the same time, "+
-					"in one process, timed until both were done (fetch after %.1f s, produce after %.1f s); records/s is the backlog over that time. "+
-					"What fetching and producing cost together on these shared cores, without a copy's coupling; RSS says nothing, as for produce-only",
-					j.FetchWallS, j.ProduceWallS)
-			default:
-				s.note = "timed part only (no JVM, start-up is milliseconds)"
-			}
+	case s.kind == "model":
+		var j struct {
+			Records int64 `json:"records"`
 		}
+		if readJSON(p("model-1.out"), &j) && j.Records != s.records {
+			s.ok, s.status = false, fmt.Sprintf("copied %d records, want %d", j.Records, s.records)
+		}
+		s.readCopies(dir, "model")
 	case s.tool == "producer-perf":
 		t := readTime(p("perf.time"))
 		s.wall, s.cpu, s.rssKB = t.wall, t.cpu, t.rssKB
@@ -257,45 +253,35 @@ func readStep(dir string) (*step, error) {
 		}
 		s.note = "rate as the tool reports it (nMsg.sec: group join included, JVM start excluded)"
 	case s.tool == "franzcopy":
-		t := readTime(p("franzcopy.time"))
-		s.wall, s.cpu, s.rssKB = t.wall, t.cpu, t.rssKB
-		if s.wall > 0 {
-			s.rate = float64(s.records) / s.wall
-		}
+		s.readCopies(dir, "franzcopy")
 		s.note = "bench/cmd/franzcopy at franz-go's defaults (idempotent, acks=all, 1 MB batches, 10 ms linger); whole process, as for catchup"
 	case s.kind == "catchup" || s.tool == "catchup-dynamodb" || strings.HasPrefix(s.tool, "catchup-x"):
-		t := readTime(p("catchup.time"))
-		s.wall, s.cpu, s.rssKB = t.wall, t.cpu, t.rssKB
-		if j, ok := readCatchup(p("catchup.out")); ok {
+		s.readCopies(dir, "catchup")
+		if j, ok := readCatchup(p("catchup-1.out")); ok {
 			s.storeReqs, s.engineMS = j.StoreRequests, j.DurationMS
 		}
+	case s.tool == "profile" && env["profiler"] == "perf":
+		t := readTime(p("profile.time"))
+		s.wall, s.cpu, s.rssKB = t.wall, t.cpu, t.rssKB
 		if s.wall > 0 {
 			s.rate = float64(s.records) / s.wall
 		}
+		s.note = "`catchup run` under `perf record -e cpu-clock` (CPU-s and RSS include perf's own)"
 	case s.tool == "profile":
 		var j selfJSON
 		if readJSON(p("profile.out"), &j) {
 			s.wall, s.cpu, s.rssKB = j.WallS, j.CPUS, j.RSSKB
 			s.rate = float64(s.records) / j.WallS
 		}
-		s.note = "catchup's engine in bench/cmd/profile with the CPU profiler on"
+		s.note = "catchup's engine in bench/cmd/profile with the Go CPU profiler on (perf could not run here)"
 	case strings.HasPrefix(s.tool, "mm"):
 		if s.tool == "mm2-eos" {
 			s.note = "exactly.once.source.support=enabled on top of the tuned settings; the time is when the end offsets (transaction markers included) reached the backlog, " +
 				"a little before the last transaction was committed (in MirrorMaker's favour); the whole backlog was then counted by a read_committed consumer"
 		}
-		if w.FullS > 0 {
-			s.wall, s.cpu, s.rssKB = w.FullS, w.CPUS, w.RSSKB
-			s.rate = float64(s.records) / w.FullS
-		}
+		s.readWindow(w)
 	case s.tool == "kcat":
-		c, pr := readTime(p("consumer.time")), readTime(p("producer.time"))
-		if c.ok && pr.ok {
-			s.wall = max(c.wall, pr.wall)
-			s.cpu = c.cpu + pr.cpu
-			s.rssKB = c.rssKB + pr.rssKB
-			s.rate = float64(s.records) / s.wall
-		}
+		s.readWindow(w)
 		s.note = "only the values cross the pipe, each followed by the byte 0x1e (`-D '\\x1e'` on both ends): " +
 			"keys, headers, timestamps (the target's records get the producer's time) and the source partition " +
 			"(kcat -P spreads the records with librdkafka's partitioner) are not kept, a null value would arrive empty, " +
@@ -307,6 +293,102 @@ func readStep(dir string) (*step, error) {
 		}
 	}
 	return s, nil
+}
+
+// readCopies reads the copies of a fast copier's step: NAME-1, NAME-2, ...
+// each a /usr/bin/time line and, where perf ran, a perf stat file. records
+// become every copy's, wall and CPU their sums, RSS the highest.
+func (s *step) readCopies(dir, name string) {
+	times, _ := filepath.Glob(filepath.Join(dir, name+"-*.time"))
+	if len(times) == 0 {
+		return
+	}
+	s.cpuSource = "perf"
+	s.userCPU, s.sysCPU = 0, 0
+	var rss int64
+	for _, f := range times {
+		t := readTime(f)
+		if !t.ok {
+			s.ok, s.status = false, cmp.Or(s.status, "failed")+" (no time of "+filepath.Base(f)+")"
+			return
+		}
+		s.wall += t.wall
+		rss = max(rss, t.rssKB)
+		ps, ok := readPerfStat(strings.TrimSuffix(f, ".time") + ".perf")
+		if !ok {
+			s.cpuSource = "rusage"
+			s.cpu += t.cpu
+			continue
+		}
+		s.cpu += ps.task
+		s.userCPU += ps.user
+		s.sysCPU += ps.sys
+	}
+	if s.cpuSource == "rusage" {
+		s.userCPU, s.sysCPU = math.NaN(), math.NaN()
+	}
+	s.copies = len(times)
+	s.records *= int64(len(times))
+	s.rssKB = rss
+	if s.wall > 0 {
+		s.rate = float64(s.records) / s.wall
+	}
+}
+
+// perfStat is what `perf stat -x, -e task-clock,user_time,system_time`
+// counted, in seconds.
+type perfStat struct{ task, user, sys float64 }
+
+func readPerfStat(path string) (perfStat, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return perfStat{}, false
+	}
+	var ps perfStat
+	found := false
+	for line := range strings.SplitSeq(string(data), "\n") {
+		f := strings.Split(line, ",")
+		if len(f) < 3 {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			continue // "<not counted>" or "<not supported>"
+		}
+		switch {
+		case f[2] == "task-clock" && f[1] == "msec":
+			ps.task, found = v/1e3, true
+		case strings.HasPrefix(f[2], "user_time"):
+			ps.user = v / unitsPerSecond(f[1])
+		case strings.HasPrefix(f[2], "system_time"):
+			ps.sys = v / unitsPerSecond(f[1])
+		}
+	}
+	return ps, found
+}
+
+func unitsPerSecond(unit string) float64 {
+	switch unit {
+	case "msec":
+		return 1e3
+	case "usec":
+		return 1e6
+	}
+	return 1e9 // ns
+}
+
+// readWindow reads a slow peer's steady-state window (kafkactl wait
+// -window): its records over its length, and the CPU-s in it.
+func (s *step) readWindow(w waitJSON) {
+	s.cpuSource = "proc"
+	if w.WindowS <= 0 || w.WindowRecords <= 0 {
+		return
+	}
+	s.window = true
+	s.records = w.WindowRecords
+	s.wall, s.cpu, s.rssKB = w.WindowS, w.WindowCPUS, w.RSSKB
+	s.rate = float64(w.WindowRecords) / w.WindowS
+	s.steadyRate = math.NaN()
 }
 
 func atof(s string) float64 {

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -88,23 +89,82 @@ func (r *results) writeProfile(w *bufio.Writer) {
 		if s == nil || !s.ok {
 			continue
 		}
+		if s.env["profiler"] == "perf" {
+			r.writePerfProfile(w, shape, s)
+			continue
+		}
 		top, err := os.ReadFile(filepath.Join(s.dir, "top.txt"))
 		if err != nil {
 			continue
 		}
 		fmt.Fprintf(w, "## Where catchup's CPU goes (%s)\n\n", shape)
-		fmt.Fprintf(w, "The same copy as `catchup run` (pipeline.Open, Engine.Run, defaults), in `bench/cmd/profile` with Go's CPU profiler on: ")
+		fmt.Fprintf(w, "perf could not run here: the same copy as `catchup run` (pipeline.Open, Engine.Run, defaults), in `bench/cmd/profile` with Go's CPU profiler on (the kernel left out): ")
 		fmt.Fprintf(w, "%s records in %s s, %s CPU-s, peak RSS %s MiB. ", thousands(float64(s.records)), f1(s.wall), f1(s.cpu), mib(s.rssKB))
 		fmt.Fprintf(w, "`go tool pprof -top bench/out/.../bin/profile cpu.pprof` (the profile is kept in the results folder):\n\n")
-		if groups := groupProfile(filepath.Join(s.dir, "top-all.txt")); len(groups) > 0 {
-			fmt.Fprintf(w, "| flat CPU by area | share |\n|---|--:|\n")
-			for _, g := range groups {
-				fmt.Fprintf(w, "| %s | %.1f%% |\n", g.name, g.pct)
-			}
-			fmt.Fprintln(w)
-		}
+		writeGroups(w, groupSamples(pprofSamples(filepath.Join(s.dir, "top-all.txt"))))
 		fmt.Fprintf(w, "```\n%s```\n\n", trimProfile(string(top)))
 	}
+}
+
+// writePerfProfile summarises `perf report --sort dso,sym` of `catchup
+// run` under perf record: the share of each area, then the top symbols.
+func (r *results) writePerfProfile(w *bufio.Writer, shape string, s *step) {
+	samples := perfSamples(filepath.Join(s.dir, "perf-all.txt"))
+	if len(samples) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "## Where catchup's CPU goes (%s)\n\n", shape)
+	fmt.Fprintf(w, "`catchup run` at its defaults under `perf record -e cpu-clock` (user and kernel, the process's threads only; not the brokers'): ")
+	n, cpu := "?", "?"
+	if data, err := os.ReadFile(filepath.Join(s.dir, "perf-all.txt")); err == nil {
+		if m := perfSamplesRE.FindSubmatch(data); m != nil {
+			n = string(m[1])
+		}
+		if m := perfEventsRE.FindSubmatch(data); m != nil {
+			cpu = f2(atof(string(m[1])) / 1e9) // cpu-clock counts nanoseconds
+		}
+	}
+	fmt.Fprintf(w, "%s records in %s s; %s samples over %s CPU-s. `perf report --no-children --sort dso,sym`, grouped by area:\n\n",
+		thousands(float64(s.records)), f1(s.wall), n, cpu)
+	writeGroups(w, groupSamples(samples))
+	var kernel, crc, move, own float64
+	for _, x := range samples {
+		switch {
+		case x.kernel:
+			kernel += x.pct
+		case strings.Contains(strings.ToLower(x.name), "crc32"):
+			crc += x.pct
+		case strings.HasPrefix(x.name, "runtime.memmove"):
+			move += x.pct
+		case strings.HasPrefix(x.name, "github.com/kafka-catchup/catchup"):
+			own += x.pct
+		}
+	}
+	fmt.Fprintf(w, "In short: the kernel %.1f%%, CRC-32C %.1f%%, memmove %.1f%%, catchup's own code %.1f%%, the rest (Go runtime, kafka-go, franz-go's kmsg, compression) %.1f%%.\n\n",
+		kernel, crc, move, own, 100-kernel-crc-move-own)
+	fmt.Fprintf(w, "The top symbols:\n\n| share | where | symbol |\n|--:|---|---|\n")
+	for i, x := range samples {
+		if i == 15 {
+			break
+		}
+		where := "user"
+		if x.kernel {
+			where = "kernel"
+		}
+		fmt.Fprintf(w, "| %.1f%% | %s | `%s` |\n", x.pct, where, x.name)
+	}
+	fmt.Fprintln(w)
+}
+
+func writeGroups(w *bufio.Writer, groups []group) {
+	if len(groups) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "| CPU by area | share |\n|---|--:|\n")
+	for _, g := range groups {
+		fmt.Fprintf(w, "| %s | %.1f%% |\n", g.name, g.pct)
+	}
+	fmt.Fprintln(w)
 }
 
 // trimProfile drops pprof's header lines about the binary and build.
@@ -129,9 +189,9 @@ type group struct {
 
 // areas classify a function by the prefix of its name, first match wins.
 var areas = []struct{ name, prefix string }{
-	{"system calls (network reads and writes)", "syscall."},
-	{"system calls (network reads and writes)", "internal/runtime/syscall/"},
-	{"system calls (network reads and writes)", "runtime/internal/syscall."},
+	{"system calls, user side", "syscall."},
+	{"system calls, user side", "internal/runtime/syscall/"},
+	{"system calls, user side", "runtime/internal/syscall."},
 	{"garbage collector", "runtime.gc"},
 	{"garbage collector", "runtime.scanobject"},
 	{"garbage collector", "runtime.greyobject"},
@@ -148,6 +208,7 @@ var areas = []struct{ name, prefix string }{
 	{"allocation", "runtime.(*mheap)"},
 	{"allocation", "runtime.nextFreeFast"},
 	{"CRC-32C of record batches", "hash/crc32."},
+	{"CRC-32C of record batches", "crc32"},
 	{"compression (klauspost/compress: zstd, huff0, ...)", "github.com/klauspost/compress"},
 	{"kafka-go (protocol encoding and decoding)", "github.com/segmentio/kafka-go"},
 	{"franz-go kmsg (fetch response decoding in kafkago)", "github.com/twmb/franz-go"},
@@ -157,15 +218,92 @@ var areas = []struct{ name, prefix string }{
 	{"other Go standard library", ""},
 }
 
-func groupProfile(path string) []group {
+// sample is one symbol's share of a profile.
+type sample struct {
+	pct    float64
+	name   string
+	kernel bool
+}
+
+// kernelAreas classify a kernel symbol by a part of its name, first match wins.
+var kernelAreas = []struct{ name, part string }{
+	{"kernel: copying to and from sockets", "copy_user"},
+	{"kernel: copying to and from sockets", "_copy_to_iter"},
+	{"kernel: copying to and from sockets", "_copy_from_iter"},
+	{"kernel: copying to and from sockets", "rep_movs"},
+	{"kernel: copying to and from sockets", "copy_page"},
+	{"kernel: copying to and from sockets", "skb_copy"},
+	{"kernel: copying to and from sockets", "memcpy"},
+	{"kernel: scheduling, futexes, epoll", "sched"},
+	{"kernel: scheduling, futexes, epoll", "futex"},
+	{"kernel: scheduling, futexes, epoll", "wake"},
+	{"kernel: scheduling, futexes, epoll", "switch"},
+	{"kernel: scheduling, futexes, epoll", "ep_"},
+	{"kernel: scheduling, futexes, epoll", "epoll"},
+	{"kernel: scheduling, futexes, epoll", "enqueue"},
+	{"kernel: scheduling, futexes, epoll", "dequeue"},
+	{"kernel: scheduling, futexes, epoll", "update_"},
+	{"kernel: TCP/IP and loopback", "tcp"},
+	{"kernel: TCP/IP and loopback", "ip_"},
+	{"kernel: TCP/IP and loopback", "skb"},
+	{"kernel: TCP/IP and loopback", "sock"},
+	{"kernel: TCP/IP and loopback", "net"},
+	{"kernel: TCP/IP and loopback", "dev_"},
+	{"kernel: TCP/IP and loopback", "inet"},
+	{"kernel: TCP/IP and loopback", "loopback"},
+	{"kernel: page faults and memory", "page"},
+	{"kernel: page faults and memory", "fault"},
+	{"kernel: page faults and memory", "folio"},
+	{"kernel: page faults and memory", "kmem"},
+	{"kernel: page faults and memory", "alloc"},
+	{"kernel: page faults and memory", "vma"},
+	{"kernel: page faults and memory", "mm_"},
+	{"kernel: system call entry and exit", "syscall"},
+	{"kernel: system call entry and exit", "entry_"},
+	{"kernel: system call entry and exit", "exit_to_user"},
+	{"kernel: system call entry and exit", "rseq"},
+	{"kernel: other (interrupt-deferred samples, locks, ...)", ""},
+}
+
+// perfSamples reads `perf report --stdio --no-children --sort dso,sym`:
+// "  12.34%  catchup  [.] symbol" ([k] for the kernel), highest first.
+func perfSamples(path string) []sample {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil
 	}
-	sums := map[string]float64{}
+	var out []sample
+	for line := range strings.SplitSeq(string(data), "\n") {
+		m := perfLineRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		pct, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			continue
+		}
+		out = append(out, sample{pct: pct, name: strings.TrimSpace(m[4]), kernel: m[3] == "k" || strings.HasPrefix(m[2], "[kernel")})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].pct > out[j].pct })
+	return out
+}
+
+var (
+	perfSamplesRE = regexp.MustCompile(`(?m)^# Samples: (\S+)`) // "1K" as perf writes it
+	perfEventsRE  = regexp.MustCompile(`(?m)^# Event count \(approx\.\): (\d+)`)
+)
+
+var perfLineRE = regexp.MustCompile(`^\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.+)$`)
+
+// pprofSamples reads `go tool pprof -top`: flat flat% sum% cum cum% name.
+func pprofSamples(path string) []sample {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var out []sample
 	for line := range strings.SplitSeq(string(data), "\n") {
 		f := strings.Fields(line)
-		// flat flat% sum% cum cum% name...
 		if len(f) < 6 || !strings.HasSuffix(f[1], "%") || !strings.HasSuffix(f[4], "%") {
 			continue
 		}
@@ -173,10 +311,27 @@ func groupProfile(path string) []group {
 		if err != nil {
 			continue
 		}
-		name := strings.Join(f[5:], " ")
+		out = append(out, sample{pct: pct, name: strings.Join(f[5:], " ")})
+	}
+	return out
+}
+
+// groupSamples sums the shares by area, highest first.
+func groupSamples(samples []sample) []group {
+	sums := map[string]float64{}
+	for _, x := range samples {
+		if x.kernel {
+			for _, a := range kernelAreas {
+				if strings.Contains(x.name, a.part) {
+					sums[a.name] += x.pct
+					break
+				}
+			}
+			continue
+		}
 		for _, a := range areas {
-			if strings.HasPrefix(name, a.prefix) {
-				sums[a.name] += pct
+			if strings.HasPrefix(x.name, a.prefix) {
+				sums[a.name] += x.pct
 				break
 			}
 		}
@@ -187,7 +342,9 @@ func groupProfile(path string) []group {
 			out = append(out, group{n, p})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].pct > out[j].pct })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].pct > out[j].pct || out[i].pct == out[j].pct && out[i].name < out[j].name
+	})
 	return out
 }
 

@@ -19,37 +19,22 @@ func (r *results) writeTargets(w *bufio.Writer) {
 		if c == nil {
 			continue
 		}
-		if ceil, which := r.ceiling(shape); which != "" {
-			x := ratio(c.rate, ceil)
-			v := verdict(x, 0.85, false, "")
-			if strings.TrimSuffix(shape, "-rf3") != "1k" {
-				v += " (the target is for 1 KiB records)"
+		cs := r.summary(shape, "catchup")
+		if f := r.summary(shape, "franzcopy"); f != nil {
+			eq := cs.over(f, true)
+			want := 2.0
+			if strings.TrimSuffix(shape, "-rf3") == "100b" {
+				want = 1.3
 			}
-			row("throughput ≥ 0.85 × min(produce-only, fetch-only)", shape, f2(x)+" ×"+overCeiling(x), ceilingVerdict(x, v))
-			if sc := r.sharedCeiling(shape); !math.IsNaN(sc) {
-				y := ratio(c.rate, sc)
-				row("(the same against the ceiling with shared cores, 1/(1/fetch-only + 1/produce-only))", shape, f2(y)+" ×"+overCeiling(y), ceilingVerdict(y, verdict(y, 0.85, false, "")))
-			}
+			row(fmt.Sprintf("MB per CPU-s ≥ %.1f × the franz-go copier's, ranges apart", want), shape, eq.String(), decidedVerdict(eq, want))
+			tq := cs.over(f, false)
+			row("throughput ≥ the franz-go copier's", shape, tq.String(), decidedVerdict(tq, 1))
 		}
-		if b := r.okStep(shape, "fetch+produce"); b != nil {
-			y := ratio(c.rate, b.rate)
-			want := 0.9
-			if strings.TrimSuffix(shape, "-rf3") != "1k" {
-				want = 0.8
-			}
-			row(fmt.Sprintf("throughput ≥ %.1f × the true shared ceiling (fetch+produce at once)", want), shape, f2(y)+" ×"+overCeiling(y), ceilingVerdict(y, verdict(y, want, false, "")))
-		}
-		if b := r.okStep(shape, "fetch+produce"); b != nil {
-			y := ratio(c.rate, b.rate)
-			row("throughput ≥ 0.95 × the true shared ceiling", shape, f2(y)+" ×"+overCeiling(y), ceilingVerdict(y, verdict(y, 0.95, false, "")))
-		}
-		if bt := r.bestPeer(shape, func(s *step) float64 { return s.rate }); bt != nil {
-			x := ratio(c.rate, bt.rate)
-			row("throughput ≥ 2 × the best tuned peer ("+toolName(bt.tool)+")", shape, f2(x)+" ×", verdict(x, 2, false, ""))
-		}
-		if bc := r.bestPeer(shape, (*step).mbPerCPU); bc != nil {
-			x := ratio(c.mbPerCPU(), bc.mbPerCPU())
-			row("MB per CPU-s ≥ 2 × the best tuned peer ("+toolName(bc.tool)+")", shape, f2(x)+" ×", verdict(x, 2, false, ""))
+		if m := r.summary(shape, "model"); m != nil {
+			tq := cs.over(m, false)
+			eq := cs.over(m, true)
+			row("share of the model's throughput (information)", shape, againstModel(tq), "–")
+			row("share of the model's MB per CPU-s (information)", shape, againstModel(eq), "–")
 		}
 		if c.rssKB > 0 {
 			x := float64(c.rssKB) / 1024
@@ -81,19 +66,18 @@ func (r *results) writeTargets(w *bufio.Writer) {
 	fmt.Fprintln(w)
 }
 
-// tunedPeers are the peers that keep what a copy must keep (partition,
-// key, headers, timestamp), each at its best settings here: kcat, which
-// keeps values only, and MirrorMaker 2 at its defaults are not among them.
-var tunedPeers = []string{"franzcopy", "mm2-tuned", "mm2-eos", "mm1"}
-
-// bestPeer returns the median run of the tuned peer with the highest by in
-// shape, nil when none ran.
-func (r *results) bestPeer(shape string, by func(*step) float64) *step {
-	var best *step
-	for _, t := range tunedPeers {
-		if o := r.okStep(shape, t); o != nil && !math.IsNaN(by(o)) && (best == nil || by(o) > by(best)) {
-			best = o
-		}
+// decidedVerdict: met when the whole range is at or above want, missed
+// when the whole range is below it, else not resolved by this run.
+func decidedVerdict(q ratioRange, want float64) string {
+	switch {
+	case math.IsNaN(q.x):
+		return "not measured"
+	case math.IsNaN(q.lo) || q.single:
+		return "not resolved (one run on a side)"
+	case q.lo >= want:
+		return "**met**"
+	case q.hi < want:
+		return fmt.Sprintf("**missed**: %s of %s", f2(q.x), f2(want))
 	}
-	return best
+	return fmt.Sprintf("not resolved: the range %s–%s holds %s", f2(q.lo), f2(q.hi), f2(want))
 }
