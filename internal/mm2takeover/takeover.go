@@ -23,6 +23,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kafka-catchup/catchup/internal/backoff"
 	"github.com/kafka-catchup/catchup/internal/catchup"
 )
 
@@ -239,14 +240,10 @@ func show(o int64, ok bool) string {
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
+	if !backoff.Sleep(ctx, d) {
 		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
+	return nil
 }
 
 // readOffsets reads the whole offsets topic: the last position of each of
