@@ -1,7 +1,10 @@
 package kafkago_test
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -193,6 +196,46 @@ func TestNeedsCoverTheRequestsSent(t *testing.T) {
 		got := slices.Compact(slices.Sorted(slices.Values(sent[role])))
 		if diff := cmp.Diff(keyNames(neededKeys(role, true)), keyNames(got)); diff != "" {
 			t.Errorf("%s: requests, kafkago.Needs (-) vs sent (+):\n%s", role, diff)
+		}
+	}
+}
+
+// TestPermissionsDocFollowsNeeds holds docs/permissions.md's hand-written
+// tables to Needs: every request a role sends is named in a row of that
+// role in the Kafka ACL table, whose ACLs grant its operation on its
+// resource in some row of the role; and every MSK IAM action a role needs
+// is in a row of that role in the MSK table.
+func TestPermissionsDocFollowsNeeds(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "permissions.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// rows[role] holds the role's table rows, as cells, in both tables.
+	rows := map[kafkago.Role][][]string{}
+	for _, l := range strings.Split(string(doc), "\n") {
+		cells := strings.Split(strings.Trim(l, "| "), " | ")
+		if len(cells) >= 3 && (cells[0] == string(kafkago.RoleSource) || cells[0] == string(kafkago.RoleTarget)) {
+			rows[kafkago.Role(cells[0])] = append(rows[kafkago.Role(cells[0])], cells)
+		}
+	}
+	has := func(role kafkago.Role, match func(cells []string) bool) bool {
+		return slices.ContainsFunc(rows[role], match)
+	}
+	for _, n := range kafkago.Needs() {
+		api := protocol.ApiKey(n.API).String()
+		op, res, _ := strings.Cut(n.ACL, " ")
+		if !has(n.Role, func(c []string) bool { return len(c) == 4 && strings.Contains(c[3], api) }) {
+			t.Errorf("docs/permissions.md: no %s row of the Kafka ACL table names %s (%s)", n.Role, api, n.ACL)
+		}
+		if !has(n.Role, func(c []string) bool {
+			return len(c) == 4 && strings.Contains(c[2], op) && strings.Contains(c[2], strings.ToLower(res))
+		}) {
+			t.Errorf("docs/permissions.md: no %s row of the Kafka ACL table grants %s on the %s (for %s)", n.Role, op, strings.ToLower(res), api)
+		}
+		if n.IAM != "" && !has(n.Role, func(c []string) bool {
+			return len(c) == 3 && strings.Contains(c[1], "`"+strings.TrimPrefix(n.IAM, "kafka-cluster:")+"`")
+		}) {
+			t.Errorf("docs/permissions.md: no %s row of the MSK table names %s (for %s)", n.Role, n.IAM, api)
 		}
 	}
 }
