@@ -677,9 +677,17 @@ func TestCancelledRunCommitsWhatWasAcknowledged(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 40, pB: 40})
 	ctx, cancel := context.WithCancel(t.Context())
 	var n atomic.Int64
+	cancelled := make(chan struct{})
 	r.dst.produceFault = func(catchup.Partition, int64) (bool, error) {
-		if n.Add(1) == 9 {
+		switch k := n.Add(1); {
+		case k == 9:
 			cancel() // while this request is in flight: it completes, and is committed
+			close(cancelled)
+		case k > 9:
+			// Held until the cancellation: a request counted after the 9th
+			// must not let its partition copy on while the 9th's goroutine
+			// waits to be scheduled (it once copied a whole partition then).
+			<-cancelled
 		}
 		return false, nil
 	}
