@@ -83,7 +83,7 @@ $(RIE):
 .PHONY: test
 test: deps $(RIE) ## vet, the unit and kfake end-to-end suites with -race (the Lambda functions under aws-lambda-rie), each fuzz target for 4000 inputs, the deploy rehearsal, then the real-Kafka suite
 	$(GO) vet ./...
-	$(TEST_ENV) $(GO) test -race -count=1 $(HERMETIC)
+	$(TEST_ENV) $(GO) test -race -count=1 -timeout 20m $(HERMETIC)
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory test-deploy ship-check deploy-check
 	KAFKA_VERSION=$(KAFKA_VERSION) test/kafka/it.sh

@@ -120,9 +120,20 @@ func TestReplicatedFollowerStall(t *testing.T) {
 	// machine): so the produce timeout and the wait here are short (1 s +
 	// 0.5 s polled every 100 ms), well inside that, where 2 s + 1 s polled
 	// every 1 s once met it under load (the run ended done).
+	// On a loaded machine the ISR can still shrink before replication_wait
+	// runs out, and the run ends done (exact all the same, and checked):
+	// the in-doubt path is then not taken, so it is tried again, three
+	// times at most.
 	t.Run("both_followers_above_lag_in_doubt", func(t *testing.T) {
-		testFollowerStall(t, e, r, []int32{2, 3}, 9*time.Second,
-			stallRun{wait: "500ms", timeout: "1s", settle: "100ms", exact: true, inDoubt: true})
+		for try := 1; ; try++ {
+			if testFollowerStall(t, e, r, []int32{2, 3}, 9*time.Second,
+				stallRun{wait: "500ms", timeout: "1s", settle: "100ms", exact: true, inDoubt: true}) {
+				return
+			}
+			if try == 3 {
+				t.Fatalf("none of %d runs ended with a partition in_doubt: the high watermark moved within replication_wait every time", try)
+			}
+		}
 	})
 }
 
@@ -133,8 +144,9 @@ const (
 )
 
 // testFollowerStall copies while followers are stalled, as run says, and
-// counts what the target holds with a consumer of its own.
-func testFollowerStall(t *testing.T, e itEnv, r replicatedtest.Target, followers []int32, stall time.Duration, run stallRun) {
+// counts what the target holds with a consumer of its own. With
+// run.inDoubt it returns whether the first run ended in doubt (else true).
+func testFollowerStall(t *testing.T, e itEnv, r replicatedtest.Target, followers []int32, stall time.Duration, run stallRun) (inDoubt bool) {
 	ctx := testContext(t, 3*time.Minute)
 	topic := uniqueTopic("stall")
 	createTopic(ctx, t, e.source.brokers, topic, replPartitions)
@@ -217,9 +229,10 @@ func testFollowerStall(t *testing.T, e itEnv, r replicatedtest.Target, followers
 	r.WaitInSync(ctx, t, topic, replPartitions, 1)
 	status := summary(o.rep)
 	first := o
+	inDoubt = true
 	if run.inDoubt {
-		if !hasStatus(o.rep, replicate.StatusInDoubt) {
-			t.Errorf("the run ended %s (%v); want a partition in_doubt", status, o.err)
+		if inDoubt = hasStatus(o.rep, replicate.StatusInDoubt); !inDoubt {
+			t.Logf("the run ended %s (%v); want a partition in_doubt", status, o.err)
 		}
 		// The same owner, restarted: it takes its own leases back at once.
 		rep, err := pl.Engine.Run(ctx)
@@ -241,6 +254,7 @@ func testFollowerStall(t *testing.T, e itEnv, r replicatedtest.Target, followers
 	if o.err != nil {
 		t.Logf("run error: %v", o.err)
 	}
+	return inDoubt
 }
 
 // hasStatus reports whether some partition of rep ended with st.
