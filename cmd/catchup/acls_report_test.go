@@ -70,8 +70,8 @@ func TestReportShowsACLSync(t *testing.T) {
 // records are copied and the exit code stays 0 (the README's: every
 // partition done), the report carries the WARNING line naming the cluster,
 // the principal and the grant, the metrics textfile says
-// catchup_acl_sync_failed 1 for the pipeline, and the password reaches
-// none of the output.
+// catchup_acl_sync_failed 1 for the pipeline, --json gives the error in
+// acls.error, and the password reaches none of the output.
 func TestRunACLSyncFailureIsSeen(t *testing.T) {
 	const password = "acl-Pa55word-never-shown"
 	src, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, cliTopic), kfake.EnableSASL(),
@@ -123,7 +123,21 @@ pipelines:
 	if w := `catchup_acl_sync_failed{pipeline="dr"} 1`; !strings.Contains(string(prom), w) {
 		t.Errorf("metrics textfile lacks %q:\n%s", w, prom)
 	}
-	for name, out := range map[string]string{"stdout": stdout, "stderr": stderr, "the metrics textfile": string(prom)} {
+	// Again with --json: a new process syncs again, and says why in acls.error.
+	jsonOut, jsonErr := mustCLI(t, exitOK, "", "run", "-c", cfg, "--json")
+	var doc struct {
+		Pipelines []struct {
+			ACLs struct {
+				Error string `json:"error"`
+			} `json:"acls"`
+		} `json:"pipelines"`
+	}
+	if err := json.Unmarshal([]byte(jsonOut), &doc); err != nil || len(doc.Pipelines) != 1 ||
+		!strings.Contains(doc.Pipelines[0].ACLs.Error, `cluster "src" refuses DescribeAcls to User:replicator`) {
+		t.Errorf("--json (%v) does not give acls.error naming the cluster and the principal:\n%s", err, jsonOut)
+	}
+	for name, out := range map[string]string{"stdout": stdout, "stderr": stderr, "the metrics textfile": string(prom),
+		"--json's stdout": jsonOut, "--json's stderr": jsonErr} {
 		if strings.Contains(out, password) {
 			t.Errorf("the password reached %s: %s", name, out)
 		}
