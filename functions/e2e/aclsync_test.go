@@ -10,9 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore/dynamotest"
 	"github.com/kafka-catchup/catchup/internal/metrics"
@@ -32,9 +30,7 @@ func TestACLSyncFailedMetric(t *testing.T) {
 		password  = "acl-Pa55word-e2e"
 		secretARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:source-kafka-AcLsYn"
 	)
-	auth := scram.Auth{User: "replicator", Pass: password}.AsSha512Mechanism()
-	src := newCluster(t, []kgo.Opt{kgo.SASL(auth)}, kfake.SeedTopics(1, "orders"), kfake.EnableSASL(),
-		kfake.Superuser("SCRAM-SHA-512", "replicator", password))
+	src := newSCRAMCluster(t, password, kfake.SeedTopics(1, "orders"))
 	src.fake.ControlKey(int16(kmsg.DescribeACLs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
 		src.fake.KeepControl()
 		res := kreq.ResponseKind().(*kmsg.DescribeACLsResponse)

@@ -100,6 +100,32 @@ func topicACLs(t *testing.T, cl *kgo.Client) []string {
 	return out
 }
 
+// syncACLsConfig is pipeline "dr", which copies topic orders from src to
+// dst under the same name, with sync_acls.
+func syncACLsConfig(src, dst *kfake.Cluster) string {
+	return fmt.Sprintf(`pipelines:
+  - name: dr
+    source: {name: src, brokers: [%s]}
+    target: {name: dst, brokers: [%s]}
+    topics: {include: [orders]}
+    sync_acls: true
+`, src.ListenAddrs()[0], dst.ListenAddrs()[0])
+}
+
+// refuseDescribeACLs makes c answer every DescribeAcls with the error code
+// while refuse says so, and as usual otherwise.
+func refuseDescribeACLs(c *kfake.Cluster, code int16, refuse func() bool) {
+	c.ControlKey(int16(kmsg.DescribeACLs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if !refuse() {
+			return nil, nil, false
+		}
+		res := kreq.ResponseKind().(*kmsg.DescribeACLsResponse)
+		res.ErrorCode = code
+		return res, nil, true
+	})
+}
+
 // TestSyncACLs: with sync_acls, the literal ACLs of the copied source
 // topic land on its target topic by MirrorMaker 2's rules (ALLOW WRITE
 // skipped, ALLOW ALL made READ, DENY copied, host and principal kept, a
@@ -196,19 +222,8 @@ func TestSyncACLsFailureLeavesTheCopy(t *testing.T) {
 			createTopic(t, src, "orders", 1, nil)
 			createTopic(t, dst, "orders", 1, nil)
 			produceValues(t, src, "orders", 0, "a", "b")
-			src.ControlKey(int16(kmsg.DescribeACLs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-				src.KeepControl()
-				res := kreq.ResponseKind().(*kmsg.DescribeACLsResponse)
-				res.ErrorCode = tt.code
-				return res, nil, true
-			})
-			yaml := fmt.Sprintf(`pipelines:
-  - name: dr
-    source: {name: src, brokers: [%s]}
-    target: {name: dst, brokers: [%s]}
-    topics: {include: [orders]}
-    sync_acls: true
-`, src.ListenAddrs()[0], dst.ListenAddrs()[0])
+			refuseDescribeACLs(src, tt.code, func() bool { return true })
+			yaml := syncACLsConfig(src, dst)
 			rep := runPipeline(t, openPipeline(t, yaml, "dr", checkpoint.NewMemStore(nil)))
 			if got := values(t, dst, "orders", 0); !slices.Equal(got, []string{"a", "b"}) {
 				t.Errorf("orders/0 holds %v, want [a b]: the copy must not wait on ACL sync", got)
@@ -263,22 +278,8 @@ func TestACLSyncFailedMetric(t *testing.T) {
 	produceValues(t, src, "orders", 0, "a")
 	createACLs(t, adminClient(t, src), aclSpec{"orders", false, "User:alice", "*", kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow})
 	var refuse atomic.Bool
-	src.ControlKey(int16(kmsg.DescribeACLs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-		src.KeepControl()
-		if !refuse.Load() {
-			return nil, nil, false
-		}
-		res := kreq.ResponseKind().(*kmsg.DescribeACLsResponse)
-		res.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-		return res, nil, true
-	})
-	yaml := fmt.Sprintf(`pipelines:
-  - name: dr
-    source: {name: src, brokers: [%s]}
-    target: {name: dst, brokers: [%s]}
-    topics: {include: [orders]}
-    sync_acls: true
-`, src.ListenAddrs()[0], dst.ListenAddrs()[0])
+	refuseDescribeACLs(src, kerr.ClusterAuthorizationFailed.Code, refuse.Load)
+	yaml := syncACLsConfig(src, dst)
 	store := checkpoint.NewMemStore(nil)
 	exp := prom.New(nil, time.Minute)
 	// figure is the run's ACLSyncFailed ("absent" without one) and the
