@@ -90,19 +90,13 @@ func noTopicConfig(t *testing.T, e *cliEnv) string {
 	})
 }
 
-// withWindow returns the env's configuration with a window of at most n
-// records per partition and run, so that runs leave lag (and a record age
-// and retention headroom) behind until the backlog is copied.
-func withWindow(t *testing.T, e *cliEnv, n string) string {
-	t.Helper()
-	return editConfig(t, e, ".window.yaml", func(b []byte) []byte {
-		return append(b, "    window: {max_records: "+n+"}\n"...)
-	})
-}
-
 // TestEveryMetricsScrapedByPrometheus: a real Prometheus server scrapes
 // /metrics of `run --every --listen` and reads every metric of the table of
-// docs/metrics.md that is exported off Lambda, with the runs' labels.
+// docs/metrics.md that is exported off Lambda, with the runs' labels. The
+// runs copy at most one record per partition (lag, record age and headroom
+// stay); with sync_acls the first run syncs the topic ACLs and the runs
+// after it (within acl_sync_interval) do not, and catchup_acl_sync_failed
+// still reads 0 at the last scrape, many runs later.
 func TestEveryMetricsScrapedByPrometheus(t *testing.T) {
 	promtest.Tool(t, "prometheus")
 	rows, err := promtest.DocumentedMetrics("../../docs/metrics.md")
@@ -116,7 +110,10 @@ func TestEveryMetricsScrapedByPrometheus(t *testing.T) {
 		}
 	}
 	e := newCLIEnv(t)
-	addr, errOut := startEvery(t, "run", "-c", withWindow(t, e, "1"), "--every", "200ms", "--listen", "127.0.0.1:0")
+	cfg := editConfig(t, e, ".window-acls.yaml", func(b []byte) []byte {
+		return append(b, "    window: {max_records: 1}\n    sync_acls: true\n"...)
+	})
+	addr, errOut := startEvery(t, "run", "-c", cfg, "--every", "200ms", "--listen", "127.0.0.1:0")
 	srv := promtest.Prometheus(t, addr)
 
 	ctx := t.Context()
@@ -145,6 +142,8 @@ func TestEveryMetricsScrapedByPrometheus(t *testing.T) {
 		`max_over_time(catchup_retention_headroom_seconds{pipeline="` + cliPipeline + `"}[10m])`: func(v float64) bool { return v > 0 && v < 8*24*3600 },
 		`max_over_time(catchup_record_age_seconds{pipeline="` + cliPipeline + `"}[10m])`:         func(v float64) bool { return v >= 3000 },
 		`catchup_run_interval_seconds{job="catchup"}`:                                            func(v float64) bool { return v == 0.2 },
+		`max_over_time(catchup_acl_sync_failed{pipeline="` + cliPipeline + `"}[10m])`:            func(v float64) bool { return v == 0 },
+		`catchup_acl_sync_failed{pipeline="` + cliPipeline + `"}`:                                func(v float64) bool { return v == 0 },
 	} {
 		samples, err := srv.Query(ctx, expr)
 		if err != nil {

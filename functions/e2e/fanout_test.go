@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore"
@@ -44,8 +42,7 @@ func TestScheduledDispatchFansOut(t *testing.T) {
 	for name, n := range topics {
 		seeds = append(seeds, kfake.SeedTopics(n, name))
 	}
-	auth := scram.Auth{User: "replicator", Pass: password}.AsSha512Mechanism()
-	src := newCluster(t, []kgo.Opt{kgo.SASL(auth)}, append(seeds, kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "replicator", password))...)
+	src := newSCRAMCluster(t, password, seeds...)
 	src.pad = 1500 // 300 records of about 1.5 KB: 450 KB a partition, 4 MB in all
 	dst := newCluster(t, nil, seeds...)
 	for name, n := range topics {

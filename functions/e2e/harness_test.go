@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kafka-catchup/catchup/internal/awsapi"
 	"github.com/kafka-catchup/catchup/internal/catchup"
@@ -191,6 +192,15 @@ func newCluster(t *testing.T, clientOpts []kgo.Opt, opts ...kfake.Opt) *cluster 
 	}
 	t.Cleanup(cl.Close)
 	return &cluster{fake: fc, cl: cl, opts: clientOpts}
+}
+
+// newSCRAMCluster is newCluster with SASL/SCRAM-SHA-512 on, the user
+// "replicator" with password a superuser, and the test's client logged in
+// as it.
+func newSCRAMCluster(t *testing.T, password string, opts ...kfake.Opt) *cluster {
+	t.Helper()
+	auth := scram.Auth{User: "replicator", Pass: password}.AsSha512Mechanism()
+	return newCluster(t, []kgo.Opt{kgo.SASL(auth)}, append(opts, kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "replicator", password))...)
 }
 
 func (c *cluster) addr() string { return c.fake.ListenAddrs()[0] }

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kafka-catchup/catchup/internal/awsapi"
 	"github.com/kafka-catchup/catchup/internal/catchup"
@@ -47,9 +45,7 @@ func TestFirstRunOfLatestPipelines(t *testing.T) {
 		roleARN    = "arn:aws:iam::222233334444:role/catchup-dr-reader"
 	)
 	paramARN := awsapi.Parameter.ARN(partition, region, account, "catchup/e2e/latest")
-	auth := scram.Auth{User: "replicator", Pass: password}.AsSha512Mechanism()
-	src := newCluster(t, []kgo.Opt{kgo.SASL(auth)}, kfake.SeedTopics(2, "w-events", "d-events"), kfake.EnableSASL(),
-		kfake.Superuser("SCRAM-SHA-512", "replicator", password))
+	src := newSCRAMCluster(t, password, kfake.SeedTopics(2, "w-events", "d-events"))
 	dst := newCluster(t, nil, kfake.SeedTopics(2, "w-events", "d-events"))
 	ts := func(i int) time.Time { return time.UnixMilli(1_700_000_000_000 + int64(i)) }
 	src.seed(ctx, t, "w-events", 2, old, ts)

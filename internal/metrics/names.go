@@ -55,6 +55,12 @@ const (
 	// TopicConfigChanges counts the target topic configs config sync
 	// changed (create_topics) (Count).
 	TopicConfigChanges = "TopicConfigChanges"
+	// ACLSyncFailed is 1 when the invocation's topic ACL sync (sync_acls)
+	// failed, so the target's ACLs may lag its source's, and 0 when it ran
+	// and succeeded (Count); absent when ACL sync did not run this time
+	// (off, or not due: acl_sync_interval). The run's exit code is the
+	// copy's either way.
+	ACLSyncFailed = "ACLSyncFailed"
 	// BackfillLatency and BackfillRecordAge are ReplicationLatency and
 	// RecordAge of a backfill job's invocation, under names of their own:
 	// a job copies old records by design, and must not fire the alarms
@@ -86,5 +92,5 @@ var Names = []string{
 	DynamoDBRequests, LagBytes, Shards, LeasedPartitions, DeferredPartitions, BlockedPartitions, ETATicks,
 	InDoubtPartitions, Resent, ReplicationWaits, ReplicationWaited,
 	ReplicationLatency, RecordAge, RetentionHeadroom, TopicConfigChanges, GroupOffsetsSynced, GroupOffsetsSkipped,
-	BackfillLatency, BackfillRecordAge,
+	BackfillLatency, BackfillRecordAge, ACLSyncFailed,
 }

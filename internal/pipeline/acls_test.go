@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -18,7 +20,10 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
+	"github.com/kafka-catchup/catchup/internal/metrics"
+	"github.com/kafka-catchup/catchup/internal/metrics/prom"
 	"github.com/kafka-catchup/catchup/internal/replicate"
+	"github.com/kafka-catchup/catchup/internal/runmetrics"
 )
 
 // aclSpec is one ACL as the test writes and reads it with its own client.
@@ -93,6 +98,32 @@ func topicACLs(t *testing.T, cl *kgo.Client) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// syncACLsConfig is pipeline "dr", which copies topic orders from src to
+// dst under the same name, with sync_acls.
+func syncACLsConfig(src, dst *kfake.Cluster) string {
+	return fmt.Sprintf(`pipelines:
+  - name: dr
+    source: {name: src, brokers: [%s]}
+    target: {name: dst, brokers: [%s]}
+    topics: {include: [orders]}
+    sync_acls: true
+`, src.ListenAddrs()[0], dst.ListenAddrs()[0])
+}
+
+// refuseDescribeACLs makes c answer every DescribeAcls with the error code
+// while refuse says so, and as usual otherwise.
+func refuseDescribeACLs(c *kfake.Cluster, code int16, refuse func() bool) {
+	c.ControlKey(int16(kmsg.DescribeACLs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if !refuse() {
+			return nil, nil, false
+		}
+		res := kreq.ResponseKind().(*kmsg.DescribeACLsResponse)
+		res.ErrorCode = code
+		return res, nil, true
+	})
 }
 
 // TestSyncACLs: with sync_acls, the literal ACLs of the copied source
@@ -191,19 +222,8 @@ func TestSyncACLsFailureLeavesTheCopy(t *testing.T) {
 			createTopic(t, src, "orders", 1, nil)
 			createTopic(t, dst, "orders", 1, nil)
 			produceValues(t, src, "orders", 0, "a", "b")
-			src.ControlKey(int16(kmsg.DescribeACLs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-				src.KeepControl()
-				res := kreq.ResponseKind().(*kmsg.DescribeACLsResponse)
-				res.ErrorCode = tt.code
-				return res, nil, true
-			})
-			yaml := fmt.Sprintf(`pipelines:
-  - name: dr
-    source: {name: src, brokers: [%s]}
-    target: {name: dst, brokers: [%s]}
-    topics: {include: [orders]}
-    sync_acls: true
-`, src.ListenAddrs()[0], dst.ListenAddrs()[0])
+			refuseDescribeACLs(src, tt.code, func() bool { return true })
+			yaml := syncACLsConfig(src, dst)
 			rep := runPipeline(t, openPipeline(t, yaml, "dr", checkpoint.NewMemStore(nil)))
 			if got := values(t, dst, "orders", 0); !slices.Equal(got, []string{"a", "b"}) {
 				t.Errorf("orders/0 holds %v, want [a b]: the copy must not wait on ACL sync", got)
@@ -244,4 +264,63 @@ func TestTargetACLRules(t *testing.T) {
 			t.Errorf("TargetACL(%+v) = %+v, %q; want operation %q on src.orders, reason %q", tt.in, got, why, tt.wantOp, tt.why)
 		}
 	}
+}
+
+// TestACLSyncFailedMetric: the ACLSyncFailed figure of a run
+// (runmetrics.Run, the EMF line on Lambda) and catchup_acl_sync_failed
+// (the Prometheus exporter) say 1 after a sync the source refused, 0 after
+// one that succeeded; a run in which the sync was not due has no figure,
+// and the gauge keeps the last sync's value meanwhile.
+func TestACLSyncFailedMetric(t *testing.T) {
+	src, dst := startCluster(t), startCluster(t)
+	createTopic(t, src, "orders", 1, nil)
+	createTopic(t, dst, "orders", 1, nil)
+	produceValues(t, src, "orders", 0, "a")
+	createACLs(t, adminClient(t, src), aclSpec{"orders", false, "User:alice", "*", kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow})
+	var refuse atomic.Bool
+	refuseDescribeACLs(src, kerr.ClusterAuthorizationFailed.Code, refuse.Load)
+	yaml := syncACLsConfig(src, dst)
+	store := checkpoint.NewMemStore(nil)
+	exp := prom.New(nil, time.Minute)
+	// figure is the run's ACLSyncFailed ("absent" without one) and the
+	// exporter's gauge after observing it ("absent" without one).
+	figure := func(rep *replicate.Report) (run, gauge string) {
+		t.Helper()
+		run, gauge = "absent", "absent"
+		for _, v := range runmetrics.Run(rep, 0, false) {
+			if v.Name == metrics.ACLSyncFailed {
+				run = fmt.Sprintf("%d %s", v.Value, v.Unit)
+			}
+		}
+		if err := exp.Observe(rep); err != nil {
+			t.Fatal(err)
+		}
+		fams, err := exp.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fams {
+			if f.GetName() == "catchup_acl_sync_failed" {
+				for _, m := range f.GetMetric() {
+					gauge = fmt.Sprint(m.GetGauge().GetValue())
+				}
+			}
+		}
+		return run, gauge
+	}
+	check := func(step string, rep *replicate.Report, wantRun, wantGauge string) {
+		t.Helper()
+		if run, gauge := figure(rep); run != wantRun || gauge != wantGauge {
+			t.Errorf("%s: ACLSyncFailed %s, catchup_acl_sync_failed %s; want %s, %s (ACL sync: %+v)", step, run, gauge, wantRun, wantGauge, rep.ACLs)
+		}
+	}
+
+	refuse.Store(true)
+	p := openPipeline(t, yaml, "dr", store)
+	check("a refused sync", runPipeline(t, p), "1 Count", "1")
+	// The same engine within acl_sync_interval (10m): no sync, no figure;
+	// the gauge still says the target's ACLs were not synced.
+	check("a run with no sync due", runPipeline(t, p), "absent", "1")
+	refuse.Store(false)
+	check("a sync that succeeded", runPipeline(t, openPipeline(t, yaml, "dr", store)), "0 Count", "0")
 }

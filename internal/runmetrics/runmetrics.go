@@ -73,16 +73,36 @@ func Copy(rep *replicate.Report, byTopic bool) map[string][]metrics.Value {
 
 // Run returns the figures of rep that belong to the whole pipeline: its
 // checkpoint store requests (storeRequests: the DynamoDB requests on
-// Lambda), the re-sent produces, the replication waits, the config changes
-// and the time figures it has (Times; job as there).
+// Lambda), the re-sent produces, the replication waits, the config changes,
+// whether ACL sync failed (ACLSync) and the time figures it has (Times;
+// job as there).
 func Run(rep *replicate.Report, storeRequests int64, job bool) []metrics.Value {
-	return append([]metrics.Value{
+	out := []metrics.Value{
 		{Name: metrics.DynamoDBRequests, Unit: metrics.Count, Value: storeRequests},
 		{Name: metrics.Resent, Unit: metrics.Count, Value: rep.Resent},
 		{Name: metrics.ReplicationWaits, Unit: metrics.Count, Value: rep.ReplicationWaits},
 		{Name: metrics.ReplicationWaited, Unit: metrics.Milliseconds, Value: rep.ReplicationWaited.Milliseconds()},
 		{Name: metrics.TopicConfigChanges, Unit: metrics.Count, Value: int64(len(rep.ConfigChanges))},
-	}, Times(rep, job)...)
+	}
+	if v, ok := ACLSync(rep); ok {
+		out = append(out, v)
+	}
+	return append(out, Times(rep, job)...)
+}
+
+// ACLSync returns ACLSyncFailed of rep: 1 when its topic ACL sync failed,
+// 0 when it succeeded; ok is false when ACL sync did not run in rep (off,
+// or not due), which is no news of the target's ACLs either way, so the
+// figure is absent rather than 0.
+func ACLSync(rep *replicate.Report) (v metrics.Value, ok bool) {
+	if rep.ACLs == nil {
+		return metrics.Value{}, false
+	}
+	v = metrics.Value{Name: metrics.ACLSyncFailed, Unit: metrics.Count}
+	if rep.ACLs.Error != "" {
+		v.Value = 1
+	}
+	return v, true
 }
 
 // Times returns the time figures of rep that it has, in whole seconds:

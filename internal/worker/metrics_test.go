@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"time"
 
@@ -89,6 +90,42 @@ func TestMetricsOfABackfillJob(t *testing.T) {
 			if names[n] {
 				t.Errorf("job %v: %s written", job, n)
 			}
+		}
+	}
+}
+
+// TestMetricsOfACLSync: an invocation whose topic ACL sync failed writes
+// ACLSyncFailed 1, one whose sync succeeded 0, both on the line of the
+// pipeline and service dimensions the alarm reads; one that did not sync
+// writes none.
+func TestMetricsOfACLSync(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		acls *replicate.ACLSync
+		want string
+	}{
+		{"failed", &replicate.ACLSync{Error: `cluster "src" refuses DescribeAcls`}, "1 Count"},
+		{"succeeded", &replicate.ACLSync{Present: 2}, "0 Count"},
+		{"not run", nil, "absent"},
+	} {
+		var out bytes.Buffer
+		h := &Handler{o: Options{Metrics: metrics.New(&out, "catchup", nil), Service: "s"}}
+		h.emit(t.Context(), "p", false, &replicate.Report{Pipeline: "p", ACLs: tc.acls}, 0)
+		docs, err := emftest.Lines(out.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := "absent"
+		for _, d := range docs {
+			if v, ok := d.Values[metrics.ACLSyncFailed]; ok {
+				got = fmt.Sprintf("%v %s", v, d.Units[metrics.ACLSyncFailed])
+				if d.Members[metrics.DimService] != "s" || d.Members[metrics.DimPipeline] != "p" {
+					t.Errorf("%s: ACLSyncFailed written with %v, want service s and pipeline p", tc.name, d.Members)
+				}
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s: ACLSyncFailed %s, want %s", tc.name, got, tc.want)
 		}
 	}
 }

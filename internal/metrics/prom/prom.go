@@ -69,7 +69,8 @@ func Exported(name string) (Kind, bool) {
 		metrics.ReplicationWaited, metrics.TopicConfigChanges, metrics.GroupOffsetsSynced, metrics.GroupOffsetsSkipped:
 		return Counter, true
 	case metrics.Gaps, metrics.FailedPartitions, metrics.LeasedPartitions, metrics.InDoubtPartitions,
-		metrics.LagRecords, metrics.ReplicationLatency, metrics.RecordAge, metrics.RetentionHeadroom:
+		metrics.LagRecords, metrics.ReplicationLatency, metrics.RecordAge, metrics.RetentionHeadroom,
+		metrics.ACLSyncFailed:
 		return Gauge, true
 	}
 	return "", false
@@ -194,12 +195,16 @@ func (e *Exporter) Handler() http.Handler {
 // of the pipeline (group sync counts), and the run's result: a success
 // when no partition failed, was fenced or is in doubt. Gauges of the
 // pipeline that rep does not have (no record age when nothing is left) are
-// removed, so that an alert never reads a stale one.
+// removed, so that an alert never reads a stale one; but for
+// ACLSyncFailed, which holds the last ACL sync's result until the next
+// sync: a run in which ACL sync was not due (acl_sync_interval) leaves
+// the target's ACLs as that sync left them.
 func (e *Exporter) Observe(rep *replicate.Report, extra ...metrics.Value) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, v := range e.vecs {
-		if v.gauge != nil {
+	_, synced := runmetrics.ACLSync(rep)
+	for name, v := range e.vecs {
+		if v.gauge != nil && (synced || name != metrics.ACLSyncFailed) {
 			v.gauge.DeletePartialMatch(prometheus.Labels{LabelPipeline: rep.Pipeline})
 		}
 	}

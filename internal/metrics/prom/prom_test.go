@@ -35,6 +35,7 @@ func TestName(t *testing.T) {
 		{metrics.RetentionHeadroom, metrics.Seconds, prom.Gauge, "catchup_retention_headroom_seconds"},
 		{metrics.LagBytes, metrics.Bytes, prom.Gauge, "catchup_lag_bytes"},
 		{metrics.ETATicks, metrics.Count, prom.Gauge, "catchup_eta_ticks"},
+		{metrics.ACLSyncFailed, metrics.Count, prom.Gauge, "catchup_acl_sync_failed"},
 	} {
 		if got := prom.Name(tc.emf, tc.unit, tc.kind); got != tc.want {
 			t.Errorf("Name(%s, %s, %s) = %s, want %s", tc.emf, tc.unit, tc.kind, got, tc.want)
@@ -44,11 +45,12 @@ func TestName(t *testing.T) {
 
 // fullReport is a report of pipeline "p" with every figure of a run: a
 // done, a partial (lag, record age, headroom), a failed and an in-doubt
-// partition.
+// partition, and an ACL sync that failed.
 func fullReport(now time.Time) *replicate.Report {
 	part := func(topic string, n int32) catchup.Partition { return catchup.Partition{Topic: topic, Partition: n} }
 	return &replicate.Report{Pipeline: "p", Now: now, Duration: 3 * time.Second, Resent: 2, StoreRequests: 9,
 		ReplicationWaits: 1, ReplicationWaited: 1500 * time.Millisecond,
+		ACLs: &replicate.ACLSync{Error: `cluster "src" refuses DescribeAcls`},
 		Partitions: []replicate.Result{
 			{Partition: part("a", 0), From: 0, To: 10, End: 10, Next: 10, Copied: 10, Bytes: 100, Newest: now.Add(-time.Minute), Status: replicate.StatusDone},
 			{Partition: part("a", 1), From: 0, To: 5, End: 20, Next: 5, Copied: 5, Bytes: 50, Newest: now.Add(-time.Minute),
@@ -90,7 +92,8 @@ func value(fam *dto.MetricFamily, labels map[string]string) (float64, bool) {
 
 // TestObserve: counters add up the runs, gauges hold the last run's, and a
 // time figure the last run does not have (nothing left: no record age) is
-// gone rather than stale.
+// gone rather than stale; catchup_acl_sync_failed holds the last ACL
+// sync's result through runs that did not sync, until one that did.
 func TestObserve(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	e := prom.New(func() time.Time { return now }, time.Minute)
@@ -118,6 +121,7 @@ func TestObserve(t *testing.T) {
 		{"catchup_runs_total", map[string]string{"pipeline": "p", "result": "failure"}, 2},
 		{"catchup_last_run_timestamp_seconds", p, float64(now.Unix())},
 		{"catchup_run_interval_seconds", map[string]string{}, 60},
+		{"catchup_acl_sync_failed", p, 1},
 	} {
 		fam := fams[c.name]
 		if fam == nil {
@@ -144,6 +148,16 @@ func TestObserve(t *testing.T) {
 	}
 	if v, _ := value(fams["catchup_last_success_timestamp_seconds"], p); v != float64(now.Unix()) {
 		t.Errorf("catchup_last_success_timestamp_seconds = %v after a successful run, want %d", v, now.Unix())
+	}
+	if v, ok := value(fams["catchup_acl_sync_failed"], p); !ok || v != 1 {
+		t.Errorf("catchup_acl_sync_failed = %v (found %v) after a run with no ACL sync; want 1, the last sync's", v, ok)
+	}
+	done.ACLs = &replicate.ACLSync{Present: 1}
+	if err := e.Observe(done); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := value(gather(t, e)["catchup_acl_sync_failed"], p); !ok || v != 0 {
+		t.Errorf("catchup_acl_sync_failed = %v (found %v) after an ACL sync that succeeded; want 0", v, ok)
 	}
 }
 
