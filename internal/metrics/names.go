@@ -61,6 +61,12 @@ const (
 	// (off, or not due: acl_sync_interval). The run's exit code is the
 	// copy's either way.
 	ACLSyncFailed = "ACLSyncFailed"
+	// TopicConfigSyncFailed is ACLSyncFailed for the topic config sync of
+	// create_topics: 1 when the invocation's sync failed, so the target's
+	// topic configs may lag its source's, 0 when it ran and succeeded
+	// (Count); absent when it did not run (off, or not due:
+	// config_sync_interval after one that succeeded).
+	TopicConfigSyncFailed = "TopicConfigSyncFailed"
 	// BackfillLatency and BackfillRecordAge are ReplicationLatency and
 	// RecordAge of a backfill job's invocation, under names of their own:
 	// a job copies old records by design, and must not fire the alarms
@@ -92,5 +98,5 @@ var Names = []string{
 	DynamoDBRequests, LagBytes, Shards, LeasedPartitions, DeferredPartitions, BlockedPartitions, ETATicks,
 	InDoubtPartitions, Resent, ReplicationWaits, ReplicationWaited,
 	ReplicationLatency, RecordAge, RetentionHeadroom, TopicConfigChanges, GroupOffsetsSynced, GroupOffsetsSkipped,
-	BackfillLatency, BackfillRecordAge, ACLSyncFailed,
+	BackfillLatency, BackfillRecordAge, ACLSyncFailed, TopicConfigSyncFailed,
 }

@@ -281,14 +281,28 @@ func TestACLSyncFailedMetric(t *testing.T) {
 	refuseDescribeACLs(src, kerr.ClusterAuthorizationFailed.Code, refuse.Load)
 	yaml := syncACLsConfig(src, dst)
 	store := checkpoint.NewMemStore(nil)
+	check := syncFigureCheck(t, metrics.ACLSyncFailed, "catchup_acl_sync_failed")
+	refuse.Store(true)
+	p := openPipeline(t, yaml, "dr", store)
+	check("a refused sync", runPipeline(t, p), "1 Count", "1")
+	// The same engine within acl_sync_interval (10m): no sync, no figure;
+	// the gauge still says the target's ACLs were not synced.
+	check("a run with no sync due", runPipeline(t, p), "absent", "1")
+	refuse.Store(false)
+	check("a sync that succeeded", runPipeline(t, openPipeline(t, yaml, "dr", store)), "0 Count", "0")
+}
+
+// syncFigureCheck returns check, which holds a run's sync figure emf
+// (runmetrics.Run, the EMF line on Lambda) and the Prometheus gauge prom
+// (one exporter observing every run checked) to want ("absent" when there
+// is none, else "1 Count" and "1").
+func syncFigureCheck(t *testing.T, emf, promName string) (check func(step string, rep *replicate.Report, wantRun, wantGauge string)) {
 	exp := prom.New(nil, time.Minute)
-	// figure is the run's ACLSyncFailed ("absent" without one) and the
-	// exporter's gauge after observing it ("absent" without one).
-	figure := func(rep *replicate.Report) (run, gauge string) {
+	return func(step string, rep *replicate.Report, wantRun, wantGauge string) {
 		t.Helper()
-		run, gauge = "absent", "absent"
+		run, gauge := "absent", "absent"
 		for _, v := range runmetrics.Run(rep, 0, false) {
-			if v.Name == metrics.ACLSyncFailed {
+			if v.Name == emf {
 				run = fmt.Sprintf("%d %s", v.Value, v.Unit)
 			}
 		}
@@ -300,27 +314,15 @@ func TestACLSyncFailedMetric(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, f := range fams {
-			if f.GetName() == "catchup_acl_sync_failed" {
+			if f.GetName() == promName {
 				for _, m := range f.GetMetric() {
 					gauge = fmt.Sprint(m.GetGauge().GetValue())
 				}
 			}
 		}
-		return run, gauge
-	}
-	check := func(step string, rep *replicate.Report, wantRun, wantGauge string) {
-		t.Helper()
-		if run, gauge := figure(rep); run != wantRun || gauge != wantGauge {
-			t.Errorf("%s: ACLSyncFailed %s, catchup_acl_sync_failed %s; want %s, %s (ACL sync: %+v)", step, run, gauge, wantRun, wantGauge, rep.ACLs)
+		if run != wantRun || gauge != wantGauge {
+			t.Errorf("%s: %s %s, %s %s; want %s, %s (ACL sync: %+v, config sync ran %v: %q)", step, emf, run, promName, gauge,
+				wantRun, wantGauge, rep.ACLs, rep.ConfigSynced, rep.ConfigSyncError)
 		}
 	}
-
-	refuse.Store(true)
-	p := openPipeline(t, yaml, "dr", store)
-	check("a refused sync", runPipeline(t, p), "1 Count", "1")
-	// The same engine within acl_sync_interval (10m): no sync, no figure;
-	// the gauge still says the target's ACLs were not synced.
-	check("a run with no sync due", runPipeline(t, p), "absent", "1")
-	refuse.Store(false)
-	check("a sync that succeeded", runPipeline(t, openPipeline(t, yaml, "dr", store)), "0 Count", "0")
 }

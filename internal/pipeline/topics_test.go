@@ -1,21 +1,26 @@
 package pipeline_test
 
-// Topic creation on the target and loop prevention between two clusters,
+// Topic creation and config sync on the target, and loop prevention between two clusters,
 // through the whole stack on in-process kfake clusters. (TestMain is in
 // lease_test.go.)
 
 import (
 	"fmt"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/metrics"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
@@ -234,4 +239,53 @@ func TestLoopPreventionSkipsRecordsThatCameFromTheTarget(t *testing.T) {
 	if got, want := values(t, b, "events", 0), []string{"b1", "b2", "a1", "a2", "a3", "a4"}; !slices.Equal(got, want) {
 		t.Errorf("cluster b holds %v, want %v", got, want)
 	}
+}
+
+// TestTopicConfigSyncFailedMetric: with create_topics, a topic config sync
+// the target refuses (IncrementalAlterConfigs) lets the run copy and says
+// so in the report, in TopicConfigSyncFailed 1 and in
+// catchup_topic_config_sync_failed 1; the next run tries again at once and
+// says 0 once the target accepts; a run within config_sync_interval after
+// that has no figure, and the gauge keeps the 0.
+func TestTopicConfigSyncFailedMetric(t *testing.T) {
+	src, dst := startCluster(t), startCluster(t)
+	createTopic(t, src, "orders", 1, map[string]string{"retention.ms": "3600000"})
+	createTopic(t, dst, "orders", 1, nil)
+	produceValues(t, src, "orders", 0, "a")
+	var refuse atomic.Bool
+	dst.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		dst.KeepControl()
+		if !refuse.Load() {
+			return nil, nil, false
+		}
+		req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
+		res := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+		for _, r := range req.Resources {
+			rr := kmsg.NewIncrementalAlterConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName, rr.ErrorCode = r.ResourceType, r.ResourceName, kerr.TopicAuthorizationFailed.Code
+			res.Resources = append(res.Resources, rr)
+		}
+		return res, nil, true
+	})
+	p := openPipeline(t, fmt.Sprintf(`pipelines:
+  - name: dr
+    source: {name: src, brokers: [%s]}
+    target: {name: dst, brokers: [%s]}
+    topics: {include: [orders]}
+    create_topics: true
+`, src.ListenAddrs()[0], dst.ListenAddrs()[0]), "dr", checkpoint.NewMemStore(nil))
+	check := syncFigureCheck(t, metrics.TopicConfigSyncFailed, "catchup_topic_config_sync_failed")
+
+	refuse.Store(true)
+	rep := runPipeline(t, p)
+	check("a refused sync", rep, "1 Count", "1")
+	if w := `alter configs [message.timestamp.type retention.ms] of topic orders in cluster "dst"`; !strings.Contains(rep.ConfigSyncError, w) {
+		t.Errorf("config sync error %q does not say %q", rep.ConfigSyncError, w)
+	}
+	if got := values(t, dst, "orders", 0); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("orders/0 holds %v, want [a]: the copy must not wait on config sync", got)
+	}
+	refuse.Store(false)
+	check("the next run's sync, accepted", runPipeline(t, p), "0 Count", "0")
+	check("a run with no sync due", runPipeline(t, p), "absent", "0")
 }

@@ -34,27 +34,28 @@ type ConfigChange struct {
 // topic's explicit configs that copiedConfig lists, adjusted as targetConfigs
 // does. A config set on the target and not on the source is left alone, and
 // nothing is ever removed. It runs at most once per ConfigSyncInterval per
-// Engine, and returns the changes made.
-func (e *Engine) syncConfigs(ctx context.Context, from map[string]string) ([]ConfigChange, error) {
+// Engine after one that succeeded (a failed one is tried again on the next
+// run), and returns the changes made and whether it ran.
+func (e *Engine) syncConfigs(ctx context.Context, from map[string]string) (changes []ConfigChange, ran bool, err error) {
 	syncer, ok := e.o.Target.(TopicConfigSyncer)
 	describer, ok2 := e.o.Source.(TopicDescriber)
 	if !ok || !ok2 || len(from) == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
 	now := e.o.Now()
 	e.mu.Lock()
 	due := e.lastConfigSync.IsZero() || now.Sub(e.lastConfigSync) >= e.o.ConfigSyncInterval
 	e.mu.Unlock()
 	if !due {
-		return nil, nil
+		return nil, false, nil
 	}
-	changes, err := e.syncConfigsNow(ctx, syncer, describer, from)
+	changes, err = e.syncConfigsNow(ctx, syncer, describer, from)
 	if err == nil {
 		e.mu.Lock()
-		e.lastConfigSync = now // a failed sync is tried again on the next run
+		e.lastConfigSync = now
 		e.mu.Unlock()
 	}
-	return changes, err
+	return changes, true, err
 }
 
 // syncConfigsNow is syncConfigs without the interval.

@@ -343,7 +343,8 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	copyCtx, cancel := e.copyContext(ctx)
 	defer cancel()
 
-	rep := &Report{Pipeline: e.o.Pipeline, Partitions: make([]Result, len(marks)), ConfigChanges: tc.configChanges, ACLs: tc.acls}
+	rep := &Report{Pipeline: e.o.Pipeline, Partitions: make([]Result, len(marks)), ConfigChanges: tc.configChanges,
+		ConfigSynced: tc.configSynced, ConfigSyncError: tc.configError, ACLs: tc.acls}
 	rs, _ := e.o.Target.(resentCounter)
 	var resent0 int64
 	if rs != nil {

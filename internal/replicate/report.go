@@ -62,6 +62,11 @@ type Report struct {
 	// ConfigChanges are the topic configs config sync changed on the target
 	// before copying (Options.CreateTopics).
 	ConfigChanges []ConfigChange
+	// ConfigSynced is whether config sync ran in this run (CreateTopics,
+	// and due: ConfigSyncInterval after the last that succeeded), and
+	// ConfigSyncError why it failed, "" when it did not; the copy goes on.
+	ConfigSynced    bool
+	ConfigSyncError string
 	// ACLs is what ACL sync did before copying (Options.SyncACLs); nil when
 	// it did not run.
 	ACLs *ACLSync

@@ -209,6 +209,8 @@ func covers(have, need map[string]int) bool {
 type targetCheck struct {
 	bad           map[string]error // by source topic: the target topic is missing or short
 	configChanges []ConfigChange
+	configSynced  bool
+	configError   string
 	acls          *ACLSync
 }
 
@@ -218,8 +220,8 @@ type targetCheck struct {
 // copied configs (syncConfigs), and with SyncACLs gives the target topics
 // their source topics' ACLs (syncACLs). A topic that is still missing or short is a
 // problem of that topic alone: it is returned by source topic, and the other
-// topics are copied. A config or ACL sync that fails is logged and the
-// run goes on. The error is for the run as a whole (the target unreachable, two
+// topics are copied. A config or ACL sync that fails is logged, goes in
+// the result, and the run goes on. The error is for the run as a whole (the target unreachable, two
 // topics onto one).
 func (e *Engine) checkTarget(ctx context.Context, parts []catchup.Partition) (targetCheck, error) {
 	need := map[string]int{} // target topic → partitions needed
@@ -287,11 +289,12 @@ func (e *Engine) checkTarget(ctx context.Context, parts []catchup.Partition) (ta
 	}
 	tc.acls = e.syncACLs(ctx, usable)
 	if e.o.CreateTopics {
-		changes, err := e.syncConfigs(ctx, usable)
+		changes, ran, err := e.syncConfigs(ctx, usable)
 		if err != nil {
 			e.o.Log.WarnContext(ctx, "topic configs not synced", "pipeline", e.o.Pipeline, "error", err)
+			tc.configError = err.Error()
 		}
-		tc.configChanges = changes
+		tc.configChanges, tc.configSynced = changes, ran
 	}
 	return tc, nil
 }

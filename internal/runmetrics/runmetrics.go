@@ -74,8 +74,8 @@ func Copy(rep *replicate.Report, byTopic bool) map[string][]metrics.Value {
 // Run returns the figures of rep that belong to the whole pipeline: its
 // checkpoint store requests (storeRequests: the DynamoDB requests on
 // Lambda), the re-sent produces, the replication waits, the config changes,
-// whether ACL sync failed (ACLSync) and the time figures it has (Times;
-// job as there).
+// whether ACL and config sync failed (Syncs) and the time figures it has
+// (Times; job as there).
 func Run(rep *replicate.Report, storeRequests int64, job bool) []metrics.Value {
 	out := []metrics.Value{
 		{Name: metrics.DynamoDBRequests, Unit: metrics.Count, Value: storeRequests},
@@ -84,25 +84,39 @@ func Run(rep *replicate.Report, storeRequests int64, job bool) []metrics.Value {
 		{Name: metrics.ReplicationWaited, Unit: metrics.Milliseconds, Value: rep.ReplicationWaited.Milliseconds()},
 		{Name: metrics.TopicConfigChanges, Unit: metrics.Count, Value: int64(len(rep.ConfigChanges))},
 	}
-	if v, ok := ACLSync(rep); ok {
-		out = append(out, v)
-	}
+	synced, _ := Syncs(rep)
+	out = append(out, synced...)
 	return append(out, Times(rep, job)...)
 }
 
-// ACLSync returns ACLSyncFailed of rep: 1 when its topic ACL sync failed,
-// 0 when it succeeded; ok is false when ACL sync did not run in rep (off,
-// or not due), which is no news of the target's ACLs either way, so the
-// figure is absent rather than 0.
-func ACLSync(rep *replicate.Report) (v metrics.Value, ok bool) {
-	if rep.ACLs == nil {
-		return metrics.Value{}, false
+// Syncs returns the figures of the syncs rep ran, ACLSyncFailed (topic
+// ACL sync) and TopicConfigSyncFailed (topic config sync): 1 when the
+// sync failed, 0 when it succeeded; and the names of those it did not run
+// (off, or not due), which is no news of the target either way, so their
+// figures are absent rather than 0.
+func Syncs(rep *replicate.Report) (synced []metrics.Value, notRun []string) {
+	var aclErr string
+	if rep.ACLs != nil {
+		aclErr = rep.ACLs.Error
 	}
-	v = metrics.Value{Name: metrics.ACLSyncFailed, Unit: metrics.Count}
-	if rep.ACLs.Error != "" {
-		v.Value = 1
+	for _, s := range []struct {
+		name, err string
+		ran       bool
+	}{
+		{metrics.ACLSyncFailed, aclErr, rep.ACLs != nil},
+		{metrics.TopicConfigSyncFailed, rep.ConfigSyncError, rep.ConfigSynced},
+	} {
+		if !s.ran {
+			notRun = append(notRun, s.name)
+			continue
+		}
+		v := metrics.Value{Name: s.name, Unit: metrics.Count}
+		if s.err != "" {
+			v.Value = 1
+		}
+		synced = append(synced, v)
 	}
-	return v, true
+	return synced, notRun
 }
 
 // Times returns the time figures of rep that it has, in whole seconds:

@@ -94,38 +94,42 @@ func TestMetricsOfABackfillJob(t *testing.T) {
 	}
 }
 
-// TestMetricsOfACLSync: an invocation whose topic ACL sync failed writes
-// ACLSyncFailed 1, one whose sync succeeded 0, both on the line of the
-// pipeline and service dimensions the alarm reads; one that did not sync
-// writes none.
-func TestMetricsOfACLSync(t *testing.T) {
+// TestMetricsOfSyncs: an invocation whose topic ACL sync or topic config
+// sync failed writes ACLSyncFailed or TopicConfigSyncFailed 1, one whose
+// sync succeeded 0, both on the line of the pipeline and service
+// dimensions the alarms read; one that did not sync writes none.
+func TestMetricsOfSyncs(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		acls *replicate.ACLSync
-		want string
+		name, figure string
+		rep          replicate.Report
+		want         string
 	}{
-		{"failed", &replicate.ACLSync{Error: `cluster "src" refuses DescribeAcls`}, "1 Count"},
-		{"succeeded", &replicate.ACLSync{Present: 2}, "0 Count"},
-		{"not run", nil, "absent"},
+		{"ACLs failed", metrics.ACLSyncFailed, replicate.Report{ACLs: &replicate.ACLSync{Error: `cluster "src" refuses DescribeAcls`}}, "1 Count"},
+		{"ACLs succeeded", metrics.ACLSyncFailed, replicate.Report{ACLs: &replicate.ACLSync{Present: 2}}, "0 Count"},
+		{"ACLs not run", metrics.ACLSyncFailed, replicate.Report{}, "absent"},
+		{"configs failed", metrics.TopicConfigSyncFailed, replicate.Report{ConfigSynced: true, ConfigSyncError: "alter target topic configs: refused"}, "1 Count"},
+		{"configs succeeded", metrics.TopicConfigSyncFailed, replicate.Report{ConfigSynced: true}, "0 Count"},
+		{"configs not run", metrics.TopicConfigSyncFailed, replicate.Report{}, "absent"},
 	} {
 		var out bytes.Buffer
 		h := &Handler{o: Options{Metrics: metrics.New(&out, "catchup", nil), Service: "s"}}
-		h.emit(t.Context(), "p", false, &replicate.Report{Pipeline: "p", ACLs: tc.acls}, 0)
+		tc.rep.Pipeline = "p"
+		h.emit(t.Context(), "p", false, &tc.rep, 0)
 		docs, err := emftest.Lines(out.Bytes())
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := "absent"
 		for _, d := range docs {
-			if v, ok := d.Values[metrics.ACLSyncFailed]; ok {
-				got = fmt.Sprintf("%v %s", v, d.Units[metrics.ACLSyncFailed])
+			if v, ok := d.Values[tc.figure]; ok {
+				got = fmt.Sprintf("%v %s", v, d.Units[tc.figure])
 				if d.Members[metrics.DimService] != "s" || d.Members[metrics.DimPipeline] != "p" {
-					t.Errorf("%s: ACLSyncFailed written with %v, want service s and pipeline p", tc.name, d.Members)
+					t.Errorf("%s: %s written with %v, want service s and pipeline p", tc.name, tc.figure, d.Members)
 				}
 			}
 		}
 		if got != tc.want {
-			t.Errorf("%s: ACLSyncFailed %s, want %s", tc.name, got, tc.want)
+			t.Errorf("%s: %s %s, want %s", tc.name, tc.figure, got, tc.want)
 		}
 	}
 }

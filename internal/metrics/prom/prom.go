@@ -20,6 +20,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -70,7 +71,7 @@ func Exported(name string) (Kind, bool) {
 		return Counter, true
 	case metrics.Gaps, metrics.FailedPartitions, metrics.LeasedPartitions, metrics.InDoubtPartitions,
 		metrics.LagRecords, metrics.ReplicationLatency, metrics.RecordAge, metrics.RetentionHeadroom,
-		metrics.ACLSyncFailed:
+		metrics.ACLSyncFailed, metrics.TopicConfigSyncFailed:
 		return Gauge, true
 	}
 	return "", false
@@ -195,16 +196,17 @@ func (e *Exporter) Handler() http.Handler {
 // of the pipeline (group sync counts), and the run's result: a success
 // when no partition failed, was fenced or is in doubt. Gauges of the
 // pipeline that rep does not have (no record age when nothing is left) are
-// removed, so that an alert never reads a stale one; but for
-// ACLSyncFailed, which holds the last ACL sync's result until the next
-// sync: a run in which ACL sync was not due (acl_sync_interval) leaves
-// the target's ACLs as that sync left them.
+// removed, so that an alert never reads a stale one; but for the figures
+// of a sync that did not run in rep (runmetrics.Syncs: ACLSyncFailed,
+// TopicConfigSyncFailed), which hold the last sync's result until the
+// next sync: a run in which the sync was not due (acl_sync_interval,
+// config_sync_interval) leaves the target as that sync left it.
 func (e *Exporter) Observe(rep *replicate.Report, extra ...metrics.Value) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	_, synced := runmetrics.ACLSync(rep)
+	_, notRun := runmetrics.Syncs(rep)
 	for name, v := range e.vecs {
-		if v.gauge != nil && (synced || name != metrics.ACLSyncFailed) {
+		if v.gauge != nil && !slices.Contains(notRun, name) {
 			v.gauge.DeletePartialMatch(prometheus.Labels{LabelPipeline: rep.Pipeline})
 		}
 	}

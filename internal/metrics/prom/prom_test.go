@@ -36,6 +36,7 @@ func TestName(t *testing.T) {
 		{metrics.LagBytes, metrics.Bytes, prom.Gauge, "catchup_lag_bytes"},
 		{metrics.ETATicks, metrics.Count, prom.Gauge, "catchup_eta_ticks"},
 		{metrics.ACLSyncFailed, metrics.Count, prom.Gauge, "catchup_acl_sync_failed"},
+		{metrics.TopicConfigSyncFailed, metrics.Count, prom.Gauge, "catchup_topic_config_sync_failed"},
 	} {
 		if got := prom.Name(tc.emf, tc.unit, tc.kind); got != tc.want {
 			t.Errorf("Name(%s, %s, %s) = %s, want %s", tc.emf, tc.unit, tc.kind, got, tc.want)
@@ -45,12 +46,13 @@ func TestName(t *testing.T) {
 
 // fullReport is a report of pipeline "p" with every figure of a run: a
 // done, a partial (lag, record age, headroom), a failed and an in-doubt
-// partition, and an ACL sync that failed.
+// partition, and an ACL sync and a topic config sync that failed.
 func fullReport(now time.Time) *replicate.Report {
 	part := func(topic string, n int32) catchup.Partition { return catchup.Partition{Topic: topic, Partition: n} }
 	return &replicate.Report{Pipeline: "p", Now: now, Duration: 3 * time.Second, Resent: 2, StoreRequests: 9,
 		ReplicationWaits: 1, ReplicationWaited: 1500 * time.Millisecond,
-		ACLs: &replicate.ACLSync{Error: `cluster "src" refuses DescribeAcls`},
+		ACLs:         &replicate.ACLSync{Error: `cluster "src" refuses DescribeAcls`},
+		ConfigSynced: true, ConfigSyncError: "alter target topic configs: refused",
 		Partitions: []replicate.Result{
 			{Partition: part("a", 0), From: 0, To: 10, End: 10, Next: 10, Copied: 10, Bytes: 100, Newest: now.Add(-time.Minute), Status: replicate.StatusDone},
 			{Partition: part("a", 1), From: 0, To: 5, End: 20, Next: 5, Copied: 5, Bytes: 50, Newest: now.Add(-time.Minute),
@@ -122,6 +124,7 @@ func TestObserve(t *testing.T) {
 		{"catchup_last_run_timestamp_seconds", p, float64(now.Unix())},
 		{"catchup_run_interval_seconds", map[string]string{}, 60},
 		{"catchup_acl_sync_failed", p, 1},
+		{"catchup_topic_config_sync_failed", p, 1},
 	} {
 		fam := fams[c.name]
 		if fam == nil {
