@@ -143,3 +143,43 @@ pipelines:
 		}
 	}
 }
+
+// TestRunTopicConfigSyncFailureIsSeen runs `catchup run` with create_topics
+// onto a target that refuses IncrementalAlterConfigs: the records are
+// copied and the exit code stays 0, the report carries the WARNING line
+// with the refusal, the metrics textfile says
+// catchup_topic_config_sync_failed 1, and --json gives the error in
+// config_sync_error.
+func TestRunTopicConfigSyncFailureIsSeen(t *testing.T) {
+	e := newCLIEnv(t)
+	e.dst.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		e.dst.KeepControl()
+		req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
+		res := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+		for _, r := range req.Resources {
+			rr := kmsg.NewIncrementalAlterConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName, rr.ErrorCode = r.ResourceType, r.ResourceName, kerr.TopicAuthorizationFailed.Code
+			res.Resources = append(res.Resources, rr)
+		}
+		return res, nil, true
+	})
+	cfg := editConfig(t, e, ".create-topics.yaml", func(b []byte) []byte { return append(b, "    create_topics: true\n"...) })
+	textfile := filepath.Join(e.dir, "catchup.prom")
+	stdout, _ := mustCLI(t, exitOK, "", "run", "-c", cfg, "--metrics-textfile", textfile)
+	refused := `alter target topic configs: alter configs [message.timestamp.type] of topic ` + cliTopic + ` in cluster "cli-dst"`
+	warning := "WARNING: pipeline " + cliPipeline + ": topic configs NOT synced to the target (the records were copied; " +
+		"the target's topics may lack the source's configs): " + refused
+	if !strings.Contains(stdout, warning) {
+		t.Errorf("stdout lacks %q:\n%s", warning, stdout)
+	}
+	prom, err := os.ReadFile(textfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := `catchup_topic_config_sync_failed{pipeline="` + cliPipeline + `"} 1`; !strings.Contains(string(prom), w) {
+		t.Errorf("metrics textfile lacks %q:\n%s", w, prom)
+	}
+	if rep := runJSON(t, cfg); !strings.Contains(rep.ConfigSyncErr, refused) {
+		t.Errorf("--json config_sync_error %q does not say %q", rep.ConfigSyncErr, refused)
+	}
+}

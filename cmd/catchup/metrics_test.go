@@ -94,9 +94,11 @@ func noTopicConfig(t *testing.T, e *cliEnv) string {
 // /metrics of `run --every --listen` and reads every metric of the table of
 // docs/metrics.md that is exported off Lambda, with the runs' labels. The
 // runs copy at most one record per partition (lag, record age and headroom
-// stay); with sync_acls the first run syncs the topic ACLs and the runs
-// after it (within acl_sync_interval) do not, and catchup_acl_sync_failed
-// still reads 0 at the last scrape, many runs later.
+// stay); with sync_acls and create_topics the first run syncs the topic
+// ACLs and configs and the runs after it (within acl_sync_interval and
+// config_sync_interval) do not, and catchup_acl_sync_failed and
+// catchup_topic_config_sync_failed still read 0 at the last scrape, many
+// runs later.
 func TestEveryMetricsScrapedByPrometheus(t *testing.T) {
 	promtest.Tool(t, "prometheus")
 	rows, err := promtest.DocumentedMetrics("../../docs/metrics.md")
@@ -111,7 +113,7 @@ func TestEveryMetricsScrapedByPrometheus(t *testing.T) {
 	}
 	e := newCLIEnv(t)
 	cfg := editConfig(t, e, ".window-acls.yaml", func(b []byte) []byte {
-		return append(b, "    window: {max_records: 1}\n    sync_acls: true\n"...)
+		return append(b, "    window: {max_records: 1}\n    sync_acls: true\n    create_topics: true\n"...)
 	})
 	addr, errOut := startEvery(t, "run", "-c", cfg, "--every", "200ms", "--listen", "127.0.0.1:0")
 	srv := promtest.Prometheus(t, addr)
@@ -144,6 +146,8 @@ func TestEveryMetricsScrapedByPrometheus(t *testing.T) {
 		`catchup_run_interval_seconds{job="catchup"}`:                                            func(v float64) bool { return v == 0.2 },
 		`max_over_time(catchup_acl_sync_failed{pipeline="` + cliPipeline + `"}[10m])`:            func(v float64) bool { return v == 0 },
 		`catchup_acl_sync_failed{pipeline="` + cliPipeline + `"}`:                                func(v float64) bool { return v == 0 },
+		`max_over_time(catchup_topic_config_sync_failed{pipeline="` + cliPipeline + `"}[10m])`:   func(v float64) bool { return v == 0 },
+		`catchup_topic_config_sync_failed{pipeline="` + cliPipeline + `"}`:                       func(v float64) bool { return v == 0 },
 	} {
 		samples, err := srv.Query(ctx, expr)
 		if err != nil {

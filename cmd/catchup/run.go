@@ -279,18 +279,23 @@ func printReport(w io.Writer, rep *replicate.Report) {
 	}
 	tw.Flush()
 	printSummary(w, rep)
-	printACLWarning(w, rep)
+	printSyncWarnings(w, rep)
 }
 
-// printACLWarning prints, on a line of its own after the summary, why the
-// run's topic ACL sync failed: the run's exit code stays the copy's (a
-// missing grant is not fixed by running again), so this line, the
-// ACLSyncFailed metric and its alerts are what tell the operator. The
-// error names the cluster, the principal and the grant, never a secret.
-func printACLWarning(w io.Writer, rep *replicate.Report) {
+// printSyncWarnings prints, each on a line of its own after the summary,
+// why the run's topic ACL sync or topic config sync failed: the run's exit
+// code stays the copy's (a missing grant is not fixed by running again),
+// so these lines, the ACLSyncFailed and TopicConfigSyncFailed metrics and
+// their alerts are what tell the operator. The errors name the cluster,
+// the principal and the grant, never a secret.
+func printSyncWarnings(w io.Writer, rep *replicate.Report) {
 	if a := rep.ACLs; a != nil && a.Error != "" {
 		fmt.Fprintf(w, "WARNING: pipeline %s: topic ACLs NOT synced to the target (the records were copied; "+
 			"the target's topics may lack the source's ACLs): %s\n", rep.Pipeline, a.Error)
+	}
+	if rep.ConfigSyncError != "" {
+		fmt.Fprintf(w, "WARNING: pipeline %s: topic configs NOT synced to the target (the records were copied; "+
+			"the target's topics may lack the source's configs): %s\n", rep.Pipeline, rep.ConfigSyncError)
 	}
 }
 
@@ -321,6 +326,9 @@ func printSummary(w io.Writer, rep *replicate.Report) {
 	}
 	if n := len(rep.ConfigChanges); n > 0 {
 		fmt.Fprintf(w, "; %d topic configs synced", n)
+	}
+	if rep.ConfigSyncError != "" {
+		fmt.Fprint(w, "; topic config sync FAILED (below)")
 	}
 	if a := rep.ACLs; a != nil {
 		fmt.Fprintf(w, "; topic ACLs: %d created, %d already present, %d not copied", len(a.Created), a.Present, len(a.Skipped))
@@ -399,16 +407,17 @@ type reportJSONT struct {
 	ReplicationWaits    int64 `json:"replication_waits"`
 	ReplicationWaitedMS int64 `json:"replication_waited_ms"`
 	replicate.TimeFigures
-	ConfigChanges []replicate.ConfigChange `json:"config_changes,omitempty"` // topic configs synced onto the target (create_topics)
-	ACLs          *replicate.ACLSync       `json:"acls,omitempty"`           // topic ACLs synced onto the target (sync_acls)
-	Groups        []groupsync.Group        `json:"groups,omitempty"`         // consumer group offsets synced (sync_groups)
+	ConfigChanges []replicate.ConfigChange `json:"config_changes,omitempty"`    // topic configs synced onto the target (create_topics)
+	ConfigSyncErr string                   `json:"config_sync_error,omitempty"` // why that sync failed
+	ACLs          *replicate.ACLSync       `json:"acls,omitempty"`              // topic ACLs synced onto the target (sync_acls)
+	Groups        []groupsync.Group        `json:"groups,omitempty"`            // consumer group offsets synced (sync_groups)
 	Partitions    []partitionJSON          `json:"partitions"`
 }
 
 func reportJSON(rep *replicate.Report) reportJSONT {
 	out := reportJSONT{Pipeline: rep.Pipeline, DurationMS: rep.Duration.Milliseconds(), StoreRequests: rep.StoreRequests, Resent: rep.Resent,
 		ReplicationWaits: rep.ReplicationWaits, ReplicationWaitedMS: rep.ReplicationWaited.Milliseconds(),
-		TimeFigures: rep.TimeFigures(), ConfigChanges: rep.ConfigChanges, ACLs: rep.ACLs}
+		TimeFigures: rep.TimeFigures(), ConfigChanges: rep.ConfigChanges, ConfigSyncErr: rep.ConfigSyncError, ACLs: rep.ACLs}
 	for _, r := range rep.Partitions {
 		pj := partitionJSON{Topic: r.Topic, Partition: r.Partition.Partition, From: r.From, To: r.To, Next: r.Next,
 			Copied: r.Copied, Bytes: r.Bytes, Skipped: r.Skipped, LoopSkip: r.LoopSkipped, Lag: r.Lag(), Retries: r.Retries, Reconciled: r.Reconciled,
