@@ -82,19 +82,25 @@ func TestACLSyncFailedMetric(t *testing.T) {
 	}
 }
 
-// TestACLSyncFailedAlarmInTemplate holds the template's ACL sync alarm to
-// what TestACLSyncFailedMetric shows a failed sync writes: ACLSyncFailed
-// 1, so the alarm is its Maximum at 1 or more, and missing data (no
-// sync_acls, or no invocation) is no failure.
-func TestACLSyncFailedAlarmInTemplate(t *testing.T) {
-	a, ok := openTemplate(t, nil).GetAllCloudWatchAlarmResources()["ACLSyncFailedAlarm"]
-	if !ok {
-		t.Fatal("no ACLSyncFailedAlarm in the template")
-	}
-	if aws.ToString(a.MetricName) != metrics.ACLSyncFailed || aws.ToString(a.Statistic) != "Maximum" ||
-		a.ComparisonOperator != "GreaterThanOrEqualToThreshold" || aws.ToFloat64(a.Threshold) != 1 ||
-		aws.ToString(a.TreatMissingData) != "notBreaching" {
-		t.Errorf("ACLSyncFailedAlarm = %s %s %s %v missing %s; want Maximum ACLSyncFailed GreaterThanOrEqualToThreshold 1, missing data notBreaching",
-			aws.ToString(a.Statistic), aws.ToString(a.MetricName), a.ComparisonOperator, aws.ToFloat64(a.Threshold), aws.ToString(a.TreatMissingData))
+// TestSyncFailedAlarmsInTemplate holds the template's sync alarms to what
+// TestACLSyncFailedMetric shows a failed sync writes (and
+// internal/worker's TestMetricsOfSyncs for both syncs): the figure 1, so
+// each alarm is its Maximum at 1 or more, and missing data (the sync off,
+// or no invocation) is no failure.
+func TestSyncFailedAlarmsInTemplate(t *testing.T) {
+	alarms := openTemplate(t, nil).GetAllCloudWatchAlarmResources()
+	for _, metric := range []string{metrics.ACLSyncFailed, metrics.TopicConfigSyncFailed} {
+		name := metric + "Alarm"
+		a, ok := alarms[name]
+		if !ok {
+			t.Errorf("no %s in the template", name)
+			continue
+		}
+		if aws.ToString(a.MetricName) != metric || aws.ToString(a.Statistic) != "Maximum" ||
+			a.ComparisonOperator != "GreaterThanOrEqualToThreshold" || aws.ToFloat64(a.Threshold) != 1 ||
+			aws.ToString(a.TreatMissingData) != "notBreaching" {
+			t.Errorf("%s = %s %s %s %v missing %s; want Maximum %s GreaterThanOrEqualToThreshold 1, missing data notBreaching", name,
+				aws.ToString(a.Statistic), aws.ToString(a.MetricName), a.ComparisonOperator, aws.ToFloat64(a.Threshold), aws.ToString(a.TreatMissingData), metric)
+		}
 	}
 }
