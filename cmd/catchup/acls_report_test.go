@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/kafkago/kafkagotest"
 	"github.com/kafka-catchup/catchup/internal/replicate"
 )
 
@@ -152,17 +153,7 @@ pipelines:
 // config_sync_error.
 func TestRunTopicConfigSyncFailureIsSeen(t *testing.T) {
 	e := newCLIEnv(t)
-	e.dst.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-		e.dst.KeepControl()
-		req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
-		res := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-		for _, r := range req.Resources {
-			rr := kmsg.NewIncrementalAlterConfigsResponseResource()
-			rr.ResourceType, rr.ResourceName, rr.ErrorCode = r.ResourceType, r.ResourceName, kerr.TopicAuthorizationFailed.Code
-			res.Resources = append(res.Resources, rr)
-		}
-		return res, nil, true
-	})
+	kafkagotest.RefuseAlterConfigs(e.dst, kerr.TopicAuthorizationFailed.Code, func() bool { return true })
 	cfg := editConfig(t, e, ".create-topics.yaml", func(b []byte) []byte { return append(b, "    create_topics: true\n"...) })
 	textfile := filepath.Join(e.dir, "catchup.prom")
 	stdout, _ := mustCLI(t, exitOK, "", "run", "-c", cfg, "--metrics-textfile", textfile)

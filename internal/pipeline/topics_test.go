@@ -15,11 +15,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/kafkago/kafkagotest"
 	"github.com/kafka-catchup/catchup/internal/metrics"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 	"github.com/kafka-catchup/catchup/internal/replicate"
@@ -253,20 +253,7 @@ func TestTopicConfigSyncFailedMetric(t *testing.T) {
 	createTopic(t, dst, "orders", 1, nil)
 	produceValues(t, src, "orders", 0, "a")
 	var refuse atomic.Bool
-	dst.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-		dst.KeepControl()
-		if !refuse.Load() {
-			return nil, nil, false
-		}
-		req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
-		res := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-		for _, r := range req.Resources {
-			rr := kmsg.NewIncrementalAlterConfigsResponseResource()
-			rr.ResourceType, rr.ResourceName, rr.ErrorCode = r.ResourceType, r.ResourceName, kerr.TopicAuthorizationFailed.Code
-			res.Resources = append(res.Resources, rr)
-		}
-		return res, nil, true
-	})
+	kafkagotest.RefuseAlterConfigs(dst, kerr.TopicAuthorizationFailed.Code, refuse.Load)
 	p := openPipeline(t, fmt.Sprintf(`pipelines:
   - name: dr
     source: {name: src, brokers: [%s]}

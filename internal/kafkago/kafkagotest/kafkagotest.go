@@ -1,6 +1,7 @@
 // Package kafkagotest records the kinds of requests a kfake cluster
-// receives, for tests that hold them to kafkago.Needs, and issues OAuth
-// tokens for the OAUTHBEARER tests (oauth.go). For tests only.
+// receives, for tests that hold them to kafkago.Needs, makes one refuse
+// topic config changes (RefuseAlterConfigs), and issues OAuth tokens for
+// the OAUTHBEARER tests (oauth.go). For tests only.
 package kafkagotest
 
 import (
@@ -38,4 +39,23 @@ func Record(c *kfake.Cluster) func() []protocol.ApiKey {
 		clear(seen)
 		return out
 	}
+}
+
+// RefuseAlterConfigs makes c answer every IncrementalAlterConfigs with
+// code for each resource while refuse says so, and as usual otherwise.
+func RefuseAlterConfigs(c *kfake.Cluster, code int16, refuse func() bool) {
+	c.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if !refuse() {
+			return nil, nil, false
+		}
+		req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
+		res := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+		for _, r := range req.Resources {
+			rr := kmsg.NewIncrementalAlterConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName, rr.ErrorCode = r.ResourceType, r.ResourceName, code
+			res.Resources = append(res.Resources, rr)
+		}
+		return res, nil, true
+	})
 }
