@@ -253,6 +253,10 @@ func (m *Migration) SetStartOffsets(pipeline string, offsets map[string]map[int3
 // "spec.mirrors[0].groupsPattern").
 var settingName = regexp.MustCompile(`^[A-Za-z0-9_-]+(->[A-Za-z0-9_-]+)?(\.[A-Za-z0-9_-]+(\[[0-9]+\])?)+$`)
 
+// bareName is a name of one word ("clusters", "topics"): repeated in a
+// notice only when the converter recognised it, never when it is unknown.
+var bareName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
 // converter holds the state of one conversion.
 type converter struct {
 	flags     Flags
@@ -264,12 +268,13 @@ type converter struct {
 }
 
 // add records n unless the same notice was already given (a problem in the
-// target shows once, not once per pipeline). An unknown key is repeated
-// only when it looks like a setting's name: a line that does not (the rest
-// of a value broken over two lines, a JAAS password after a missing '\')
-// may hold part of a secret.
+// target shows once, not once per pipeline). A key is repeated only when
+// it looks like a setting's name (one word too, if the converter knew it):
+// a line that does not (the rest of a value broken over two lines, a JAAS
+// password after a missing '\', a stray quote in a JSON or YAML file) may
+// hold part of a secret, whatever the notice says of it.
 func (c *converter) add(n Notice) {
-	if n.Kind == NoticeUnknown && !settingName.MatchString(n.Key) {
+	if n.Key != "" && !settingName.MatchString(n.Key) && (n.Kind == NoticeUnknown || !bareName.MatchString(n.Key)) {
 		n.Key = ""
 		n.Msg += " (the line is not repeated: it does not look like a setting's name and may be part of a value, such as a password; a value continues on the next line only after a '\\' at the end of the line)"
 	}

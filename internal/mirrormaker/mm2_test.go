@@ -144,6 +144,25 @@ func TestConvertMM2BrokenValueNotRepeated(t *testing.T) {
 	}
 }
 
+// TestConvertMM2StrayQuoteNotRepeated: in a Connect request, a stray
+// quote makes the end of a password a key of its own, one that the
+// converter answers as not applicable rather than unknown; it must not be
+// repeated either (found by FuzzConvertMM2).
+func TestConvertMM2StrayQuoteNotRepeated(t *testing.T) {
+	data := `{"config":{"source.cluster.bootstrap.servers":"a:9092",m,w0rd-s3cret"}}`
+	m, _ := ConvertMM2(File{Name: "connect.json", Data: []byte(data)}, Flags{})
+	found := false
+	for _, n := range m.Notices {
+		if strings.Contains(n.String(), "s3cret") {
+			t.Errorf("the end of the password reached a notice: %s", n)
+		}
+		found = found || n.Kind == NoticeNotApplicable && n.Key == "" && strings.Contains(n.Msg, "not repeated")
+	}
+	if !found {
+		t.Errorf("no not-applicable notice saying the key is not repeated: %v", m.Notices)
+	}
+}
+
 // TestStrimziOAuth: a Strimzi cluster's authentication of type oauth with
 // the client credentials grant becomes an OAUTHBEARER block; the other
 // grants and settings catchup cannot honour are refused by line.
