@@ -31,8 +31,8 @@ import (
 // Frame is a whole request, size prefix included, in a buffer that goes
 // back to a free list once it is written.
 type Frame struct {
-	buf    []byte
-	pooled bool // from frames: Release gives it back
+	buf  []byte
+	list chan *Frame // the free list Release gives it back to
 }
 
 // Bytes returns the frame, to be written with one Write.
@@ -41,11 +41,11 @@ func (f *Frame) Bytes() []byte { return f.buf }
 // Release gives the frame back for the next request: its bytes must not be
 // used after.
 func (f *Frame) Release() {
-	if !f.pooled || cap(f.buf) > maxPooledFrame {
+	if cap(f.buf) > maxPooledFrame {
 		return
 	}
 	select {
-	case frames <- f:
+	case f.list <- f:
 	default:
 	}
 }
@@ -56,17 +56,22 @@ func (f *Frame) Release() {
 // frame per partition copied at once (the default parallelism).
 var frames = make(chan *Frame, 8)
 
+// smallFrames is the free list of the frames of the other requests (a
+// fetch: a hundred bytes, framed once per fetch), apart so that a produce
+// never takes a frame too small for it.
+var smallFrames = make(chan *Frame, 8)
+
 // maxPooledFrame bounds what the free list keeps: an outsized request (a
 // batch of huge records) is not held on to.
 const maxPooledFrame = 4 << 20
 
-// getFrame returns a pooled frame with room for size bytes.
-func getFrame(size int) *Frame {
+// getFrame returns a frame of list with room for size bytes.
+func getFrame(list chan *Frame, size int) *Frame {
 	var f *Frame
 	select {
-	case f = <-frames:
+	case f = <-list:
 	default:
-		f = &Frame{pooled: true}
+		f = &Frame{list: list}
 	}
 	if cap(f.buf) < size {
 		f.buf = make([]byte, 0, size)
@@ -200,7 +205,7 @@ func appendCompressed(b []byte, recs []catchup.Record, first int64, st stamper, 
 	if codec == nil {
 		return b, fmt.Errorf("record batch: unknown compression codec %d", c)
 	}
-	s := getFrame(recordsCap(recs, st))
+	s := getFrame(frames, recordsCap(recs, st))
 	raw := s.buf
 	for i := range recs {
 		raw = appendRecord(raw, &recs[i], i, first, st)

@@ -56,16 +56,21 @@ func (r *FetchRequest) AppendTo(dst []byte, version int16) ([]byte, error) {
 	req.IsolationLevel = r.Isolation
 	req.SessionID = 0
 	req.SessionEpoch = -1 // no fetch session: every request names its partitions
-	rt := kmsg.NewFetchRequestTopic()
+	// One topic and one partition, in arrays that stay on the stack: the
+	// request is framed once per fetch.
+	var topics [1]kmsg.FetchRequestTopic
+	var parts [1]kmsg.FetchRequestTopicPartition
+	rt, rp := &topics[0], &parts[0]
+	rt.Default()
+	rp.Default()
 	rt.Topic = r.Partition.Topic
-	rp := kmsg.NewFetchRequestTopicPartition()
 	rp.Partition = r.Partition.Partition
 	rp.CurrentLeaderEpoch = -1
 	rp.FetchOffset = r.Offset
 	rp.LogStartOffset = -1
 	rp.PartitionMaxBytes = r.MaxBytes
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
+	rt.Partitions = parts[:]
+	req.Topics = topics[:]
 	return req.AppendTo(dst), nil
 }
 

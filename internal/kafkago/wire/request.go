@@ -37,7 +37,7 @@ var (
 )
 
 // sizer is a Request that knows a bound of its body's size, for a frame
-// taken from the free list and encoded without growing.
+// taken from the produce frames' free list and encoded without growing.
 type sizer interface{ bodyCap() int }
 
 // requestHeaderLen is the size of a request frame up to its client id: the
@@ -54,9 +54,9 @@ func EncodeRequest(r Request, version int16, corr int32, clientID string) (*Fram
 	size := requestHeaderLen + len(clientID)
 	var f *Frame
 	if s, ok := r.(sizer); ok {
-		f = getFrame(size + s.bodyCap())
+		f = getFrame(frames, size+s.bodyCap())
 	} else {
-		f = &Frame{buf: make([]byte, 0, size+256)}
+		f = getFrame(smallFrames, size+256)
 	}
 	b := f.buf
 	b = binary.BigEndian.AppendUint32(b, 0) // size, set below
