@@ -101,7 +101,7 @@ test-lambda: deps $(RIE) ## the Lambda functions' suite: both bootstraps under a
 # (f.Add and testdata/fuzz) anyway; make fuzz also mutates each for FUZZTIME.
 FUZZ_TARGETS := internal/catchup:FuzzParseProvenance \
 	internal/config:FuzzParse internal/mirrormaker:FuzzFromMirrorMaker internal/mirrormaker:FuzzConvertMM2 internal/mirrormaker:FuzzJAASPassword \
-	internal/kafkago:FuzzParseFetch internal/kafkago:FuzzEncodeProduce \
+	internal/kafkago/wire:FuzzParseFetch internal/kafkago/wire:FuzzEncodeProduce \
 	internal/worker:FuzzDecodeEvent
 FUZZTIME ?= 4000x
 

@@ -8,11 +8,8 @@
 //	dial.go         Dial, Cluster: kafka-go Transport and Client, TLS, SASL, error naming
 //	oauthbearer.go  SASL OAUTHBEARER (RFC 7628): a token from a file or an OAuth client-credentials endpoint
 //	gssapi.go       SASL GSSAPI (RFC 4752, Kerberos with gokrb5): a keytab or a password, the broker's host in the service principal
-//	exchange.go     exchange: a request that rides the Transport but writes itself and reads its own response
-//	fetch.go        raw fetch; fetch response and record batch v2 decoding (kmsg), CRC, decompression, aborted-transaction filter
-//	recycle.go      recycler: fetch buffers, record slices and decompression buffers kept for the next fetches
-//	zstd.go         zstd batches compressed and decompressed whole by one klauspost encoder and decoder per process
-//	encode.go       produce requests encoded by hand into reused frames, with the provenance header
+//	exchange.go     exchange: a request that rides the Transport but writes itself (a wire.Request) and reads its own response
+//	fetch.go        raw fetch: a wire.FetchRequest sent to the leader, its response read into wire.Fetched
 //	idempotence.go  the idempotent producer: producer id and epoch, per-partition sequences, a lost producer
 //	offsets.go      metadata from a broker, ListOffsets with one request per leader
 //	logend.go       Target.LogEnd: a partition leader's log end (OffsetForLeaderEpoch) and high watermark
@@ -24,19 +21,14 @@
 //	permissions.go  Needs: every request sent per cluster role and feature, its ACL and MSK IAM action
 //	doc.go          this overview
 //
-// Why not kafka-go's Reader, Conn.ReadBatch or Client.Fetch: they return
-// transaction markers as messages or hide their offsets, do not filter
-// aborted transactions, turn empty values into nulls, and the Reader skips
-// silently to the log start after retention. kafka-go's own fetch decoder
-// is faithful on nulls and exposes producer ids and control batches, but
-// drops each batch's last offset delta, which Fetch needs to step past a
-// batch whose tail was compacted away. So Fetch sends kafka-go's
-// fetch.Request through the Transport (which routes it to the leader over a
-// pooled, authenticated connection) and decodes the response with franz-go's
-// kmsg, used as a codec library only: kmsg decodes the fetch response, the
-// batch headers and the records; catchup splits the batches, checks their
-// CRC, decompresses them (zstd with klauspost/compress directly, the others
-// with kafka-go's codecs) and filters aborted transactions.
+// The codec is internal/kafkago/wire, which does no I/O: fetch response and
+// record batch decoding (CRC, decompression, aborted-transaction filter),
+// produce request encoding with the provenance header, zstd, and the
+// recycled buffers. This package dials, authenticates, routes each request
+// through kafka-go's Transport to its broker, and classifies errors; the
+// wire package's doc says which requests are wire's and which stay
+// kafka-go's, and why catchup reads with a raw fetch rather than kafka-go's
+// Reader.
 //
 // Produce errors fall in three classes (classifyProduce): not appended
 // (catchup.ErrRetriable), maybe appended (catchup.ErrUnknownOutcome), and

@@ -12,6 +12,8 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafka-catchup/catchup/internal/kafkago/wire"
 )
 
 // exchange carries one request through kafka-go's Transport, which routes it
@@ -35,11 +37,10 @@ type exchange struct {
 	route    func(protocol.Cluster) (protocol.Broker, error) // nil: any broker
 	clientID string
 	corr     int32
-	raw      bool            // return the response as *rawResponse, undecoded
-	produce  *produceRequest // if set, the request written (msg routes it and says whether it has a response)
-	kreq     kmsg.Request    // if set, the request written, encoded by kmsg at its own version (see newKmsgExchange)
-	recycle  *recycler       // where a raw response's buffer comes from; nil: allocated
-	minVer   int16           // lowest API version catchup accepts
+	raw      bool           // return the response as *rawResponse, undecoded
+	req      wire.Request   // if set, the request written (msg routes it and says whether it has a response)
+	recycle  *wire.Recycler // where a raw response's buffer comes from; nil: allocated
+	minVer   int16          // lowest API version catchup accepts
 
 	version int16 // negotiated on the connection, set by Required
 
@@ -86,17 +87,26 @@ func (e *exchange) toBroker(id int32) *exchange {
 	return e
 }
 
+// newWireExchange returns an exchange that writes req, routed by msg (a
+// kafka-go request of the same API, which also says whether it has a
+// response), at the versions both req and kafka-go offer.
+func (c *Cluster) newWireExchange(msg protocol.Message, req wire.Request) *exchange {
+	e := c.newExchange(msg, req.MinVersion())
+	e.req = req
+	return e
+}
+
 // Required implements protocol.RawExchanger: it is called on the connection
 // right before RawExchange, with the API versions negotiated there.
 func (e *exchange) Required(versions map[protocol.ApiKey]int16) bool {
 	v, ok := versions[e.msg.ApiKey()]
 	e.version = v
-	if e.kreq != nil {
+	if _, own := e.msg.(kmsgKey); own {
 		// kafka-go negotiates version 0 of an API it does not implement;
 		// the broker advertising the API at all is what it tells.
 		e.version = -1
 		if ok {
-			e.version = e.kreq.GetVersion()
+			e.version = e.req.MaxVersion()
 		}
 	}
 	return true
@@ -109,8 +119,8 @@ func (e *exchange) Required(versions map[protocol.ApiKey]int16) bool {
 // when it advertises the API: catchup documents the broker versions it
 // needs.
 func (c *Cluster) newKmsgExchange(req kmsg.Request) *exchange {
-	e := c.newExchange(kmsgKey(req.Key()), req.GetVersion())
-	e.kreq, e.raw = req, true
+	e := c.newWireExchange(kmsgKey(req.Key()), wire.Kmsg(req))
+	e.raw = true
 	return e
 }
 
@@ -132,10 +142,14 @@ func (e *exchange) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
 
 	key := e.msg.ApiKey()
 	maxVer := key.MaxVersion()
-	if e.kreq != nil {
-		maxVer = e.kreq.GetVersion()
+	_, own := e.msg.(kmsgKey)
+	switch {
+	case own:
+		maxVer = e.req.MaxVersion()
+	case e.req != nil:
+		maxVer = min(maxVer, e.req.MaxVersion())
 	}
-	if e.kreq != nil && e.version < 0 {
+	if own && e.version < 0 {
 		e.setStage(writeFailed)
 		return nil, fmt.Errorf("%s: the broker does not offer this API; catchup needs version %d (Kafka 2.3 or later): %w",
 			key, maxVer, errUnsupported)
@@ -178,20 +192,15 @@ func (e *exchange) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
 
 // writeRequest writes the request frame with one Write.
 func (e *exchange) writeRequest(w io.Writer) error {
-	if e.kreq != nil {
-		f := kmsg.NewRequestFormatter(kmsg.FormatterClientID(e.clientID))
-		_, err := w.Write(f.AppendRequest(nil, e.kreq, e.corr))
-		return err
-	}
-	if e.produce == nil {
+	if e.req == nil {
 		return protocol.WriteRequest(w, e.version, e.corr, e.clientID, e.msg)
 	}
-	f, err := e.produce.encode(e.version, e.corr)
+	f, err := wire.EncodeRequest(e.req, e.version, e.corr, e.clientID)
 	if err != nil {
 		return err
 	}
-	defer f.release() // the bytes are the connection's once Write returns
-	_, err = w.Write(f.buf)
+	defer f.Release() // the bytes are the connection's once Write returns
+	_, err = w.Write(f.Bytes())
 	return err
 }
 
@@ -231,7 +240,7 @@ func (r *rawResponse) ApiKey() protocol.ApiKey { return r.key }
 // into a buffer of its exact size, from rc. The records of a fetch share
 // memory with it until they are produced, and it goes back to rc only when
 // the caller of Source.Fetch releases them.
-func readRaw(r io.Reader, key protocol.ApiKey, corr int32, rc *recycler) (*rawResponse, error) {
+func readRaw(r io.Reader, key protocol.ApiKey, corr int32, rc *wire.Recycler) (*rawResponse, error) {
 	var hdr [8]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, fmt.Errorf("%s response: %w", key, err)
@@ -243,7 +252,7 @@ func readRaw(r io.Reader, key protocol.ApiKey, corr int32, rc *recycler) (*rawRe
 	if got := int32(binary.BigEndian.Uint32(hdr[4:])); got != corr {
 		return nil, fmt.Errorf("%s response: correlation id %d, want %d", key, got, corr)
 	}
-	body := rc.body(int(size - 4))
+	body := rc.Body(int(size - 4))
 	if _, err := io.ReadFull(r, body); err != nil {
 		return nil, fmt.Errorf("%s response: %w", key, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/segmentio/kafka-go/protocol/initproducerid"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/kafkago/wire"
 )
 
 // The idempotent producer (KIP-98 without transactions): a Target gets a
@@ -44,26 +45,26 @@ const idempotenceFix = "grant the target principal IDEMPOTENT_WRITE on the clust
 
 // nextSeq returns the producer fields for a batch of n records of p, getting
 // a producer id first if the Target has none.
-func (t *Target) nextSeq(ctx context.Context, p catchup.Partition) (producerSeq, error) {
+func (t *Target) nextSeq(ctx context.Context, p catchup.Partition) (wire.ProducerSeq, error) {
 	t.idem.mu.Lock()
 	defer t.idem.mu.Unlock()
 	if t.idem.next == nil {
 		id, epoch, err := t.initProducerID(ctx)
 		if err != nil {
-			return producerSeq{}, err
+			return wire.ProducerSeq{}, err
 		}
 		t.idem.id, t.idem.epoch, t.idem.next = id, epoch, map[catchup.Partition]int32{}
 	}
-	return producerSeq{on: true, id: t.idem.id, epoch: t.idem.epoch, base: t.idem.next[p]}, nil
+	return wire.ProducerSeq{On: true, ID: t.idem.id, Epoch: t.idem.epoch, Base: t.idem.next[p]}, nil
 }
 
 // appended advances p's sequence past the n records of the batch that
 // started at seq, which the leader appended.
-func (t *Target) appended(p catchup.Partition, seq producerSeq, n int) {
+func (t *Target) appended(p catchup.Partition, seq wire.ProducerSeq, n int) {
 	t.idem.mu.Lock()
 	defer t.idem.mu.Unlock()
-	if t.idem.next != nil && t.idem.id == seq.id && t.idem.epoch == seq.epoch {
-		t.idem.next[p] = addSeq(seq.base, n)
+	if t.idem.next != nil && t.idem.id == seq.ID && t.idem.epoch == seq.Epoch {
+		t.idem.next[p] = addSeq(seq.Base, n)
 	}
 }
 
@@ -71,10 +72,10 @@ func (t *Target) appended(p catchup.Partition, seq producerSeq, n int) {
 // (UNKNOWN_PRODUCER_ID, OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH,
 // PRODUCER_FENCED): the next batch gets a new producer id and sequences
 // from 0, which a broker accepts for any partition.
-func (t *Target) resetProducer(seq producerSeq) {
+func (t *Target) resetProducer(seq wire.ProducerSeq) {
 	t.idem.mu.Lock()
 	defer t.idem.mu.Unlock()
-	if t.idem.id == seq.id && t.idem.epoch == seq.epoch {
+	if t.idem.id == seq.ID && t.idem.epoch == seq.Epoch {
 		t.idem.next = nil
 		t.idem.id = -1
 	}

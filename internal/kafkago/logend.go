@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/kafkago/wire"
 )
 
 // offsetForLeaderEpochVersion is the OffsetForLeaderEpoch version catchup
@@ -62,7 +63,7 @@ func (t *Target) LogEnd(ctx context.Context, p catchup.Partition) (catchup.LogEn
 	if err != nil {
 		return catchup.LogEnd{}, fmt.Errorf("log end of %s at broker %d, leader epoch %d: %w", p, leader, epoch, err)
 	}
-	hwm, err := t.cl.listOffsets(ctx, []catchup.Partition{p}, latest, readUncommitted)
+	hwm, err := t.cl.listOffsets(ctx, []catchup.Partition{p}, latest, wire.ReadUncommitted)
 	if err != nil {
 		return catchup.LogEnd{}, fmt.Errorf("log end of %s: %w", p, err)
 	}

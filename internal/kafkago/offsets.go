@@ -11,6 +11,7 @@ import (
 	meta "github.com/segmentio/kafka-go/protocol/metadata"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/kafkago/wire"
 )
 
 // Timestamps with a special meaning in a ListOffsets request.
@@ -151,9 +152,9 @@ func (c *Cluster) watermarks(ctx context.Context, ps []catchup.Partition) ([]cat
 		starts, hwms, lsos    []int64
 		errStart, errH, errLS error
 	)
-	wg.Go(func() { starts, errStart = c.listOffsets(ctx, ps, earliest, readUncommitted) })
-	wg.Go(func() { hwms, errH = c.listOffsets(ctx, ps, latest, readUncommitted) })
-	wg.Go(func() { lsos, errLS = c.listOffsets(ctx, ps, latest, readCommitted) })
+	wg.Go(func() { starts, errStart = c.listOffsets(ctx, ps, earliest, wire.ReadUncommitted) })
+	wg.Go(func() { hwms, errH = c.listOffsets(ctx, ps, latest, wire.ReadUncommitted) })
+	wg.Go(func() { lsos, errLS = c.listOffsets(ctx, ps, latest, wire.ReadCommitted) })
 	wg.Wait()
 	if err := firstError(errStart, errH, errLS); err != nil {
 		return nil, err

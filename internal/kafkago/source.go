@@ -10,6 +10,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/kafkago/wire"
 )
 
 // Source reads a source cluster with the raw fetch protocol. It implements
@@ -17,7 +18,7 @@ import (
 type Source struct {
 	cl        *Cluster
 	isolation int8
-	recycle   *recycler
+	recycle   *wire.Recycler
 }
 
 // NewSource returns a Source for the cluster c that reads with isolation
@@ -26,9 +27,9 @@ func NewSource(c Settings, isolation string) (*Source, error) {
 	var level int8
 	switch isolation {
 	case "read_committed":
-		level = readCommitted
+		level = wire.ReadCommitted
 	case "read_uncommitted":
-		level = readUncommitted
+		level = wire.ReadUncommitted
 	default:
 		return nil, fmt.Errorf("isolation %q: want read_committed or read_uncommitted", isolation)
 	}
@@ -36,7 +37,7 @@ func NewSource(c Settings, isolation string) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Source{cl: cl, isolation: level, recycle: newRecycler()}, nil
+	return &Source{cl: cl, isolation: level, recycle: wire.NewRecycler()}, nil
 }
 
 // Close releases the Source's connections.
@@ -82,7 +83,7 @@ func (s *Source) ListOffsets(ctx context.Context, ps []catchup.Partition) ([]cat
 // OffsetsForTime returns, for each of ps, the first offset whose timestamp
 // is at or after t, or the high watermark if there is none.
 func (s *Source) OffsetsForTime(ctx context.Context, ps []catchup.Partition, t time.Time) (map[catchup.Partition]int64, error) {
-	offs, err := s.cl.listOffsets(ctx, ps, t.UnixMilli(), readUncommitted)
+	offs, err := s.cl.listOffsets(ctx, ps, t.UnixMilli(), wire.ReadUncommitted)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func (s *Source) OffsetsForTime(ctx context.Context, ps []catchup.Partition, t t
 		out[p] = offs[i]
 	}
 	if len(after) > 0 {
-		hwms, err := s.cl.listOffsets(ctx, after, latest, readUncommitted)
+		hwms, err := s.cl.listOffsets(ctx, after, latest, wire.ReadUncommitted)
 		if err != nil {
 			return nil, err
 		}
@@ -121,36 +122,36 @@ func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, max
 	if err != nil {
 		return catchup.Fetched{}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
 	}
-	marks := catchup.Offsets{Partition: p, LogStart: f.logStart, HighWatermark: f.hwm, LastStable: f.lso}
-	switch code := kafka.Error(f.code); {
+	marks := catchup.Offsets{Partition: p, LogStart: f.LogStart, HighWatermark: f.HighWatermark, LastStable: f.LastStable}
+	switch code := kafka.Error(f.Code); {
 	case code == kafka.OffsetOutOfRange:
-		s.recycle.release(f.body, nil, nil)
+		s.recycle.Release(f.Body, nil, nil)
 		return catchup.Fetched{Offsets: marks}, s.outOfRange(ctx, marks, from)
-	case f.code != 0:
-		s.recycle.release(f.body, nil, nil)
-		return catchup.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, codeError(f.code))
+	case f.Code != 0:
+		s.recycle.Release(f.Body, nil, nil)
+		return catchup.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, codeError(f.Code))
 	}
-	f.spare, f.inflate = s.recycle.recordSlice(), s.recycle.inflateBuf()
-	d, err := decode(f, from, s.isolation)
+	f.Spare, f.Inflate = s.recycle.RecordSlice(), s.recycle.InflateBuf()
+	d, err := wire.Decode(f, from, s.isolation)
 	if err != nil {
 		return catchup.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
 	}
-	if d.batches == 0 && from > f.hwm {
+	if d.Batches == 0 && from > f.HighWatermark {
 		// Kafka answers a fetch between the high watermark and the log
 		// end with nothing, which happens for a moment after a leader
 		// change; beyond the log end it answers OFFSET_OUT_OF_RANGE.
-		s.recycle.release(f.body, d.records, d.inflate)
+		s.recycle.Release(f.Body, d.Records, d.Inflate)
 		return catchup.Fetched{Offsets: marks}, mark(fmt.Errorf(
-			"fetch %s at %d: offset above the high watermark %d", p, from, f.hwm), catchup.ErrRetriable)
+			"fetch %s at %d: offset above the high watermark %d", p, from, f.HighWatermark), catchup.ErrRetriable)
 	}
 	released := false
 	release := func() {
 		if !released { // at most once: a second release would hand the same memory to two fetches
 			released = true
-			s.recycle.release(f.body, d.records, d.inflate)
+			s.recycle.Release(f.Body, d.Records, d.Inflate)
 		}
 	}
-	return catchup.Fetched{Records: d.records, Next: d.next, Offsets: marks, Release: release}, nil
+	return catchup.Fetched{Records: d.Records, Next: d.Next, Offsets: marks, Release: release}, nil
 }
 
 // outOfRange explains an OFFSET_OUT_OF_RANGE: a gap if from is below the

@@ -14,6 +14,7 @@ import (
 	"github.com/segmentio/kafka-go/protocol/produce"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/kafkago/wire"
 )
 
 // Sizes and margins of the produce protocol.
@@ -130,7 +131,7 @@ func (t *Target) PartitionCounts(ctx context.Context, topics []string) (map[stri
 // EndOffsets returns the high watermark of each of ps, with one request per
 // leader broker.
 func (t *Target) EndOffsets(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]int64, error) {
-	offs, err := t.cl.listOffsets(ctx, ps, latest, readUncommitted)
+	offs, err := t.cl.listOffsets(ctx, ps, latest, wire.ReadUncommitted)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +196,7 @@ func recordSize(r *catchup.Record) int {
 // idempotent Target sends a request of unknown outcome again, identical,
 // up to produceResends times: the leader appends it at most once.
 func (t *Target) produceBatch(ctx context.Context, p catchup.Partition, recs []catchup.Record, stamp *catchup.Provenance, pos int) (int64, error) {
-	seq := noProducer
+	seq := wire.ProducerSeq{}
 	if t.idempotent {
 		var err error
 		if seq, err = t.nextSeq(ctx, p); err != nil {
@@ -206,11 +207,11 @@ func (t *Target) produceBatch(ctx context.Context, p catchup.Partition, recs []c
 		base, code, err := t.sendBatch(ctx, p, recs, stamp, pos, seq)
 		switch {
 		case err == nil:
-			if seq.on {
+			if seq.On {
 				t.appended(p, seq, len(recs))
 			}
 			return base, nil
-		case !seq.on:
+		case !seq.On:
 			return 0, err
 		case producerLost(code):
 			// Not appended, but the broker lost our sequence (producer
@@ -238,18 +239,17 @@ func (t *Target) produceBatch(ctx context.Context, p catchup.Partition, recs []c
 
 // sendBatch sends recs in one request with the producer fields seq and
 // returns the base offset, or the broker's error code and the error.
-func (t *Target) sendBatch(ctx context.Context, p catchup.Partition, recs []catchup.Record, stamp *catchup.Provenance, pos int, seq producerSeq) (int64, kafka.Error, error) {
+func (t *Target) sendBatch(ctx context.Context, p catchup.Partition, recs []catchup.Record, stamp *catchup.Provenance, pos int, seq wire.ProducerSeq) (int64, kafka.Error, error) {
 	timeout := int32(t.timeout / time.Millisecond)
-	e := t.cl.newExchange(&produce.Request{ // routes the request; the frame is encode.go's
+	e := t.cl.newWireExchange(&produce.Request{ // routes the request and says whether it has a response
 		Acks:    t.acks,
 		Timeout: timeout,
 		Topics: []produce.RequestTopic{{
 			Topic:      p.Topic,
 			Partitions: []produce.RequestPartition{{Partition: p.Partition}},
 		}},
-	}, 3) // v3: record batch format v2
-	e.produce = &produceRequest{clientID: t.cl.clientID, acks: t.acks, timeoutMs: timeout,
-		partition: p, compression: t.compression, recs: recs, stamp: stamp, seq: seq}
+	}, &wire.ProduceRequest{Acks: t.acks, TimeoutMillis: timeout,
+		Partition: p, Compression: t.compression, Records: recs, Stamp: stamp, Seq: seq})
 	res, err := t.cl.roundTrip(ctx, e, t.timeout+produceResponseMargin)
 	if err != nil {
 		var code kafka.Error
@@ -268,7 +268,7 @@ func (t *Target) sendBatch(ctx context.Context, p catchup.Partition, recs []catc
 			switch {
 			case code == 0:
 				return rp.BaseOffset, 0, nil
-			case code == kafka.DuplicateSequenceNumber && seq.on:
+			case code == kafka.DuplicateSequenceNumber && seq.On:
 				return -1, 0, nil // appended before; the broker no longer has its offset
 			}
 			first := -1
@@ -418,31 +418,23 @@ func (t *Target) fix(err error, recs []catchup.Record, stamp *catchup.Provenance
 // pushes it over; the fix names the limit that lets it and every record the
 // source accepts through.
 func oversizeFix(r *catchup.Record, stamp *catchup.Provenance) string {
-	size := batchLen(r, stampLen(stamp, r.Offset))
+	size := wire.BatchLen(r, stamp)
 	if stamp == nil {
 		return fmt.Sprintf("the record at source offset %d is %d bytes as a batch of its own (uncompressed), over the "+
 			"target's limit: producer.batch_bytes cannot help, a batch holds at least one record; set max.message.bytes "+
 			"of the target topic to at least %d, the source topic's or more", r.Offset, size, size)
 	}
-	header := size - batchLen(r, -1)
+	header := size - wire.BatchLen(r, nil)
 	// The margin holds the header of any offset of the partition (its
 	// value names the offset), and the byte by which adding it can
 	// lengthen the record's length prefix.
 	widest := catchup.Record{Offset: math.MaxInt64, Timestamp: r.Timestamp}
-	margin := batchLen(&widest, stampLen(stamp, math.MaxInt64)) - batchLen(&widest, -1) + 1
+	margin := wire.BatchLen(&widest, stamp) - wire.BatchLen(&widest, nil) + 1
 	return fmt.Sprintf("the record at source offset %d is %d bytes as a batch of its own (uncompressed), %d of them the "+
 		"provenance header catchup adds: producer.batch_bytes cannot help, a batch holds at least one record. "+
 		"Set max.message.bytes of the target topic to at least %d, or to the source topic's max.message.bytes "+
 		"(or the source brokers' message.max.bytes) plus %d, so that every record the source accepted fits with its header",
 		r.Offset, size, header, size, margin)
-}
-
-// batchLen is the size of a record batch holding only r, uncompressed,
-// with a provenance header value of stamp bytes (-1: none): what a broker
-// compares with max.message.bytes.
-func batchLen(r *catchup.Record, stamp int) int {
-	l := recordLen(r, 0, r.Timestamp.UnixMilli(), stamp)
-	return batchHeaderLen + varintLen(int64(l)) + l
 }
 
 // ReadBack returns the records of the batch that holds offset end-1 of p and
@@ -455,15 +447,15 @@ func (t *Target) ReadBack(ctx context.Context, p catchup.Partition, end int64) (
 	}
 	t.cl.cover(p.Topic)
 	at := end - 1
-	f, err := t.cl.fetchRaw(ctx, p, at, readBackFetchSizeBytes, readUncommitted, nil)
+	f, err := t.cl.fetchRaw(ctx, p, at, readBackFetchSizeBytes, wire.ReadUncommitted, nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read back %s at %d: %w", p, at, err)
 	}
-	switch code := kafka.Error(f.code); {
-	case code == kafka.OffsetOutOfRange && f.logStart >= 0 && at < f.logStart:
+	switch code := kafka.Error(f.Code); {
+	case code == kafka.OffsetOutOfRange && f.LogStart >= 0 && at < f.LogStart:
 		return nil, end, nil
-	case code == kafka.OffsetOutOfRange && f.logStart < 0:
-		offs, err := t.cl.listOffsets(ctx, []catchup.Partition{p}, earliest, readUncommitted)
+	case code == kafka.OffsetOutOfRange && f.LogStart < 0:
+		offs, err := t.cl.listOffsets(ctx, []catchup.Partition{p}, earliest, wire.ReadUncommitted)
 		if err != nil {
 			return nil, 0, fmt.Errorf("read back %s at %d: %w", p, at, err)
 		}
@@ -472,26 +464,26 @@ func (t *Target) ReadBack(ctx context.Context, p catchup.Partition, end int64) (
 		}
 		return nil, 0, fmt.Errorf("read back %s at %d: %w", p, at, mark(code, catchup.ErrRetriable))
 	case code == kafka.OffsetOutOfRange:
-		return nil, 0, fmt.Errorf("read back %s at %d: above the high watermark %d: %w", p, at, f.hwm, mark(code, catchup.ErrRetriable))
-	case f.code != 0:
-		return nil, 0, fmt.Errorf("read back %s at %d: %w", p, at, codeError(f.code))
+		return nil, 0, fmt.Errorf("read back %s at %d: above the high watermark %d: %w", p, at, f.HighWatermark, mark(code, catchup.ErrRetriable))
+	case f.Code != 0:
+		return nil, 0, fmt.Errorf("read back %s at %d: %w", p, at, codeError(f.Code))
 	}
-	b, _, ok, err := nextBatch(f.records)
+	b, ok, err := wire.FirstBatch(f.Records)
 	switch {
 	case err != nil:
 		return nil, 0, fmt.Errorf("read back %s at %d: %w", p, at, err)
-	case !ok && at < f.hwm:
+	case !ok && at < f.HighWatermark:
 		return nil, 0, fmt.Errorf("read back %s at %d: no whole batch in the response: %w", p, at, mark(io.ErrUnexpectedEOF, catchup.ErrRetriable))
 	case !ok:
-		return nil, 0, fmt.Errorf("read back %s at %d: above the high watermark %d: %w", p, at, f.hwm, mark(kafka.OffsetOutOfRange, catchup.ErrRetriable))
-	case b.FirstOffset > at:
+		return nil, 0, fmt.Errorf("read back %s at %d: above the high watermark %d: %w", p, at, f.HighWatermark, mark(kafka.OffsetOutOfRange, catchup.ErrRetriable))
+	case b.FirstOffset() > at:
 		return nil, at, nil // end-1 is in a hole left by compaction
-	case b.control():
-		return nil, b.FirstOffset, nil
+	case b.Control():
+		return nil, b.FirstOffset(), nil
 	}
-	recs, err := newRecordDecoder(f.records).appendRecords(nil, &b, b.FirstOffset, len(f.records))
+	recs, err := b.Records()
 	if err != nil {
 		return nil, 0, fmt.Errorf("read back %s at %d: %w", p, at, err)
 	}
-	return recs, b.FirstOffset, nil
+	return recs, b.FirstOffset(), nil
 }

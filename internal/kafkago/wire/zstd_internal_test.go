@@ -1,4 +1,4 @@
-package kafkago
+package wire
 
 import (
 	"bytes"
@@ -52,7 +52,7 @@ func TestZstdDecodeBound(t *testing.T) {
 	binary.BigEndian.PutUint64(b, 1234)                                 // base offset
 	binary.BigEndian.PutUint32(b[batchLengthAt:], uint32(len(b)-batchLogOverlap))
 	binary.BigEndian.PutUint32(b[batchCRCAt:], crc32.Checksum(b[batchCRCFrom:], castagnoli))
-	_, err = decode(fetched{records: b}, 0, readUncommitted)
+	_, err = Decode(Fetched{Records: b}, 0, ReadUncommitted)
 	if err == nil || !strings.Contains(err.Error(), "offset 1234") || !strings.Contains(err.Error(), "128 MiB") {
 		t.Errorf("decode of a batch of %d MiB decompressed: error %v, want one naming offset 1234 and the 128 MiB bound", (zstdMaxBatch+1)>>20, err)
 	}

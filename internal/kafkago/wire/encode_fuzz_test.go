@@ -1,4 +1,4 @@
-package kafkago
+package wire
 
 import (
 	"testing"
@@ -49,13 +49,13 @@ func FuzzEncodeProduce(f *testing.F) {
 				sent[i] = r
 			}
 		}
-		r := produceRequest{clientID: "client-x", acks: -1, timeoutMs: 30_000,
-			partition: catchup.Partition{Topic: "orders", Partition: 5}, compression: c, recs: in, stamp: stamp}
-		fr, err := r.encode(version, 42)
+		r := ProduceRequest{Acks: -1, TimeoutMillis: 30_000,
+			Partition: catchup.Partition{Topic: "orders", Partition: 5}, Compression: c, Records: in, Stamp: stamp}
+		fr, err := EncodeRequest(&r, version, 42, "client-x")
 		if err != nil {
 			t.Fatalf("encode: %v", err)
 		}
-		defer fr.release()
+		defer fr.Release()
 		_, b, recs := decodeProduce(t, fr.buf, version)
 		if len(recs) != len(sent) || b.NumRecords != int32(len(sent)) {
 			t.Fatalf("kmsg read %d records (count %d), want %d", len(recs), b.NumRecords, len(sent))
@@ -71,14 +71,14 @@ func FuzzEncodeProduce(f *testing.F) {
 		if want := max(ts1, ts2); b.MaxTimestamp != want {
 			t.Errorf("max timestamp %d, want %d", b.MaxTimestamp, want)
 		}
-		d, err := decode(fetched{records: fr.buf[len(fr.buf)-int(b.Length)-batchLogOverlap:]}, 0, readUncommitted)
+		d, err := Decode(Fetched{Records: fr.buf[len(fr.buf)-int(b.Length)-batchLogOverlap:]}, 0, ReadUncommitted)
 		if err != nil {
 			t.Fatalf("catchup's decoder: %v", err)
 		}
-		if len(d.records) != len(sent) {
-			t.Fatalf("catchup's decoder read %d records, want %d", len(d.records), len(sent))
+		if len(d.Records) != len(sent) {
+			t.Fatalf("catchup's decoder read %d records, want %d", len(d.Records), len(sent))
 		}
-		for i, got := range d.records {
+		for i, got := range d.Records {
 			got.Offset = sent[i].Offset
 			checkSame(t, "catchup", i, sent[i], got)
 		}

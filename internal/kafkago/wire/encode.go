@@ -1,4 +1,4 @@
-package kafkago
+package wire
 
 import (
 	"bytes"
@@ -13,7 +13,8 @@ import (
 	"github.com/kafka-catchup/catchup/internal/catchup"
 )
 
-// Produce requests are encoded here, straight into one pooled buffer, and
+// Produce requests are encoded here, straight into one pooled buffer (a
+// Frame), and
 // written to the connection with one Write: kafka-go's encoder goes through
 // a protocol.RecordReader per record and a page buffer per request, a cost
 // paid per record that dominates with small records, and it writes a record
@@ -27,27 +28,50 @@ import (
 //
 // and records is one record batch of format v2 (Kafka's DefaultRecordBatch).
 
-// produceFrame is a whole produce request, size prefix included, in a buffer
-// that goes back to the free list once it is written.
-type produceFrame struct{ buf []byte }
+// Frame is a whole request, size prefix included, in a buffer that goes
+// back to a free list once it is written.
+type Frame struct {
+	buf  []byte
+	list chan *Frame // the free list Release gives it back to
+}
+
+// Bytes returns the frame, to be written with one Write.
+func (f *Frame) Bytes() []byte { return f.buf }
+
+// Release gives the frame back for the next request: its bytes must not be
+// used after.
+func (f *Frame) Release() {
+	if cap(f.buf) > maxPooledFrame {
+		return
+	}
+	select {
+	case f.list <- f:
+	default:
+	}
+}
 
 // frames is a free list of produce frames. Unlike a sync.Pool it survives
 // garbage collections, which come every few requests while copying: a frame
 // dropped by the GC costs a fresh megabyte, zeroed. It holds at most one
 // frame per partition copied at once (the default parallelism).
-var frames = make(chan *produceFrame, 8)
+var frames = make(chan *Frame, 8)
+
+// smallFrames is the free list of the frames of the other requests (a
+// fetch: a hundred bytes, framed once per fetch), apart so that a produce
+// never takes a frame too small for it.
+var smallFrames = make(chan *Frame, 8)
 
 // maxPooledFrame bounds what the free list keeps: an outsized request (a
 // batch of huge records) is not held on to.
 const maxPooledFrame = 4 << 20
 
-// getFrame returns a frame with room for size bytes.
-func getFrame(size int) *produceFrame {
-	var f *produceFrame
+// getFrame returns a frame of list with room for size bytes.
+func getFrame(list chan *Frame, size int) *Frame {
+	var f *Frame
 	select {
-	case f = <-frames:
+	case f = <-list:
 	default:
-		f = new(produceFrame)
+		f = &Frame{list: list}
 	}
 	if cap(f.buf) < size {
 		f.buf = make([]byte, 0, size)
@@ -56,69 +80,61 @@ func getFrame(size int) *produceFrame {
 	return f
 }
 
-func (f *produceFrame) release() {
-	if cap(f.buf) > maxPooledFrame {
-		return
-	}
-	select {
-	case frames <- f:
-	default:
-	}
+// ProduceRequest is a produce request (API key 0) of a single partition,
+// versions 3 to 8, encoded by hand. Its response is read by kafka-go.
+type ProduceRequest struct {
+	Acks          int16
+	TimeoutMillis int32
+	Partition     catchup.Partition
+	Compression   compress.Compression
+	Records       []catchup.Record
+	Stamp         *catchup.Provenance // if set, the provenance header each record gets (Offset: the record's)
+	Seq           ProducerSeq         // the idempotent producer's fields of the batch; the zero value for none
 }
 
-// produceRequest describes one produce request of a single partition.
-type produceRequest struct {
-	clientID    string
-	acks        int16
-	timeoutMs   int32
-	partition   catchup.Partition
-	compression compress.Compression
-	recs        []catchup.Record
-	stamp       *catchup.Provenance // if set, the provenance header each record gets (Offset: the record's)
-	seq         producerSeq         // the idempotent producer's fields of the batch; noProducer if none
-}
-
-// producerSeq is what an idempotent producer writes into a record batch: its
+// ProducerSeq is what an idempotent producer writes into a record batch: its
 // producer id and epoch and the sequence number of the batch's first record.
-type producerSeq struct {
-	on    bool // an idempotent batch; else the fields are written as -1
-	id    int64
-	epoch int16
-	base  int32
+type ProducerSeq struct {
+	On    bool // an idempotent batch; else the fields are written as -1
+	ID    int64
+	Epoch int16
+	Base  int32
 }
 
-// noProducer is the producerSeq of a batch that is not idempotent.
-var noProducer = producerSeq{}
+// noProducer is the ProducerSeq of a batch that is not idempotent.
+var noProducer = ProducerSeq{}
 
-// encode returns the request as a frame for the given API version and
-// correlation id. The caller releases the frame.
-func (r *produceRequest) encode(version int16, corr int32) (*produceFrame, error) {
-	f := getFrame(produceHeaderLen + len(r.clientID) + len(r.partition.Topic) + batchHeaderLen + recordsCap(r.recs, newStamper(r.stamp)))
-	b := f.buf
-	b = binary.BigEndian.AppendUint32(b, 0) // size, set below
-	b = binary.BigEndian.AppendUint16(b, 0) // api key: Produce
-	b = binary.BigEndian.AppendUint16(b, uint16(version))
-	b = binary.BigEndian.AppendUint32(b, uint32(corr))
-	b = appendString(b, r.clientID)
+// Key implements Request.
+func (*ProduceRequest) Key() int16 { return 0 }
+
+// MinVersion implements Request: v3 is the first with record batch format v2.
+func (*ProduceRequest) MinVersion() int16 { return 3 }
+
+// MaxVersion implements Request: v9 is flexible.
+func (*ProduceRequest) MaxVersion() int16 { return 8 }
+
+// bodyCap implements sizer.
+func (r *ProduceRequest) bodyCap() int {
+	return produceHeaderLen - requestHeaderLen + len(r.Partition.Topic) + batchHeaderLen + recordsCap(r.Records, newStamper(r.Stamp))
+}
+
+// AppendTo implements Request.
+func (r *ProduceRequest) AppendTo(b []byte, _ int16) ([]byte, error) {
 	b = binary.BigEndian.AppendUint16(b, 0xffff) // transactional_id: null
-	b = binary.BigEndian.AppendUint16(b, uint16(r.acks))
-	b = binary.BigEndian.AppendUint32(b, uint32(r.timeoutMs))
+	b = binary.BigEndian.AppendUint16(b, uint16(r.Acks))
+	b = binary.BigEndian.AppendUint32(b, uint32(r.TimeoutMillis))
 	b = binary.BigEndian.AppendUint32(b, 1) // one topic
-	b = appendString(b, r.partition.Topic)
+	b = appendString(b, r.Partition.Topic)
 	b = binary.BigEndian.AppendUint32(b, 1) // one partition
-	b = binary.BigEndian.AppendUint32(b, uint32(r.partition.Partition))
+	b = binary.BigEndian.AppendUint32(b, uint32(r.Partition.Partition))
 	at := len(b)
 	b = binary.BigEndian.AppendUint32(b, 0) // records size, set below
-	b, err := appendProducerBatch(b, r.recs, r.stamp, r.compression, r.seq)
+	b, err := appendProducerBatch(b, r.Records, r.Stamp, r.Compression, r.Seq)
 	if err != nil {
-		f.buf = b
-		f.release()
-		return nil, err
+		return b, err
 	}
 	binary.BigEndian.PutUint32(b[at:], uint32(len(b)-at-4))
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	f.buf = b
-	return f, nil
+	return b, nil
 }
 
 func appendString(b []byte, s string) []byte {
@@ -141,8 +157,8 @@ func appendRecordBatch(b []byte, recs []catchup.Record, stamp *catchup.Provenanc
 }
 
 // appendProducerBatch is appendRecordBatch with the producer fields of seq:
-// an idempotent batch when seq.on.
-func appendProducerBatch(b []byte, recs []catchup.Record, stamp *catchup.Provenance, c compress.Compression, seq producerSeq) ([]byte, error) {
+// an idempotent batch when seq.On.
+func appendProducerBatch(b []byte, recs []catchup.Record, stamp *catchup.Provenance, c compress.Compression, seq ProducerSeq) ([]byte, error) {
 	if len(recs) == 0 {
 		return b, fmt.Errorf("record batch: no records")
 	}
@@ -161,12 +177,12 @@ func appendProducerBatch(b []byte, recs []catchup.Record, stamp *catchup.Provena
 	b = binary.BigEndian.AppendUint32(b, uint32(len(recs)-1)) // last offset delta
 	b = binary.BigEndian.AppendUint64(b, uint64(first))
 	b = binary.BigEndian.AppendUint64(b, uint64(maxTS))
-	if !seq.on {
-		seq = producerSeq{id: -1, epoch: -1, base: -1}
+	if !seq.On {
+		seq = ProducerSeq{ID: -1, Epoch: -1, Base: -1}
 	}
-	b = binary.BigEndian.AppendUint64(b, uint64(seq.id))
-	b = binary.BigEndian.AppendUint16(b, uint16(seq.epoch))
-	b = binary.BigEndian.AppendUint32(b, uint32(seq.base))
+	b = binary.BigEndian.AppendUint64(b, uint64(seq.ID))
+	b = binary.BigEndian.AppendUint16(b, uint16(seq.Epoch))
+	b = binary.BigEndian.AppendUint32(b, uint32(seq.Base))
 	b = binary.BigEndian.AppendUint32(b, uint32(len(recs)))
 	st := newStamper(stamp)
 	if c == compress.None {
@@ -189,13 +205,13 @@ func appendCompressed(b []byte, recs []catchup.Record, first int64, st stamper, 
 	if codec == nil {
 		return b, fmt.Errorf("record batch: unknown compression codec %d", c)
 	}
-	s := getFrame(recordsCap(recs, st))
+	s := getFrame(frames, recordsCap(recs, st))
 	raw := s.buf
 	for i := range recs {
 		raw = appendRecord(raw, &recs[i], i, first, st)
 	}
 	s.buf = raw
-	defer s.release()
+	defer s.Release()
 	if c == compress.Zstd {
 		return appendZstd(b, raw)
 	}
@@ -270,6 +286,14 @@ func stampLen(stamp *catchup.Provenance, offset int64) int {
 	pv := *stamp
 	pv.Offset = offset
 	return catchup.ProvenanceLen(pv)
+}
+
+// BatchLen is the size of a record batch holding only r, uncompressed,
+// with the provenance header of stamp at r.Offset if stamp is set: what a
+// broker compares with max.message.bytes.
+func BatchLen(r *catchup.Record, stamp *catchup.Provenance) int {
+	l := recordLen(r, 0, r.Timestamp.UnixMilli(), stampLen(stamp, r.Offset))
+	return batchHeaderLen + varintLen(int64(l)) + l
 }
 
 // recordLen is the size of r encoded, without its length prefix, with a

@@ -1,4 +1,4 @@
-package kafkago
+package wire
 
 import (
 	"encoding/binary"
@@ -9,7 +9,7 @@ import (
 
 // FuzzParseFetch feeds arbitrary fetch response bodies of every version
 // catchup negotiates to parseFetch and, when it finds the partition, its
-// record set to decode: neither panics, and decode only returns records
+// record set to Decode: neither panics, and Decode only returns records
 // at or above the offset asked for, in increasing order, with next past
 // them.
 func FuzzParseFetch(f *testing.F) {
@@ -22,26 +22,26 @@ func FuzzParseFetch(f *testing.F) {
 		v = 4 + (v&0x7fff)%8 // 4 to 11
 		p := catchup.Partition{Topic: "t", Partition: 3}
 		fe, err := parseFetch(body, v, p)
-		if err != nil || fe.code != 0 {
+		if err != nil || fe.Code != 0 {
 			return
 		}
-		iso := readUncommitted
+		iso := ReadUncommitted
 		if committed {
-			iso = readCommitted
+			iso = ReadCommitted
 		}
-		d, err := decode(fe, from, iso)
+		d, err := Decode(fe, from, iso)
 		if err != nil {
 			return
 		}
 		last := from - 1
-		for _, r := range d.records {
+		for _, r := range d.Records {
 			if r.Offset <= last {
 				t.Fatalf("decode from %d returned offset %d after %d", from, r.Offset, last)
 			}
 			last = r.Offset
 		}
-		if len(d.records) > 0 && d.next <= last {
-			t.Errorf("decode: next %d, but returned offset %d", d.next, last)
+		if len(d.Records) > 0 && d.Next <= last {
+			t.Errorf("decode: next %d, but returned offset %d", d.Next, last)
 		}
 	})
 }

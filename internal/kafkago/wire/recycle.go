@@ -1,8 +1,8 @@
-package kafkago
+package wire
 
 import "github.com/kafka-catchup/catchup/internal/catchup"
 
-// recycler keeps the memory of fetch responses for the next fetches: the
+// Recycler keeps the memory of fetch responses for the next fetches: the
 // response buffer, the record slice decoded from it and, for compressed
 // batches, the buffer they were decompressed into. Each is a megabyte or
 // more per fetch; allocated afresh, each is zeroed first and collected
@@ -11,24 +11,24 @@ import "github.com/kafka-catchup/catchup/internal/catchup"
 // copy's allocations, and since the garbage collector lets the heap grow to
 // twice the live heap, allocating it per fetch would set a compressed
 // read's peak RSS by the garbage rather than by what is live.
-// Memory comes back only when the caller of Source.Fetch releases it
+// Memory comes back only when the caller of kafkago.Source.Fetch releases it
 // (catchup.Fetched.Release), after the records were produced; a fetch
 // nobody releases is left to the garbage collector as before.
 //
 // Free lists rather than sync.Pools: a copy allocates fast enough to run a
 // garbage collection every few fetches, and each empties a sync.Pool.
-type recycler struct {
+type Recycler struct {
 	bodies   chan []byte
 	records  chan []catchup.Record
 	inflates chan []byte
 }
 
-// recycled is how many of each a recycler keeps: two per partition copied
+// recycled is how many of each a Recycler keeps: two per partition copied
 // at once (the default parallelism, 8), one being produced while the next
 // is fetched.
 const recycled = 16
 
-// Bounds of what a recycler keeps and hands out: buffers of a fetch_bytes
+// Bounds of what a Recycler keeps and hands out: buffers of a fetch_bytes
 // raised far above the default are not held for the life of the process
 // (16 of them would be a gigabyte at 64 MiB), and a small response (the
 // anchor check's one record, a fetch at the log end) does not take, and
@@ -40,14 +40,15 @@ const (
 	maxRecycledInflate = 16 << 20 // the largest ratio guess (16) times the default fetch_bytes
 )
 
-func newRecycler() *recycler {
-	return &recycler{bodies: make(chan []byte, recycled), records: make(chan []catchup.Record, recycled),
+// NewRecycler returns an empty Recycler.
+func NewRecycler() *Recycler {
+	return &Recycler{bodies: make(chan []byte, recycled), records: make(chan []catchup.Record, recycled),
 		inflates: make(chan []byte, recycled)}
 }
 
-// body returns a buffer of n bytes, its contents undefined. A nil
-// recycler allocates.
-func (r *recycler) body(n int) []byte {
+// Body returns a buffer of n bytes, its contents undefined. A nil
+// Recycler allocates.
+func (r *Recycler) Body(n int) []byte {
 	if r != nil && n >= minRecycledBody {
 		select {
 		case b := <-r.bodies:
@@ -60,9 +61,9 @@ func (r *recycler) body(n int) []byte {
 	return make([]byte, n)
 }
 
-// recordSlice returns an empty record slice given back earlier, or nil.
-// The decoder uses it if it is large enough.
-func (r *recycler) recordSlice() []catchup.Record {
+// RecordSlice returns an empty record slice given back earlier, or nil.
+// Decode uses it if it is large enough.
+func (r *Recycler) RecordSlice() []catchup.Record {
 	select {
 	case s := <-r.records:
 		return s[:0]
@@ -71,9 +72,9 @@ func (r *recycler) recordSlice() []catchup.Record {
 	}
 }
 
-// inflateBuf returns an empty decompression buffer given back earlier, or
-// nil. The decoder uses it if it is large enough.
-func (r *recycler) inflateBuf() []byte {
+// InflateBuf returns an empty decompression buffer given back earlier, or
+// nil. Decode uses it if it is large enough.
+func (r *Recycler) InflateBuf() []byte {
 	select {
 	case b := <-r.inflates:
 		return b[:0]
@@ -82,11 +83,11 @@ func (r *recycler) inflateBuf() []byte {
 	}
 }
 
-// release gives a response buffer, a record slice and a decompression
+// Release gives a response buffer, a record slice and a decompression
 // buffer (nil for none) back. The records' stale contents stay in the
 // slice until overwritten: clearing them would cost what recycling saves,
 // and what they point to is recycled too.
-func (r *recycler) release(body []byte, recs []catchup.Record, inflate []byte) {
+func (r *Recycler) Release(body []byte, recs []catchup.Record, inflate []byte) {
 	if cap(body) >= minRecycledBody && cap(body) <= maxRecycledBody {
 		select {
 		case r.bodies <- body:

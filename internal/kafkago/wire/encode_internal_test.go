@@ -1,4 +1,4 @@
-package kafkago
+package wire
 
 import (
 	"bytes"
@@ -114,14 +114,14 @@ func testEncodeProduce(t *testing.T, in []catchup.Record, c compress.Compression
 			sent[i] = r
 		}
 	}
-	r := produceRequest{clientID: "client-x", acks: -1, timeoutMs: 30_000,
-		partition: catchup.Partition{Topic: "orders", Partition: 5}, compression: c, recs: in, stamp: stamp}
-	f, err := r.encode(version, 42)
+	r := ProduceRequest{Acks: -1, TimeoutMillis: 30_000,
+		Partition: catchup.Partition{Topic: "orders", Partition: 5}, Compression: c, Records: in, Stamp: stamp}
+	f, err := EncodeRequest(&r, version, 42, "client-x")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.release()
-	want := produceHeaderLen + len(r.clientID) + len(r.partition.Topic) + batchHeaderLen + recordsLen(in, stamp)
+	defer f.Release()
+	want := produceHeaderLen + len("client-x") + len(r.Partition.Topic) + batchHeaderLen + recordsLen(in, stamp)
 	if c == compress.None && len(f.buf) != want {
 		t.Errorf("frame of %d bytes, want %d", len(f.buf), want)
 	}
@@ -177,14 +177,14 @@ func TestEncodeRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := decode(fetched{records: b}, 0, readUncommitted)
+	d, err := Decode(Fetched{Records: b}, 0, ReadUncommitted)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.records) != len(in) || d.next != int64(len(in)) {
-		t.Fatalf("decoded %d records, next %d", len(d.records), d.next)
+	if len(d.Records) != len(in) || d.Next != int64(len(in)) {
+		t.Fatalf("decoded %d records, next %d", len(d.Records), d.Next)
 	}
-	for i, r := range d.records {
+	for i, r := range d.Records {
 		r.Offset = in[i].Offset
 		r.Headers = r.Headers[:len(r.Headers):len(r.Headers)]
 		if diff := cmp.Diff(in[i], r); diff != "" {
@@ -219,8 +219,8 @@ func recordsLen(recs []catchup.Record, stamp *catchup.Provenance) int {
 }
 
 func TestEncodeEmpty(t *testing.T) {
-	r := produceRequest{clientID: "c", partition: catchup.Partition{Topic: "t"}}
-	if _, err := r.encode(3, 1); err == nil {
+	r := ProduceRequest{Partition: catchup.Partition{Topic: "t"}}
+	if _, err := EncodeRequest(&r, 3, 1, "c"); err == nil {
 		t.Fatal("a request without records encoded")
 	}
 }
@@ -243,16 +243,16 @@ func BenchmarkEncodeProduce(b *testing.B) {
 				}
 			}
 			// Stamped with the provenance header, as catchup writes.
-			r := produceRequest{clientID: "catchup", acks: -1, timeoutMs: 30000, partition: catchup.Partition{Topic: "orders"}, recs: recs,
-				compression: bc.c, stamp: &catchup.Provenance{Cluster: "source", Partition: catchup.Partition{Topic: "orders", Partition: 5}}}
+			r := ProduceRequest{Acks: -1, TimeoutMillis: 30000, Partition: catchup.Partition{Topic: "orders"}, Records: recs,
+				Compression: bc.c, Stamp: &catchup.Provenance{Cluster: "source", Partition: catchup.Partition{Topic: "orders", Partition: 5}}}
 			b.SetBytes(int64(size * len(recs)))
 			b.ReportAllocs()
 			for b.Loop() {
-				f, err := r.encode(8, 1)
+				f, err := EncodeRequest(&r, 8, 1, "catchup")
 				if err != nil {
 					b.Fatal(err)
 				}
-				f.release()
+				f.Release()
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package kafkago
+package wire
 
 import (
 	"bytes"
@@ -130,7 +130,7 @@ func TestDecodeFidelity(t *testing.T) {
 		{delta: 1, tsDelta: 5, key: []byte{}, value: []byte{}},
 		{delta: 2, tsDelta: 7, key: []byte("k"), value: []byte("v"), headers: hdrs},
 	}}
-	d, err := decode(fetched{records: tb.encode()}, 10, readCommitted)
+	d, err := Decode(Fetched{Records: tb.encode()}, 10, ReadCommitted)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,26 +140,26 @@ func TestDecodeFidelity(t *testing.T) {
 		{Offset: 11, Key: []byte{}, Value: []byte{}, Timestamp: ts.Add(5 * time.Millisecond)},
 		{Offset: 12, Key: []byte("k"), Value: []byte("v"), Headers: hdrs, Timestamp: ts.Add(7 * time.Millisecond)},
 	}
-	if diff := cmp.Diff(want, d.records); diff != "" {
+	if diff := cmp.Diff(want, d.Records); diff != "" {
 		t.Errorf("records (-want +got):\n%s", diff)
 	}
 	// cmp treats nil and empty slices as different, but say it plainly.
-	if d.records[0].Key != nil || d.records[0].Value != nil || d.records[1].Key == nil || d.records[1].Value == nil ||
-		d.records[2].Headers[0].Value != nil || d.records[2].Headers[1].Value == nil {
-		t.Errorf("nil and empty were not kept apart: %#v", d.records)
+	if d.Records[0].Key != nil || d.Records[0].Value != nil || d.Records[1].Key == nil || d.Records[1].Value == nil ||
+		d.Records[2].Headers[0].Value != nil || d.Records[2].Headers[1].Value == nil {
+		t.Errorf("nil and empty were not kept apart: %#v", d.Records)
 	}
-	if d.next != 13 {
-		t.Errorf("next = %d, want 13", d.next)
+	if d.Next != 13 {
+		t.Errorf("next = %d, want 13", d.Next)
 	}
 
 	tb.attrs = attrLogAppend
 	tb.maxTS = 1_800_000_000_000
-	d, err = decode(fetched{records: tb.encode()}, 12, readCommitted)
+	d, err = Decode(Fetched{Records: tb.encode()}, 12, ReadCommitted)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.records) != 1 || !d.records[0].Timestamp.Equal(time.UnixMilli(1_800_000_000_000)) {
-		t.Errorf("LogAppendTime batch: records %+v, want one at the batch's max timestamp", d.records)
+	if len(d.Records) != 1 || !d.Records[0].Timestamp.Equal(time.UnixMilli(1_800_000_000_000)) {
+		t.Errorf("LogAppendTime batch: records %+v, want one at the batch's max timestamp", d.Records)
 	}
 }
 
@@ -184,13 +184,13 @@ func TestDecodeNext(t *testing.T) {
 		{"nothing", nil, 42, nil, 42},
 		{"next never below from", data(0, -1, false, 3).encode(), 5, nil, 5},
 	} {
-		d, err := decode(fetched{records: tc.records}, tc.from, readUncommitted)
+		d, err := Decode(Fetched{Records: tc.records}, tc.from, ReadUncommitted)
 		if err != nil {
 			t.Errorf("%s: decode: %v", tc.name, err)
 			continue
 		}
-		if diff := cmp.Diff(tc.want, offsets(d.records)); diff != "" || d.next != tc.next {
-			t.Errorf("%s: offsets (-want +got):\n%s next = %d, want %d", tc.name, diff, d.next, tc.next)
+		if diff := cmp.Diff(tc.want, offsets(d.Records)); diff != "" || d.Next != tc.next {
+			t.Errorf("%s: offsets (-want +got):\n%s next = %d, want %d", tc.name, diff, d.Next, tc.next)
 		}
 	}
 }
@@ -209,7 +209,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"magic", old.encode(), "message format v1"},
 		{"only a partial batch", data(0, -1, false, 3).encode()[:40], "part of a record batch"},
 	} {
-		if _, err := decode(fetched{records: tc.records}, 0, readUncommitted); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := Decode(Fetched{Records: tc.records}, 0, ReadUncommitted); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: decode error = %v, want one containing %q", tc.name, err, tc.want)
 		}
 	}
@@ -228,21 +228,21 @@ func TestDecodeAborted(t *testing.T) {
 		data(7, 9, false, 1),
 		data(8, 10, true, 1),
 	)
-	f := fetched{records: records, aborted: []abortedTxn{{producerID: 10, firstOffset: 8}, {producerID: 7, firstOffset: 0}}}
+	f := Fetched{Records: records, aborted: []abortedTxn{{producerID: 10, firstOffset: 8}, {producerID: 7, firstOffset: 0}}}
 
-	d, err := decode(f, 0, readCommitted)
+	d, err := Decode(f, 0, ReadCommitted)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]int64{2, 3, 6, 7}, offsets(d.records)); diff != "" || d.next != 9 {
-		t.Errorf("read_committed offsets (-want +got):\n%s next = %d, want 9", diff, d.next)
+	if diff := cmp.Diff([]int64{2, 3, 6, 7}, offsets(d.Records)); diff != "" || d.Next != 9 {
+		t.Errorf("read_committed offsets (-want +got):\n%s next = %d, want 9", diff, d.Next)
 	}
-	d, err = decode(f, 0, readUncommitted)
+	d, err = Decode(f, 0, ReadUncommitted)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]int64{0, 1, 2, 3, 6, 7, 8}, offsets(d.records)); diff != "" || d.next != 9 {
-		t.Errorf("read_uncommitted offsets (-want +got):\n%s next = %d, want 9", diff, d.next)
+	if diff := cmp.Diff([]int64{0, 1, 2, 3, 6, 7, 8}, offsets(d.Records)); diff != "" || d.Next != 9 {
+		t.Errorf("read_uncommitted offsets (-want +got):\n%s next = %d, want 9", diff, d.Next)
 	}
 }
 
@@ -273,8 +273,8 @@ func TestParseFetch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fetched{hwm: 9, lso: 8, logStart: 1, aborted: []abortedTxn{{77, 4}}, records: recs}
-	if diff := cmp.Diff(want, f, cmp.AllowUnexported(fetched{}, abortedTxn{})); diff != "" {
+	want := Fetched{HighWatermark: 9, LastStable: 8, LogStart: 1, aborted: []abortedTxn{{77, 4}}, Records: recs}
+	if diff := cmp.Diff(want, f, cmp.AllowUnexported(Fetched{}, abortedTxn{})); diff != "" {
 		t.Errorf("parseFetch (-want +got):\n%s", diff)
 	}
 	if _, err := parseFetch(body[:len(body)-3], 11, p); err == nil {
@@ -316,9 +316,9 @@ func BenchmarkDecode(b *testing.B) {
 			b.SetBytes(int64(8 * size * len(recs)))
 			b.ReportAllocs()
 			for b.Loop() {
-				d, err := decode(fetched{records: set}, 0, readCommitted)
-				if err != nil || len(d.records) != 8*len(recs) {
-					b.Fatalf("decoded %d records: %v", len(d.records), err)
+				d, err := Decode(Fetched{Records: set}, 0, ReadCommitted)
+				if err != nil || len(d.Records) != 8*len(recs) {
+					b.Fatalf("decoded %d records: %v", len(d.Records), err)
 				}
 			}
 		})
