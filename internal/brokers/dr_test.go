@@ -228,7 +228,16 @@ func TestGroupSync(t *testing.T) {
 	}
 	member.Close() // leaves the group
 	pl = runOnce()
-	res, err = pl.SyncGroups(ctx, pl.Config)
+	// Kafka's ListGroups may leave a group out for a moment (once in CI,
+	// under load, the sync saw no group at all); group sync then syncs it
+	// on its next interval, which is tried here for up to 30 s.
+	for try := 0; ; try++ {
+		res, err = pl.SyncGroups(ctx, pl.Config)
+		if err != nil || len(res) != 0 || try == 30 {
+			break
+		}
+		time.Sleep(time.Second)
+	}
 	pl.Close()
 	if err != nil || len(res) != 1 || res[0].Skipped != "" || res[0].Error != "" {
 		t.Fatalf("sync after the member left: %+v, %v; want it synced", res, err)
