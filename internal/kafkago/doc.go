@@ -12,7 +12,7 @@
 //	fetch.go        raw fetch: a wire.FetchRequest sent to the leader, its response read into wire.Fetched
 //	idempotence.go  the idempotent producer: producer id and epoch, per-partition sequences, a lost producer
 //	offsets.go      metadata from a broker, ListOffsets with one request per leader
-//	logend.go       Target.LogEnd: a partition leader's log end (OffsetForLeaderEpoch) and high watermark
+//	logend.go       Target.LogEnd, LogEnds: partition leaders' log ends (OffsetForLeaderEpoch, one request per leader) and high watermarks
 //	source.go       Source: Partitions, ListOffsets, OffsetsForTime, Fetch
 //	target.go       Target: PartitionCounts, EndOffsets, Produce and its error classes, ReadBack
 //	errors.go       retriable marking of read errors and broker codes

@@ -3,6 +3,7 @@ package kafkago
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -26,72 +27,180 @@ const offsetForLeaderEpochVersion = 3
 // replicated or not. The high watermark is read after it. A stale epoch or
 // leader (the metadata moved between the two requests) is retriable.
 func (t *Target) LogEnd(ctx context.Context, p catchup.Partition) (catchup.LogEnd, error) {
-	md, err := t.cl.metadata(ctx, []string{p.Topic})
-	if err != nil {
+	ends, errs, err := t.logEnds(ctx, []catchup.Partition{p})
+	switch {
+	case err != nil:
 		return catchup.LogEnd{}, fmt.Errorf("log end of %s: %w", p, err)
+	case errs[p] != nil:
+		return catchup.LogEnd{}, errs[p]
 	}
-	leader, epoch := int32(-1), int32(-1)
-	for _, tm := range md.Topics {
-		for _, pm := range tm.Partitions {
-			if tm.Name == p.Topic && pm.PartitionIndex == p.Partition {
-				if err := codeError(pm.ErrorCode); err != nil {
-					return catchup.LogEnd{}, fmt.Errorf("log end of %s: metadata: %w", p, err)
-				}
-				leader, epoch = pm.LeaderID, pm.LeaderEpoch
-			}
-		}
-	}
-	if leader < 0 {
-		return catchup.LogEnd{}, fmt.Errorf("log end of %s: no leader in the metadata of cluster %q: %w",
-			p, t.cl.name, mark(kafka.LeaderNotAvailable, catchup.ErrRetriable))
-	}
-
-	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
-	req.Version = offsetForLeaderEpochVersion
-	req.ReplicaID = -1
-	rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
-	rt.Topic = p.Topic
-	rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
-	rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = p.Partition, epoch, epoch
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	res, err := t.cl.roundTrip(ctx, t.cl.newKmsgExchange(req).toBroker(leader), requestTimeout)
-	if err != nil {
-		return catchup.LogEnd{}, fmt.Errorf("log end of %s at broker %d: %w", p, leader, t.cl.readError(ctx, err))
-	}
-	end, err := parseOffsetForLeaderEpoch(res.(*rawResponse).body, p)
-	if err != nil {
-		return catchup.LogEnd{}, fmt.Errorf("log end of %s at broker %d, leader epoch %d: %w", p, leader, epoch, err)
-	}
-	hwm, err := t.cl.listOffsets(ctx, []catchup.Partition{p}, latest, wire.ReadUncommitted)
-	if err != nil {
-		return catchup.LogEnd{}, fmt.Errorf("log end of %s: %w", p, err)
-	}
-	return catchup.LogEnd{End: end, HighWatermark: hwm[0], Epoch: epoch}, nil
+	return ends[p], nil
 }
 
-// parseOffsetForLeaderEpoch returns the end offset that a response of
-// version offsetForLeaderEpochVersion gives p.
-func parseOffsetForLeaderEpoch(body []byte, p catchup.Partition) (int64, error) {
+// LogEnds is LogEnd for many partitions (see replicate.Target.LogEnds):
+// one metadata request, one OffsetForLeaderEpoch request per leader, then
+// the high watermarks in one ListOffsets request per leader. A partition
+// whose own answer failed is left out of the map.
+func (t *Target) LogEnds(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]catchup.LogEnd, error) {
+	ends, _, err := t.logEnds(ctx, ps)
+	if err != nil {
+		return nil, fmt.Errorf("log ends of %d partitions: %w", len(ps), err)
+	}
+	return ends, nil
+}
+
+// logEnds reads the log ends of ps: those that answered, the error of
+// each that did not, and an error for a call that read nothing (the
+// metadata).
+func (t *Target) logEnds(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]catchup.LogEnd, map[catchup.Partition]error, error) {
+	var topics []string
+	named := make(map[string]bool)
+	for _, p := range ps {
+		if !named[p.Topic] {
+			named[p.Topic] = true
+			topics = append(topics, p.Topic)
+		}
+	}
+	md, err := t.cl.metadata(ctx, topics)
+	if err != nil {
+		return nil, nil, err
+	}
+	type leadership struct{ leader, epoch int32 }
+	led := make(map[catchup.Partition]leadership, len(ps))
+	errs := make(map[catchup.Partition]error)
+	for _, tm := range md.Topics {
+		for _, pm := range tm.Partitions {
+			p := catchup.Partition{Topic: tm.Name, Partition: pm.PartitionIndex}
+			if err := codeError(pm.ErrorCode); err != nil {
+				errs[p] = fmt.Errorf("log end of %s: metadata: %w", p, err)
+				continue
+			}
+			led[p] = leadership{pm.LeaderID, pm.LeaderEpoch}
+		}
+	}
+
+	byLeader := make(map[int32]*kmsg.OffsetForLeaderEpochRequest)
+	topicAt := make(map[int32]map[string]int) // a request's index of each topic
+	asked := make(map[catchup.Partition]bool, len(ps))
+	for _, p := range ps {
+		l, ok := led[p]
+		switch {
+		case asked[p] || errs[p] != nil:
+			continue
+		case !ok || l.leader < 0:
+			errs[p] = fmt.Errorf("log end of %s: no leader in the metadata of cluster %q: %w",
+				p, t.cl.name, mark(kafka.LeaderNotAvailable, catchup.ErrRetriable))
+			continue
+		}
+		asked[p] = true
+		req := byLeader[l.leader]
+		if req == nil {
+			req = kmsg.NewPtrOffsetForLeaderEpochRequest()
+			req.Version = offsetForLeaderEpochVersion
+			req.ReplicaID = -1
+			byLeader[l.leader], topicAt[l.leader] = req, make(map[string]int)
+		}
+		i, ok := topicAt[l.leader][p.Topic]
+		if !ok {
+			rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+			rt.Topic = p.Topic
+			i, req.Topics = len(req.Topics), append(req.Topics, rt)
+			topicAt[l.leader][p.Topic] = i
+		}
+		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+		rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = p.Partition, l.epoch, l.epoch
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+	}
+
+	ends := make(map[catchup.Partition]catchup.LogEnd, len(asked))
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for leader, req := range byLeader {
+		wg.Go(func() {
+			res, err := t.cl.roundTrip(ctx, t.cl.newKmsgExchange(req).toBroker(leader), requestTimeout)
+			if err == nil {
+				err = parseOffsetForLeaderEpoch(res.(*rawResponse).body, func(p catchup.Partition, end int64, perr error) {
+					mu.Lock()
+					defer mu.Unlock()
+					if !asked[p] {
+						return
+					}
+					if perr != nil {
+						errs[p] = fmt.Errorf("log end of %s at broker %d, leader epoch %d: %w", p, leader, led[p].epoch, perr)
+						return
+					}
+					ends[p] = catchup.LogEnd{End: end, Epoch: led[p].epoch}
+				})
+			}
+			if err != nil {
+				err = t.cl.readError(ctx, err)
+				mu.Lock()
+				defer mu.Unlock()
+				for _, rt := range req.Topics {
+					for _, rp := range rt.Partitions {
+						p := catchup.Partition{Topic: rt.Topic, Partition: rp.Partition}
+						errs[p] = fmt.Errorf("log end of %s at broker %d: %w", p, leader, err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for p := range asked {
+		if _, ok := ends[p]; !ok && errs[p] == nil {
+			errs[p] = fmt.Errorf("log end of %s: %w", p,
+				mark(fmt.Errorf("OffsetForLeaderEpoch response lacks partition %s", p), catchup.ErrRetriable))
+		}
+	}
+	if len(ends) == 0 {
+		return ends, errs, nil
+	}
+
+	// The high watermarks, read after the log ends.
+	read := make([]catchup.Partition, 0, len(ends))
+	for p := range ends {
+		read = append(read, p)
+	}
+	hwms, err := t.cl.listOffsets(ctx, read, latest, wire.ReadUncommitted)
+	if err != nil {
+		for _, p := range read {
+			delete(ends, p)
+			errs[p] = fmt.Errorf("log end of %s: %w", p, err)
+		}
+		return ends, errs, nil
+	}
+	for i, p := range read {
+		le := ends[p]
+		le.HighWatermark = hwms[i]
+		ends[p] = le
+	}
+	return ends, errs, nil
+}
+
+// parseOffsetForLeaderEpoch calls each with every partition a response of
+// version offsetForLeaderEpochVersion answers: its end offset, or its
+// error. The error returned is for a response that cannot be read.
+func parseOffsetForLeaderEpoch(body []byte, each func(p catchup.Partition, end int64, err error)) error {
 	res := kmsg.OffsetForLeaderEpochResponse{Version: offsetForLeaderEpochVersion}
 	if err := res.ReadFrom(body); err != nil {
-		return 0, mark(fmt.Errorf("OffsetForLeaderEpoch response: %w", err), catchup.ErrRetriable)
+		return mark(fmt.Errorf("OffsetForLeaderEpoch response: %w", err), catchup.ErrRetriable)
 	}
 	for _, rt := range res.Topics {
 		for _, rp := range rt.Partitions {
-			if rt.Topic != p.Topic || rp.Partition != p.Partition {
-				continue
-			}
-			if err := codeError(rp.ErrorCode); err != nil {
-				return 0, err
-			}
-			if rp.EndOffset < 0 {
+			p := catchup.Partition{Topic: rt.Topic, Partition: rp.Partition}
+			switch err := codeError(rp.ErrorCode); {
+			case err != nil:
+				each(p, 0, err)
+			case rp.EndOffset < 0:
 				// The leader knows no such epoch (it cannot be its own
 				// current one): the metadata moved on.
-				return 0, mark(fmt.Errorf("OffsetForLeaderEpoch: no end offset (epoch %d)", rp.LeaderEpoch), catchup.ErrRetriable)
+				each(p, 0, mark(fmt.Errorf("OffsetForLeaderEpoch: no end offset (epoch %d)", rp.LeaderEpoch), catchup.ErrRetriable))
+			default:
+				each(p, rp.EndOffset, nil)
 			}
-			return rp.EndOffset, nil
 		}
 	}
-	return 0, mark(fmt.Errorf("OffsetForLeaderEpoch response lacks partition %s", p), catchup.ErrRetriable)
+	return nil
 }

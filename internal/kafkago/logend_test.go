@@ -100,3 +100,102 @@ func TestLogEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestLogEndsOneRequestPerLeader: LogEnds asks the log ends of many
+// partitions of several topics with one OffsetForLeaderEpoch request per
+// leader broker, each partition once, and answers each as LogEnd does; a
+// partition its leader refuses is left out, the others answered.
+func TestLogEndsOneRequestPerLeader(t *testing.T) {
+	ctx := testContext(t)
+	c := newCluster(t, kfake.NumBrokers(3), kfake.SeedTopics(6, "t", "u"))
+	tg := newTarget(t, c, config.Producer{})
+	var ps []catchup.Partition
+	want := map[catchup.Partition]catchup.LogEnd{}
+	for _, topic := range []string{"u", "t"} {
+		for i := range int32(6) {
+			p := catchup.Partition{Topic: topic, Partition: i}
+			n := int(i % 3) // 0, 1 or 2 records
+			if n > 0 {
+				if _, _, err := produceAll(ctx, tg, p, copyRecords(n, time.UnixMilli(1_700_000_000_000))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			le, err := tg.LogEnd(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if le.End != int64(n) {
+				t.Fatalf("LogEnd of %s: %+v; want end %d", p, le, n)
+			}
+			ps, want[p] = append(ps, p, p), le // each asked twice
+		}
+	}
+	refused := catchup.Partition{Topic: "t", Partition: 4}
+	var (
+		mu   sync.Mutex
+		seen []*kmsg.OffsetForLeaderEpochRequest
+	)
+	c.ControlKey(int16(kmsg.OffsetForLeaderEpoch), func(r kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := r.(*kmsg.OffsetForLeaderEpochRequest)
+		mu.Lock()
+		seen = append(seen, req)
+		mu.Unlock()
+		for _, rt := range req.Topics {
+			for _, rp := range rt.Partitions {
+				if rt.Topic == refused.Topic && rp.Partition == refused.Partition {
+					// Answer for the whole request, refusing one partition.
+					res := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+					for _, rt := range req.Topics {
+						st := kmsg.NewOffsetForLeaderEpochResponseTopic()
+						st.Topic = rt.Topic
+						for _, rp := range rt.Partitions {
+							sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+							sp.Partition, sp.LeaderEpoch = rp.Partition, rp.LeaderEpoch
+							sp.EndOffset = want[catchup.Partition{Topic: rt.Topic, Partition: rp.Partition}].End
+							if rt.Topic == refused.Topic && rp.Partition == refused.Partition {
+								sp.ErrorCode, sp.EndOffset = kerr.FencedLeaderEpoch.Code, -1
+							}
+							st.Partitions = append(st.Partitions, sp)
+						}
+						res.Topics = append(res.Topics, st)
+					}
+					return res, nil, true
+				}
+			}
+		}
+		return nil, nil, false
+	})
+	got, err := tg.LogEnds(ctx, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(want, refused)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("LogEnds (-want +got):\n%s", diff)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	leaders := map[int32]bool{}
+	for p := range want {
+		leaders[c.LeaderFor(p.Topic, p.Partition)] = true
+	}
+	leaders[c.LeaderFor(refused.Topic, refused.Partition)] = true
+	asked := map[catchup.Partition]int{}
+	for _, req := range seen {
+		for _, rt := range req.Topics {
+			for _, rp := range rt.Partitions {
+				asked[catchup.Partition{Topic: rt.Topic, Partition: rp.Partition}]++
+			}
+		}
+	}
+	if len(leaders) < 2 || len(seen) != len(leaders) || len(asked) != 12 {
+		t.Errorf("%d OffsetForLeaderEpoch requests asking %d partitions; want one per leader (%d), 12 partitions, over 2 leaders or more",
+			len(seen), len(asked), len(leaders))
+	}
+	for p, n := range asked {
+		if n != 1 {
+			t.Errorf("%s asked %d times; want once", p, n)
+		}
+	}
+}

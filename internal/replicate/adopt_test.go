@@ -158,6 +158,82 @@ func TestLostStoreWaitsForReplication(t *testing.T) {
 	}
 }
 
+// TestLostStoreNothingReplicatedYet: a run killed with every request it
+// sent appended by the target's leader but none replicated (a follower
+// stalled before the first one), and its store lost. The target's high
+// watermark is 0, as for a partition never written to, but its leader's log
+// is not empty: the next run must wait for the copies to become visible and
+// resume after them (provenance), or fail closed (provenance off), never take
+// the partition for empty and copy it again. Without the wait
+// (ReplicationWait 0) the high watermark is taken for the end, and the copies
+// are duplicated, as docs/configuration.md says of replication_wait: 0.
+func TestLostStoreNothingReplicatedYet(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		provenance bool
+		wait       time.Duration
+		dups       int
+		ahead      bool // fails with ErrTargetAhead
+	}{
+		{"provenance, with the wait", true, time.Second, 0, false},
+		{"provenance, with the wait, no survey", true, time.Second, 0, false},
+		{"provenance, no wait", true, 0, 4, false},
+		{"provenance off, with the wait", false, time.Second, 0, true},
+		{"provenance off, with the wait, no survey", false, time.Second, 0, true},
+		{"provenance off, no wait", false, 0, 4, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(map[catchup.Partition]int{pA: 10})
+			r.dst.mu.Lock()
+			r.dst.logs[pA].stalledAt = 0
+			r.dst.mu.Unlock()
+			var stamp *catchup.Provenance
+			if tc.provenance {
+				stamp = &catchup.Provenance{Cluster: "src", Partition: pA}
+			}
+			for _, w := range [][2]int{{0, 2}, {2, 4}} {
+				if n, _, err := r.dst.Produce(t.Context(), pA, slices.Clone(r.src.logs[pA].recs[w[0]:w[1]]), stamp); err != nil || n != w[1]-w[0] {
+					t.Fatalf("dead run's request: %d, %v", n, err)
+				}
+			}
+			r.dst.onLogEnd = replicateAfter(3)
+			if tc.wait == 0 {
+				r.catchUpOnFirstProduce()
+			}
+			o := r.options("heir")
+			o.Provenance, o.ReplicationWait = tc.provenance, tc.wait
+			if strings.HasSuffix(tc.name, "no survey") {
+				// The plan-time read of the log ends failed: the partition reads its own.
+				o.Target = noLogEndsTarget{r.dst}
+			}
+			res := r.run(t, t.Context(), o).Partitions[0]
+			if tc.ahead {
+				if res.Status != StatusFailed || !errors.Is(res.Err, catchup.ErrTargetAhead) {
+					t.Fatalf("heir: status %s err %v; want failed with ErrTargetAhead", res.Status, res.Err)
+				}
+				r.dst.mu.Lock()
+				n := len(r.dst.logs[pA].recs)
+				r.dst.mu.Unlock()
+				if n != 4 {
+					t.Errorf("target holds %d records; want the dead run's 4, nothing copied", n)
+				}
+				return
+			}
+			if res.Status != StatusDone {
+				t.Fatalf("heir: status %s err %v; want done", res.Status, res.Err)
+			}
+			r.checkDuplicates(t, 10, tc.dups)
+		})
+	}
+}
+
+// noLogEndsTarget is a Target whose LogEnds fails.
+type noLogEndsTarget struct{ Target }
+
+func (noLogEndsTarget) LogEnds(context.Context, []catchup.Partition) (map[catchup.Partition]catchup.LogEnd, error) {
+	return nil, fmt.Errorf("log ends: %w", catchup.ErrRetriable)
+}
+
 // TestTargetAheadWithoutCopiesFailsClosed: a partition without a checkpoint
 // whose target partition holds records that say nothing of how far it was
 // copied (another writer's, or copies without provenance) fails closed,
@@ -264,7 +340,12 @@ func TestAdoptedCopiesOfARecreatedSourceTopicFailClosed(t *testing.T) {
 // readCountingTarget counts every target read a run may make per partition.
 type readCountingTarget struct {
 	Target
-	endOffsets, readBacks, logEnds atomic.Int64
+	endOffsets, readBacks, logEnds, logEndBatches atomic.Int64
+}
+
+func (t *readCountingTarget) LogEnds(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]catchup.LogEnd, error) {
+	t.logEndBatches.Add(1)
+	return t.Target.LogEnds(ctx, ps)
 }
 
 func (t *readCountingTarget) EndOffsets(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]int64, error) {
@@ -309,7 +390,13 @@ func TestIdleRunAt10kPartitionsReadsNothingPerPartition(t *testing.T) {
 		}
 		return rep, target, store.writes.Load()
 	}
-	run("first")
+	// The first run finds no checkpoint and an empty target: it asks
+	// every leader's log end at plan time, in one call.
+	if _, target, _ := run("first"); target.endOffsets.Load() != 1 || target.logEndBatches.Load() != 1 || target.logEnds.Load() != 0 ||
+		target.readBacks.Load() != 0 {
+		t.Fatalf("first run: %d end offset calls, %d batched log end calls, %d log ends, %d read-backs; want 1, 1, 0, 0",
+			target.endOffsets.Load(), target.logEndBatches.Load(), target.logEnds.Load(), target.readBacks.Load())
+	}
 	for _, name := range []string{"idle", "idle after the store was lost"} {
 		if name != "idle" {
 			r.store = checkpoint.NewMemStore(r.clock.now)
@@ -326,7 +413,7 @@ func TestIdleRunAt10kPartitionsReadsNothingPerPartition(t *testing.T) {
 			}
 		}
 		_, target, writes := run(name)
-		if writes != 0 || target.endOffsets.Load() != 0 || target.readBacks.Load() != 0 || target.logEnds.Load() != 0 {
+		if writes != 0 || target.endOffsets.Load() != 0 || target.readBacks.Load() != 0 || target.logEnds.Load() != 0 || target.logEndBatches.Load() != 0 {
 			t.Errorf("%s run: %d store writes, %d end offset calls, %d read-backs, %d log ends; want none", name, writes,
 				target.endOffsets.Load(), target.readBacks.Load(), target.logEnds.Load())
 		}

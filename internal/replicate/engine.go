@@ -114,8 +114,10 @@ type Options struct {
 	// is above the broker's default replica.lag.time.max.ms (30s), after
 	// which a lagging follower leaves the in-sync replicas and the high
 	// watermark moves on without it; 0: no wait (the high watermark is
-	// trusted, as on a target with replication factor 1). Only with
-	// Provenance.
+	// trusted, as on a target with replication factor 1). A partition
+	// without a checkpoint is taken for never written to only when its
+	// leader's log end is 0 too, not its high watermark alone (with or
+	// without Provenance); otherwise the wait is only with Provenance.
 	ReplicationWait time.Duration
 
 	Log *slog.Logger
@@ -339,7 +341,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 	if e.o.OnPlan != nil {
 		e.o.OnPlan(plan.Windows(marks, cps, pol))
 	}
-	ends := e.targetEnds(ctx, marks, pol, cps, tc.bad)
+	ends, logEnds := e.targetEnds(ctx, marks, pol, cps, tc.bad)
 	copyCtx, cancel := e.copyContext(ctx)
 	defer cancel()
 
@@ -371,11 +373,15 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 					rep.Partitions[i] = untouched(m, pol, cps[m.Partition], StatusNotStarted, nil)
 					continue
 				}
-				end, ok := ends[e.targetPartition(m.Partition)]
-				if !ok {
-					end = -1
+				tp := e.targetPartition(m.Partition)
+				sv := surveyed{end: -1, logEnd: -1}
+				if end, ok := ends[tp]; ok {
+					sv.end = end
 				}
-				rep.Partitions[i] = e.copyPartition(ctx, copyCtx, m, pol, cps[m.Partition], end)
+				if le, ok := logEnds[tp]; ok {
+					sv.logEnd = le.End
+				}
+				rep.Partitions[i] = e.copyPartition(ctx, copyCtx, m, pol, cps[m.Partition], sv)
 			}
 		})
 	}

@@ -33,6 +33,9 @@ type fakeCluster struct {
 	// (l.epoch) happen there.
 	onLogEnd func(p catchup.Partition, l *fakeLog)
 	logEnds  int // LogEnd calls
+	// logEndBatches counts LogEnds calls, logEndBatched the
+	// partitions they asked for.
+	logEndBatches, logEndBatched int
 	// poisonReleased makes Fetch return records of their own, which
 	// catchup.Fetched.Release overwrites, as a Source that reuses the memory does.
 	poisonReleased bool
@@ -255,14 +258,39 @@ func (c *fakeCluster) LogEnd(_ context.Context, p catchup.Partition) (catchup.Lo
 	}
 	c.mu.Lock()
 	c.logEnds++
-	l := c.logs[p]
-	if c.onLogEnd != nil {
-		c.onLogEnd(p, l)
-	}
-	le := catchup.LogEnd{End: c.end(p), HighWatermark: l.hwm(), Epoch: l.epoch}
+	le := c.logEnd(p)
 	c.mu.Unlock()
 	if c.afterEndOffsets != nil { // a look at the end, as EndOffsets is
 		c.afterEndOffsets()
 	}
 	return le, nil
+}
+
+// logEnd is a look at p's log end, under c.mu.
+func (c *fakeCluster) logEnd(p catchup.Partition) catchup.LogEnd {
+	l := c.logs[p]
+	if c.onLogEnd != nil {
+		c.onLogEnd(p, l)
+	}
+	return catchup.LogEnd{End: c.end(p), HighWatermark: l.hwm(), Epoch: l.epoch}
+}
+
+func (c *fakeCluster) LogEnds(_ context.Context, ps []catchup.Partition) (map[catchup.Partition]catchup.LogEnd, error) {
+	if c.readFault != nil {
+		if err := c.readFault(); err != nil {
+			return nil, err
+		}
+	}
+	c.mu.Lock()
+	c.logEndBatches++
+	c.logEndBatched += len(ps)
+	out := make(map[catchup.Partition]catchup.LogEnd, len(ps))
+	for _, p := range ps {
+		out[p] = c.logEnd(p)
+	}
+	c.mu.Unlock()
+	if c.afterEndOffsets != nil {
+		c.afterEndOffsets()
+	}
+	return out, nil
 }

@@ -59,12 +59,21 @@ type partitionCopy struct {
 	// needs the lease. A takeover, or a lease another run took and released
 	// since, reads the end again.
 	surveyedEnd int64
+	// surveyedLogEnd is, like surveyedEnd and under the same condition,
+	// the leader's log end the run read at plan time for a partition
+	// without a checkpoint whose surveyed end was 0 (Engine.targetEnds);
+	// -1 none.
+	surveyedLogEnd int64
 }
+
+// surveyed is what the run read of a target partition at plan time: its
+// end offset and its leader's log end, -1 where not read.
+type surveyed struct{ end, logEnd int64 }
 
 // copyPartition leases m's partition, copies its window and commits. loaded
 // is its checkpoint as the run's survey read it, before the lease was taken;
-// surveyedEnd the target end offset read at plan time, or -1.
-func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, pol plan.Policy, loaded checkpoint.Checkpoint, surveyedEnd int64) (res Result) {
+// sv what the run read of its target partition at plan time.
+func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, pol plan.Policy, loaded checkpoint.Checkpoint, sv surveyed) (res Result) {
 	start := e.o.Now()
 	res.Partition = m.Partition
 	defer func() { res.Duration = e.o.Now().Sub(start) }()
@@ -85,7 +94,7 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		e: e, p: m.Partition, lease: lease, res: &res, lasting: lasting,
 		next: cp.Next, targetEnd: cp.TargetEnd,
 		committedNext: cp.Next, committedTargetEnd: cp.TargetEnd,
-		lastCommit: e.o.Now(), surveyedEnd: -1,
+		lastCommit: e.o.Now(), surveyedEnd: -1, surveyedLogEnd: -1,
 	}
 	if loaded.Owner != "" && e.o.Provenance {
 		// A lease still recorded when the survey read the store was never
@@ -94,7 +103,7 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		pc.state = stateTakenOver
 	}
 	if loaded.Owner == "" && cp.Epoch == loaded.Epoch+1 {
-		pc.surveyedEnd = surveyedEnd
+		pc.surveyedEnd, pc.surveyedLogEnd = sv.end, sv.logEnd
 	}
 	if !cp.Exists {
 		// Commit the start even of an empty window: with start: latest, the
@@ -266,6 +275,12 @@ func (pc *partitionCopy) refuseUnaccounted(ctx context.Context, pol plan.Policy)
 		end, err = pc.targetEndOffset(ctx)
 		return err
 	})
+	if err == nil && end <= 0 {
+		err = pc.retry(ctx, func() (err error) {
+			end, err = pc.leaderEnd(ctx)
+			return err
+		})
+	}
 	switch {
 	case err != nil:
 		return err

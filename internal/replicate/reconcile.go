@@ -255,6 +255,28 @@ func (pc *partitionCopy) targetEndOffset(ctx context.Context) (int64, error) {
 	return end, nil
 }
 
+// leaderEnd returns, for a partition whose target end offset (its high
+// watermark) is 0, the log end of the target partition's leader: above 0
+// when it appended records its followers have not replicated yet, which
+// only a settle makes visible. Without Options.ReplicationWait the high
+// watermark is trusted (0). It reads the end surveyed at plan time once,
+// as targetEndOffset does.
+func (pc *partitionCopy) leaderEnd(ctx context.Context) (int64, error) {
+	if pc.e.o.ReplicationWait <= 0 {
+		return 0, nil
+	}
+	if end := pc.surveyedLogEnd; end >= 0 {
+		pc.surveyedLogEnd = -1
+		return end, nil
+	}
+	tp := pc.targetPartition()
+	le, err := pc.e.o.Target.LogEnd(ctx, tp)
+	if err != nil {
+		return 0, fmt.Errorf("log end of %s: %w", tp, err)
+	}
+	return le.End, nil
+}
+
 // reconcileProduce finds out, after a produce whose outcome is unknown, how
 // many leading records of recs the target holds, and accounts for them.
 func (pc *partitionCopy) reconcileProduce(ctx context.Context, recs []catchup.Record) (int, error) {
@@ -291,7 +313,7 @@ func (pc *partitionCopy) reconcileProduce(ctx context.Context, recs []catchup.Re
 // its own, as it would without this. Partitions of topics in bad (missing
 // or short on the target) are not asked for.
 func (e *Engine) targetEnds(ctx context.Context, marks []catchup.Offsets, pol plan.Policy, cps map[catchup.Partition]checkpoint.Checkpoint,
-	bad map[string]error) map[catchup.Partition]int64 {
+	bad map[string]error) (map[catchup.Partition]int64, map[catchup.Partition]catchup.LogEnd) {
 	var tps []catchup.Partition
 	for _, m := range marks {
 		cp := cps[m.Partition]
@@ -304,15 +326,37 @@ func (e *Engine) targetEnds(ctx context.Context, marks []catchup.Offsets, pol pl
 		tps = append(tps, e.targetPartition(m.Partition))
 	}
 	if len(tps) == 0 {
-		return nil
+		return nil, nil
 	}
 	ends, err := e.o.Target.EndOffsets(ctx, tps)
 	if err != nil {
 		e.o.Log.DebugContext(ctx, "target end offsets not read at plan time; each partition reads its own", "pipeline", e.o.Pipeline,
 			"partitions", len(tps), "error", err)
-		return nil
+		return nil, nil
 	}
-	return ends
+	if e.o.ReplicationWait <= 0 {
+		return ends, nil
+	}
+	// A partition without a checkpoint over an empty-looking target
+	// partition asks its leader's log end (leaderEnd): asked here for all
+	// of them at once, a first run over 10,000 new partitions costs one
+	// request per broker, not three per partition.
+	var empty []catchup.Partition
+	for _, m := range marks {
+		tp := e.targetPartition(m.Partition)
+		if end, ok := ends[tp]; ok && end <= 0 && !cps[m.Partition].Exists && cps[m.Partition].Owner == "" {
+			empty = append(empty, tp)
+		}
+	}
+	if len(empty) == 0 {
+		return ends, nil
+	}
+	logEnds, err := e.o.Target.LogEnds(ctx, empty)
+	if err != nil {
+		e.o.Log.DebugContext(ctx, "target log ends not read at plan time; each partition reads its own", "pipeline", e.o.Pipeline,
+			"partitions", len(empty), "error", err)
+	}
+	return ends, logEnds
 }
 
 // targetPartition is the target partition p is copied to.
@@ -347,8 +391,16 @@ func (pc *partitionCopy) adopt(ctx context.Context, m catchup.Offsets, pol plan.
 	_, explicit := pc.e.o.Policy.StartOffsets[pc.p]
 	chosen := explicit || pol.Start == plan.Timestamp
 	err := pc.retry(ctx, func() (err error) {
-		if end, err = pc.targetEndOffset(ctx); err != nil || end <= 0 {
+		if end, err = pc.targetEndOffset(ctx); err != nil {
 			return err
+		}
+		if end <= 0 {
+			// Nothing visible; but a follower that stalled before the
+			// first copy was replicated leaves the high watermark at 0
+			// over a leader's log that holds them.
+			if le, err := pc.leaderEnd(ctx); err != nil || le <= 0 {
+				return err
+			}
 		}
 		if err := pc.settle(ctx); err != nil {
 			return err

@@ -198,14 +198,21 @@ func TestUnknownProduceWaitsForReplication(t *testing.T) {
 
 // TestCleanRunReadsNoLogEnd pins the cost of the replication wait on the
 // happy path: a run with no takeover and no unknown outcome asks the target
-// for no log end.
+// for no log end of its own per partition. The first run, over partitions
+// without a checkpoint and an empty target, asks their leaders' log ends
+// in one LogEnds call at plan time (see TestLostStoreNothingReplicatedYet);
+// a resume asks nothing.
 func TestCleanRunReadsNoLogEnd(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 10, pB: 10})
 	r.run(t, t.Context(), r.options("run"))
+	if r.dst.logEnds != 0 || r.dst.logEndBatches != 1 || r.dst.logEndBatched != 2 {
+		t.Errorf("first run: %d log end reads, %d batched reads of %d partitions; want 0, 1 of 2",
+			r.dst.logEnds, r.dst.logEndBatches, r.dst.logEndBatched)
+	}
 	r.run(t, t.Context(), r.options("run")) // a resume
 	r.checkExactCopy(t)
-	if r.dst.logEnds != 0 {
-		t.Errorf("%d log end reads; want 0", r.dst.logEnds)
+	if r.dst.logEnds != 0 || r.dst.logEndBatches != 1 {
+		t.Errorf("resume: %d log end reads, %d batched reads in all; want 0, 1", r.dst.logEnds, r.dst.logEndBatches)
 	}
 }
 
