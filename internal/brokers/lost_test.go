@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -25,7 +26,13 @@ import (
 // of itself and a table replaced by an older snapshot of its items. The next run reads the target back once the high watermark has
 // reached the leader's log end, resumes after its copies, and exits 0; a
 // consumer of the test's own counts 0 lost and 0 duplicated. A reset below
-// the target's copies is then refused (exit 2).
+// the target's copies is then refused (exit 2). In "nothing replicated
+// yet" the follower stalls before the first run starts, and that run is
+// killed once the leader holds its copies of every partition while the high
+// watermark is still 0, as for a partition never written to; the follower
+// resumes once the next run has planned (its first store write), so that
+// this run's first produce succeeds: had it taken the partitions for empty,
+// that produce would copy them a second time.
 func TestReplicatedStoreLost(t *testing.T) {
 	e := needBrokers(t)
 	r := needReplicated(t)
@@ -37,7 +44,14 @@ func TestReplicatedStoreLost(t *testing.T) {
 		// by itself); older is a copy of the store taken while it copied.
 		lose    func(ctx context.Context, t *testing.T, h *childCopy, older string)
 		selfEnd bool
+		// stallFirst: the follower stalls before the first run starts.
+		stallFirst bool
 	}{
+		{name: "nothing replicated yet, file store removed", store: "file", stallFirst: true, lose: func(_ context.Context, t *testing.T, h *childCopy, _ string) {
+			if err := os.RemoveAll(h.spec.store); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{name: "file store removed after kill -9", store: "file", lose: func(_ context.Context, t *testing.T, h *childCopy, _ string) {
 			if err := os.RemoveAll(h.spec.store); err != nil {
 				t.Fatal(err)
@@ -73,6 +87,21 @@ func TestReplicatedStoreLost(t *testing.T) {
 			ctx := testContext(t, 4*time.Minute)
 			topic := uniqueTopic("lost")
 			h := newChildCopy(ctx, t, e, r, bin, topic, tc.store)
+			if tc.stallFirst {
+				h.ends(ctx) // the client learns broker 1's address now: a request to stalled broker 2 would hang
+				resume := r.Pause(t, 2)
+				c1 := h.start(t)
+				h.waitUnreplicated(ctx, t, c1)
+				c1.kill(t)
+				tc.lose(ctx, t, h, "")
+				c2 := h.start(t)
+				waitStoreWritten(ctx, t, h.spec.store, c2)
+				resume()
+				exits := []string{c1.exit, c2.wait(t)}
+				r.WaitInSync(ctx, t, topic, killPartitions, 1)
+				h.check(ctx, t, fmt.Sprintf("store lost (%s), follower 2 stalled", tc.name), exits)
+				return
+			}
 			c1 := h.start(t)
 			h.waitCopying(ctx, t, c1)
 			older := t.TempDir()
@@ -112,6 +141,57 @@ func TestReplicatedStoreLost(t *testing.T) {
 			h.check(ctx, t, fmt.Sprintf("store lost (%s), follower 2 stalled", tc.name), exits)
 			h.resetRefused(t)
 		})
+	}
+}
+
+// waitUnreplicated waits until the leader of every target partition holds
+// records of c's copy while the high watermark of each is still 0 (a
+// follower stalled before the copy started): none of them is visible yet.
+func (h *childCopy) waitUnreplicated(ctx context.Context, t *testing.T, c *child) {
+	t.Helper()
+	for {
+		hwm, leo := h.ends(ctx)
+		appended := 0
+		for p := range killPartitions {
+			if p < len(hwm) && hwm[p] > 0 {
+				t.Fatalf("partition %d: high watermark %d; want 0 while the follower is stalled (log ends %v)", p, hwm[p], leo)
+			}
+			if leo[p] != "?" && leo[p] != "0" {
+				appended++
+			}
+		}
+		if len(hwm) == killPartitions && appended == killPartitions {
+			t.Logf("killed with the leader's log ends at %v, the high watermarks at %v", leo, hwm)
+			return
+		}
+		select {
+		case err := <-c.exited:
+			c.exit = exitCode(err)
+			t.Fatalf("catchup run ended (exit %s) before the leader held records of every partition:\n%s", c.exit, c.out.String())
+		case <-ctx.Done():
+			t.Fatalf("the leader's log ends stayed at %v: %v\n%s", leo, ctx.Err(), c.out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// waitStoreWritten waits until c, a run over the file store folder dir,
+// wrote its first checkpoint or lease there: it planned its windows and read
+// the target's ends before.
+func waitStoreWritten(ctx context.Context, t *testing.T, dir string, c *child) {
+	t.Helper()
+	for {
+		if names, _ := filepath.Glob(filepath.Join(dir, "*.j*")); len(names) > 0 {
+			return
+		}
+		select {
+		case err := <-c.exited:
+			c.exit = exitCode(err)
+			t.Fatalf("catchup run ended (exit %s) before it wrote to its store:\n%s", c.exit, c.out.String())
+		case <-ctx.Done():
+			t.Fatalf("catchup run wrote nothing to %s: %v\n%s", dir, ctx.Err(), c.out.String())
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
 

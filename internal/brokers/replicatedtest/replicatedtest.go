@@ -70,19 +70,7 @@ func (r Target) PID(t testing.TB, id int32) int {
 // background; the returned channel closes once the broker got SIGCONT.
 func (r Target) Stall(t testing.TB, id int32, d time.Duration) <-chan struct{} {
 	t.Helper()
-	pid := r.PID(t, id)
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatalf("SIGSTOP broker %d (pid %d): %v", id, pid, err)
-	}
-	var once atomic.Bool
-	resume := func() {
-		if once.CompareAndSwap(false, true) {
-			if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
-				t.Errorf("SIGCONT broker %d (pid %d): %v", id, pid, err)
-			}
-		}
-	}
-	t.Cleanup(resume)
+	resume := r.Pause(t, id)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -90,6 +78,26 @@ func (r Target) Stall(t testing.TB, id int32, d time.Duration) <-chan struct{} {
 		resume()
 	}()
 	return done
+}
+
+// Pause SIGSTOPs broker id until the returned function (safe to call more
+// than once, from any goroutine) or the end of the test sends it SIGCONT.
+func (r Target) Pause(t testing.TB, id int32) (resume func()) {
+	t.Helper()
+	pid := r.PID(t, id)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("SIGSTOP broker %d (pid %d): %v", id, pid, err)
+	}
+	var once atomic.Bool
+	resume = func() {
+		if once.CompareAndSwap(false, true) {
+			if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+				t.Errorf("SIGCONT broker %d (pid %d): %v", id, pid, err)
+			}
+		}
+	}
+	t.Cleanup(resume)
+	return resume
 }
 
 // Client returns a franz-go client of the target, closed when t ends.
