@@ -150,6 +150,10 @@ func TestRequestsGrowWithBrokersAndTopics(t *testing.T) {
 					// read-back per resumed partition.
 					"Fetch":   tc.active,
 					"Produce": tc.active,
+					// Target: the leaders' log ends of the partitions
+					// without a checkpoint over an empty target (the
+					// first run's), once per broker.
+					"OffsetForLeaderEpoch": brokers,
 				}
 				for key, n := range keys {
 					bound, ok := bounds[key]

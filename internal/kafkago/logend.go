@@ -34,24 +34,34 @@ func (t *Target) LogEnd(ctx context.Context, p catchup.Partition) (catchup.LogEn
 	case errs[p] != nil:
 		return catchup.LogEnd{}, errs[p]
 	}
-	return ends[p], nil
+	hwm, err := t.cl.listOffsets(ctx, []catchup.Partition{p}, latest, wire.ReadUncommitted)
+	if err != nil {
+		return catchup.LogEnd{}, fmt.Errorf("log end of %s: %w", p, err)
+	}
+	le := ends[p]
+	le.HighWatermark = hwm[0]
+	return le, nil
 }
 
-// LogEnds is LogEnd for many partitions (see replicate.Target.LogEnds):
-// one metadata request, one OffsetForLeaderEpoch request per leader, then
-// the high watermarks in one ListOffsets request per leader. A partition
+// LogEnds is LogEnd's log end for many partitions (see
+// replicate.Target.LogEnds): one metadata request and one
+// OffsetForLeaderEpoch request per leader, no high watermark. A partition
 // whose own answer failed is left out of the map.
-func (t *Target) LogEnds(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]catchup.LogEnd, error) {
+func (t *Target) LogEnds(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]int64, error) {
 	ends, _, err := t.logEnds(ctx, ps)
 	if err != nil {
 		return nil, fmt.Errorf("log ends of %d partitions: %w", len(ps), err)
 	}
-	return ends, nil
+	out := make(map[catchup.Partition]int64, len(ends))
+	for p, le := range ends {
+		out[p] = le.End
+	}
+	return out, nil
 }
 
-// logEnds reads the log ends of ps: those that answered, the error of
-// each that did not, and an error for a call that read nothing (the
-// metadata).
+// logEnds reads the log ends and leader epochs of ps (no high watermark):
+// those that answered, the error of each that did not, and an error for a
+// call that read nothing (the metadata).
 func (t *Target) logEnds(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]catchup.LogEnd, map[catchup.Partition]error, error) {
 	var topics []string
 	named := make(map[string]bool)
@@ -153,28 +163,6 @@ func (t *Target) logEnds(ctx context.Context, ps []catchup.Partition) (map[catch
 			errs[p] = fmt.Errorf("log end of %s: %w", p,
 				mark(fmt.Errorf("OffsetForLeaderEpoch response lacks partition %s", p), catchup.ErrRetriable))
 		}
-	}
-	if len(ends) == 0 {
-		return ends, errs, nil
-	}
-
-	// The high watermarks, read after the log ends.
-	read := make([]catchup.Partition, 0, len(ends))
-	for p := range ends {
-		read = append(read, p)
-	}
-	hwms, err := t.cl.listOffsets(ctx, read, latest, wire.ReadUncommitted)
-	if err != nil {
-		for _, p := range read {
-			delete(ends, p)
-			errs[p] = fmt.Errorf("log end of %s: %w", p, err)
-		}
-		return ends, errs, nil
-	}
-	for i, p := range read {
-		le := ends[p]
-		le.HighWatermark = hwms[i]
-		ends[p] = le
 	}
 	return ends, errs, nil
 }

@@ -230,7 +230,7 @@ func TestLostStoreNothingReplicatedYet(t *testing.T) {
 // noLogEndsTarget is a Target whose LogEnds fails.
 type noLogEndsTarget struct{ Target }
 
-func (noLogEndsTarget) LogEnds(context.Context, []catchup.Partition) (map[catchup.Partition]catchup.LogEnd, error) {
+func (noLogEndsTarget) LogEnds(context.Context, []catchup.Partition) (map[catchup.Partition]int64, error) {
 	return nil, fmt.Errorf("log ends: %w", catchup.ErrRetriable)
 }
 
@@ -343,7 +343,7 @@ type readCountingTarget struct {
 	endOffsets, readBacks, logEnds, logEndBatches atomic.Int64
 }
 
-func (t *readCountingTarget) LogEnds(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]catchup.LogEnd, error) {
+func (t *readCountingTarget) LogEnds(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]int64, error) {
 	t.logEndBatches.Add(1)
 	return t.Target.LogEnds(ctx, ps)
 }

@@ -379,7 +379,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 					sv.end = end
 				}
 				if le, ok := logEnds[tp]; ok {
-					sv.logEnd = le.End
+					sv.logEnd = le
 				}
 				rep.Partitions[i] = e.copyPartition(ctx, copyCtx, m, pol, cps[m.Partition], sv)
 			}

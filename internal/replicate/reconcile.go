@@ -313,8 +313,11 @@ func (pc *partitionCopy) reconcileProduce(ctx context.Context, recs []catchup.Re
 // its own, as it would without this. Partitions of topics in bad (missing
 // or short on the target) are not asked for.
 func (e *Engine) targetEnds(ctx context.Context, marks []catchup.Offsets, pol plan.Policy, cps map[catchup.Partition]checkpoint.Checkpoint,
-	bad map[string]error) (map[catchup.Partition]int64, map[catchup.Partition]catchup.LogEnd) {
-	var tps []catchup.Partition
+	bad map[string]error) (ends, logEnds map[catchup.Partition]int64) {
+	var (
+		tps []catchup.Partition
+		err error
+	)
 	for _, m := range marks {
 		cp := cps[m.Partition]
 		if _, ok := idle(m, pol, cp); ok || cp.Owner != "" || bad[m.Topic] != nil {
@@ -328,7 +331,7 @@ func (e *Engine) targetEnds(ctx context.Context, marks []catchup.Offsets, pol pl
 	if len(tps) == 0 {
 		return nil, nil
 	}
-	ends, err := e.o.Target.EndOffsets(ctx, tps)
+	ends, err = e.o.Target.EndOffsets(ctx, tps)
 	if err != nil {
 		e.o.Log.DebugContext(ctx, "target end offsets not read at plan time; each partition reads its own", "pipeline", e.o.Pipeline,
 			"partitions", len(tps), "error", err)
@@ -351,7 +354,7 @@ func (e *Engine) targetEnds(ctx context.Context, marks []catchup.Offsets, pol pl
 	if len(empty) == 0 {
 		return ends, nil
 	}
-	logEnds, err := e.o.Target.LogEnds(ctx, empty)
+	logEnds, err = e.o.Target.LogEnds(ctx, empty)
 	if err != nil {
 		e.o.Log.DebugContext(ctx, "target log ends not read at plan time; each partition reads its own", "pipeline", e.o.Pipeline,
 			"partitions", len(empty), "error", err)
