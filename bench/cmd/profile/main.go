@@ -3,8 +3,13 @@
 // with the Go CPU profiler on, so that the benchmark can say where a copy's
 // CPU goes without changing the CLI:
 //
-//	profile -c pipelines.yaml [-pipeline NAME] -cpuprofile cpu.pprof
+//	profile -c pipelines.yaml [-pipeline NAME] -cpuprofile cpu.pprof [-memprofile heap.pprof]
 //	go tool pprof -top profile cpu.pprof
+//	go tool pprof -top -sample_index=inuse_space profile heap.pprof
+//
+// With -memprofile it also writes the heap profile taken when the Go heap
+// in use was at its highest (sampled every 50 ms): what the peak RSS is
+// made of.
 //
 // It prints one JSON object: records and bytes copied, wall_s and cpu_s
 // (user+sys of this process) of the run, and rss_kb (VmHWM). It fails
@@ -12,6 +17,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,8 +25,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
+	"time"
 
 	cfg "github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
@@ -42,13 +50,22 @@ func mainErr() int {
 	conf := flag.String("c", "", "catchup configuration file (required)")
 	name := flag.String("pipeline", "", "pipeline (default: the first)")
 	out := flag.String("cpuprofile", "", "write the CPU profile here (required)")
+	mem := flag.String("memprofile", "", "write the heap profile of the highest heap in use here")
 	flag.Parse()
 	if *conf == "" || *out == "" || flag.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: profile -c FILE [-pipeline NAME] -cpuprofile FILE")
+		fmt.Fprintln(os.Stderr, "usage: profile -c FILE [-pipeline NAME] -cpuprofile FILE [-memprofile FILE]")
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *mem != "" {
+		peak := watchHeap(ctx)
+		defer func() {
+			if err := os.WriteFile(*mem, peak(), 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, "profile:", err)
+			}
+		}()
+	}
 	res, err := run(ctx, *conf, *name, *out)
 	if err == nil {
 		err = json.NewEncoder(os.Stdout).Encode(res)
@@ -113,4 +130,48 @@ func copyOnce(ctx context.Context, f *cfg.File, p *cfg.Pipeline) (*replicate.Rep
 	}
 	defer pl.Close()
 	return pl.Engine.Run(ctx)
+}
+
+// watchHeap samples the Go heap in use every 50 ms until ctx ends or the
+// returned function is called, and keeps the heap profile of the highest
+// sample; the function returns it.
+func watchHeap(ctx context.Context) func() []byte {
+	var (
+		mu   = make(chan struct{}, 1)
+		top  uint64
+		prof bytes.Buffer
+		done = make(chan struct{})
+	)
+	sample := func() {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		if ms.HeapInuse <= top {
+			return
+		}
+		mu <- struct{}{}
+		top = ms.HeapInuse
+		prof.Reset()
+		_ = pprof.Lookup("heap").WriteTo(&prof, 0)
+		<-mu
+	}
+	go func() {
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-done:
+				return
+			case <-t.C:
+				sample()
+			}
+		}
+	}()
+	return func() []byte {
+		close(done)
+		mu <- struct{}{}
+		defer func() { <-mu }()
+		return bytes.Clone(prof.Bytes())
+	}
 }
