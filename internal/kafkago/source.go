@@ -131,11 +131,12 @@ func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, max
 		s.recycle.Release(f.Body, nil, nil)
 		return catchup.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, codeError(f.Code))
 	}
-	f.Spare, f.Inflate = s.recycle.RecordSlice(), s.recycle.InflateBuf()
+	f.Spare, f.Inflate, f.Ratio = s.recycle.RecordSlice(), s.recycle.InflateBuf(), s.recycle.Ratio()
 	d, err := wire.Decode(f, from, s.isolation)
 	if err != nil {
 		return catchup.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
 	}
+	s.recycle.SetRatio(d.Ratio)
 	if d.Batches == 0 && from > f.HighWatermark {
 		// Kafka answers a fetch between the high watermark and the log
 		// end with nothing, which happens for a moment after a leader

@@ -101,6 +101,9 @@ type Fetched struct {
 	Body          []byte           // the whole response, which Records is part of
 	Spare         []catchup.Record // an empty record slice for Decode to fill, or nil
 	Inflate       []byte           // an empty decompression buffer for Decode, or nil
+	// Ratio is the guess of the compression ratio that earlier fetches of
+	// the same source left (Decoded.Ratio, kept by the Recycler); 0: none.
+	Ratio int
 }
 
 type abortedTxn struct{ producerID, firstOffset int64 }
@@ -233,7 +236,8 @@ type recordDecoder struct {
 	capRecords int              // records the fetch may hold: the size of the record slice
 	left       int              // records left to decode, at most: sizes the header arena
 	maxHeaders int              // header slots the fetch may need, at most
-	ratio      int              // decompressed to compressed size, the largest seen, at least 4
+	ratio      int              // the guess of decompressed to compressed size: the hint, then the largest seen (+1); 0 none yet
+	observed   int              // the largest ratio (+1) seen in this fetch, 0 if nothing was decompressed
 	inflated   []byte           // free space after the batches decompressed so far
 	headers    []catchup.Header // free space after the headers decoded so far
 	rec        kmsg.Record      // scratch: its Headers slice is reused
@@ -259,7 +263,7 @@ func newRecordDecoder(records []byte) *recordDecoder {
 		buf = rest
 	}
 	n = min(n, len(records)) // a record takes a byte at least, compressed
-	return &recordDecoder{capRecords: n, left: n, maxHeaders: n + len(records)/2, ratio: 4}
+	return &recordDecoder{capRecords: n, left: n, maxHeaders: n + len(records)/2}
 }
 
 // A decoder rounds the decompression buffers it allocates up to whole
@@ -273,6 +277,14 @@ const (
 // of zeros must not make it reserve a gigabyte for the next one.
 const maxRatioGuess = 16
 
+// firstRatioGuess is the compression ratio a decoder plans for when no
+// batch of the source was decompressed yet, for that batch only. Kafka's
+// batches do not say how large they decompress; a guess too large is
+// memory held by every fetch in flight (a guess of 4 held 144 MB at the
+// start of a copy of snappy batches whose ratio was 1.3), one too small a
+// second allocation for the batch.
+const firstRatioGuess = 2
+
 // records returns the batch's records, decompressed into the decoder's
 // buffer (fetchLeft: bytes of the fetch's record set from this batch on):
 // one allocation per fetch while the guess of the compression ratio holds.
@@ -285,11 +297,18 @@ func (d *recordDecoder) records(b *batch, fetchLeft int) ([]byte, error) {
 	if codec == nil {
 		return nil, fmt.Errorf("record batch at offset %d: unknown compression codec %d", b.FirstOffset, c)
 	}
-	if cap(d.inflated) < d.ratio*len(b.Records) {
+	guess, whole := d.ratio, true
+	if guess == 0 {
+		guess, whole = firstRatioGuess, false // no ratio known: room for this batch only
+	}
+	if cap(d.inflated) < guess*len(b.Records) {
 		// Room for the rest of the fetch: every batch left may be compressed.
 		// Rounded up, so that a recycled buffer fits the next fetch,
 		// whose response is a few bytes longer or shorter.
-		n := d.ratio * max(len(b.Records), fetchLeft)
+		n := guess * len(b.Records)
+		if whole {
+			n = guess * max(len(b.Records), fetchLeft)
+		}
 		unit := inflateUnit
 		if n <= inflateUnit {
 			unit = smallInflateUnit // an anchor check's one record does not take a MiB
@@ -338,7 +357,8 @@ func (d *recordDecoder) records(b *batch, fetchLeft int) ([]byte, error) {
 // free space, and returns it capped: the next batch cannot overwrite it.
 func (d *recordDecoder) took(out []byte, n int) []byte {
 	d.inflated = out[len(out):]
-	d.ratio = min(max(d.ratio, len(out)/max(n, 1)+1), maxRatioGuess)
+	d.observed = max(d.observed, len(out)/max(n, 1)+1)
+	d.ratio = min(max(d.ratio, d.observed), maxRatioGuess)
 	return out[:len(out):len(out)]
 }
 
@@ -509,6 +529,10 @@ type Decoded struct {
 	Next    int64 // one past the last offset of the last complete batch, at least from
 	Batches int
 	Inflate []byte // the decompression buffer the records share, for the Recycler; or nil
+	// Ratio is the compression ratio (+1, at most maxRatioGuess) of the
+	// most compressed batch this fetch decompressed, for the next fetches
+	// to plan their buffers by (Fetched.Ratio); 0 if none was.
+	Ratio int
 }
 
 // Decode returns the data records at or above from, without control
@@ -523,7 +547,7 @@ func Decode(f Fetched, from int64, isolation int8) (Decoded, error) {
 	slices.SortFunc(aborted, func(a, b abortedTxn) int { return cmp.Compare(a.firstOffset, b.firstOffset) })
 	var open map[int64]bool // producers inside an aborted transaction
 	dec := newRecordDecoder(f.Records)
-	dec.spare, dec.spareBuf = f.Spare, f.Inflate
+	dec.spare, dec.spareBuf, dec.ratio = f.Spare, f.Inflate, min(max(f.Ratio, 0), maxRatioGuess)
 	buf := f.Records
 	for {
 		left := len(buf)
@@ -565,7 +589,7 @@ func Decode(f Fetched, from int64, isolation int8) (Decoded, error) {
 	if d.Batches == 0 && len(f.Records) > 0 {
 		return d, errors.New("the response holds part of a record batch only: the broker truncated a batch larger than the fetch size")
 	}
-	d.Inflate = dec.buf
+	d.Inflate, d.Ratio = dec.buf, min(dec.observed, maxRatioGuess)
 	if d.Inflate == nil {
 		d.Inflate = dec.spareBuf // unused (nothing compressed): back to the Recycler
 	}

@@ -1,6 +1,10 @@
 package wire
 
-import "github.com/kafka-catchup/catchup/internal/catchup"
+import (
+	"sync/atomic"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+)
 
 // Recycler keeps the memory of fetch responses for the next fetches: the
 // response buffer, the record slice decoded from it and, for compressed
@@ -21,6 +25,7 @@ type Recycler struct {
 	bodies   chan []byte
 	records  chan []catchup.Record
 	inflates chan []byte
+	ratio    atomic.Int32 // the last fetch's compression ratio guess (Decoded.Ratio), 0 none
 }
 
 // recycled is how many of each a Recycler keeps: two per partition copied
@@ -105,5 +110,23 @@ func (r *Recycler) Release(body []byte, recs []catchup.Record, inflate []byte) {
 		case r.inflates <- inflate[:0]:
 		default:
 		}
+	}
+}
+
+// Ratio returns the compression ratio guess the last fetch that
+// decompressed a batch left (SetRatio), for the next to size its buffer
+// by; 0 before any. A nil Recycler has none.
+func (r *Recycler) Ratio() int {
+	if r == nil {
+		return 0
+	}
+	return int(r.ratio.Load())
+}
+
+// SetRatio keeps a fetch's compression ratio guess (Decoded.Ratio) for the
+// next fetches; 0 (nothing decompressed) keeps the one before.
+func (r *Recycler) SetRatio(n int) {
+	if r != nil && n > 0 {
+		r.ratio.Store(int32(n))
 	}
 }

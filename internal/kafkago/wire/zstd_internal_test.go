@@ -70,3 +70,51 @@ func benchValue(i, size int) []byte {
 	}
 	return v
 }
+
+// TestDecodeSizesInflateByRatio: a fetch of compressed batches of random
+// letters (which gzip compresses to 60 %, and the others hardly) reserves
+// decompression room by the ratio it sees, not by a fixed guess of 4: the
+// first fetch of a source, with no ratio known, plans for its first batch
+// at twice its size; it reports the ratio it saw (rounded down, plus one),
+// and a fetch given that ratio reserves room for the whole fetch once. A
+// guess of 4 made each fetch in flight hold four times its response.
+func TestDecodeSizesInflateByRatio(t *testing.T) {
+	for _, c := range []compress.Compression{compress.Snappy, compress.Zstd, compress.Gzip, compress.Lz4} {
+		t.Run(c.String(), func(t *testing.T) {
+			var records []byte
+			var plain int
+			for i := range 8 {
+				recs := make([]catchup.Record, 64)
+				for j := range recs {
+					recs[j] = catchup.Record{Offset: int64(i*64 + j), Value: benchValue(i*64+j, 1024)}
+					plain += 1024
+				}
+				b, err := appendRecordBatch(nil, recs, nil, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				binary.BigEndian.PutUint64(b, uint64(i*64)) // base offset
+				records = append(records, b...)
+			}
+			first, err := Decode(Fetched{Records: records}, 0, ReadUncommitted)
+			if err != nil || len(first.Records) != 8*64 {
+				t.Fatalf("decode: %d records, %v", len(first.Records), err)
+			}
+			if want := plain/len(records) + 1; first.Ratio < want || first.Ratio > want+1 {
+				t.Errorf("ratio seen: %d; want %d or %d (%d bytes of values in %d compressed)", first.Ratio, want, want+1, plain, len(records))
+			}
+			// The first batch at twice its size, then the rest of the
+			// fetch at the ratio seen: well under 4 times the fetch.
+			if got, limit := cap(first.Inflate), 3*len(records); got > limit {
+				t.Errorf("first fetch: a decompression buffer of %d bytes; want at most %d (3 times the fetch of %d)", got, limit, len(records))
+			}
+			next, err := Decode(Fetched{Records: records, Ratio: first.Ratio}, 0, ReadUncommitted)
+			if err != nil || len(next.Records) != 8*64 {
+				t.Fatalf("decode: %d records, %v", len(next.Records), err)
+			}
+			if got, limit := cap(next.Inflate), first.Ratio*len(records)+inflateUnit; got > limit || got < plain {
+				t.Errorf("next fetch: a decompression buffer of %d bytes; want one for the whole fetch, %d to %d", got, plain, limit)
+			}
+		})
+	}
+}
