@@ -155,8 +155,10 @@ func TestReplicatedStoreLost(t *testing.T) {
 // follower stalled before the copy started): none of them is visible yet.
 func (h *childCopy) waitUnreplicated(ctx context.Context, t *testing.T, c *child) {
 	t.Helper()
-	for {
-		hwm, leo := h.ends(ctx)
+	var leo []string
+	c.waitFor(ctx, t, 20*time.Millisecond, "the leader held records of every partition", func() bool {
+		var hwm []int64
+		hwm, leo = h.ends(ctx)
 		appended := 0
 		for p := range killPartitions {
 			if p < len(hwm) && hwm[p] > 0 {
@@ -168,17 +170,10 @@ func (h *childCopy) waitUnreplicated(ctx context.Context, t *testing.T, c *child
 		}
 		if len(hwm) == killPartitions && appended == killPartitions {
 			t.Logf("killed with the leader's log ends at %v, the high watermarks at %v", leo, hwm)
-			return
+			return true
 		}
-		select {
-		case err := <-c.exited:
-			c.exit = exitCode(err)
-			t.Fatalf("catchup run ended (exit %s) before the leader held records of every partition:\n%s", c.exit, c.out.String())
-		case <-ctx.Done():
-			t.Fatalf("the leader's log ends stayed at %v: %v\n%s", leo, ctx.Err(), c.out.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+		return false
+	})
 }
 
 // waitStoreWritten waits until c, a run over the file store folder dir,
@@ -188,21 +183,28 @@ func (h *childCopy) waitUnreplicated(ctx context.Context, t *testing.T, c *child
 func waitStoreWritten(ctx context.Context, t *testing.T, dir string, c *child, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
-	for {
+	c.waitFor(ctx, t, 5*time.Millisecond, "it wrote to its store", func() bool {
 		if time.Now().After(deadline) {
 			t.Logf("the run wrote nothing to its store within %v; resuming the follower", within)
-			return
+			return true
 		}
-		if names, _ := filepath.Glob(filepath.Join(dir, "*.j*")); len(names) > 0 {
-			return
-		}
+		names, _ := filepath.Glob(filepath.Join(dir, "*.j*"))
+		return len(names) > 0
+	})
+}
+
+// waitFor calls done every interval until it returns true, and fails the
+// test if c ends or ctx is done first, naming what it waited for.
+func (c *child) waitFor(ctx context.Context, t *testing.T, every time.Duration, what string, done func() bool) {
+	t.Helper()
+	for !done() {
 		select {
 		case err := <-c.exited:
 			c.exit = exitCode(err)
-			t.Fatalf("catchup run ended (exit %s) before it wrote to its store:\n%s", c.exit, c.out.String())
+			t.Fatalf("catchup run ended (exit %s) before %s:\n%s", c.exit, what, c.out.String())
 		case <-ctx.Done():
-			t.Fatalf("catchup run wrote nothing to %s: %v\n%s", dir, ctx.Err(), c.out.String())
-		case <-time.After(5 * time.Millisecond):
+			t.Fatalf("catchup run: %v before %s:\n%s", ctx.Err(), what, c.out.String())
+		case <-time.After(every):
 		}
 	}
 }

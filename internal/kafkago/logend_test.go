@@ -2,6 +2,7 @@ package kafkago_test
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -58,21 +59,7 @@ func TestLogEnd(t *testing.T) {
 			if _, _, err := produceAll(ctx, tg, p, copyRecords(5, time.UnixMilli(1_700_000_000_000))); err != nil {
 				t.Fatal(err)
 			}
-			var (
-				mu   sync.Mutex
-				seen []*kmsg.OffsetForLeaderEpochRequest
-			)
-			c.ControlKey(int16(kmsg.OffsetForLeaderEpoch), func(r kmsg.Request) (kmsg.Response, error, bool) {
-				c.KeepControl()
-				req := r.(*kmsg.OffsetForLeaderEpochRequest)
-				mu.Lock()
-				seen = append(seen, req)
-				mu.Unlock()
-				if tc.reply == nil {
-					return nil, nil, false
-				}
-				return tc.reply(req)
-			})
+			requests := watchOffsetForLeaderEpoch(c, tc.reply)
 			got, err := tg.LogEnd(ctx, p)
 			switch {
 			case tc.err == nil && err != nil:
@@ -83,8 +70,7 @@ func TestLogEnd(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("LogEnd (-want +got):\n%s", diff)
 			}
-			mu.Lock()
-			defer mu.Unlock()
+			seen := requests()
 			if len(seen) != 1 {
 				t.Fatalf("%d OffsetForLeaderEpoch requests; want 1", len(seen))
 			}
@@ -131,16 +117,7 @@ func TestLogEndsOneRequestPerLeader(t *testing.T) {
 		}
 	}
 	refused := catchup.Partition{Topic: "t", Partition: 4}
-	var (
-		mu   sync.Mutex
-		seen []*kmsg.OffsetForLeaderEpochRequest
-	)
-	c.ControlKey(int16(kmsg.OffsetForLeaderEpoch), func(r kmsg.Request) (kmsg.Response, error, bool) {
-		c.KeepControl()
-		req := r.(*kmsg.OffsetForLeaderEpochRequest)
-		mu.Lock()
-		seen = append(seen, req)
-		mu.Unlock()
+	requests := watchOffsetForLeaderEpoch(c, func(req *kmsg.OffsetForLeaderEpochRequest) (kmsg.Response, error, bool) {
 		for _, rt := range req.Topics {
 			for _, rp := range rt.Partitions {
 				if rt.Topic == refused.Topic && rp.Partition == refused.Partition {
@@ -179,8 +156,7 @@ func TestLogEndsOneRequestPerLeader(t *testing.T) {
 	if diff := cmp.Diff(wantEnds, got); diff != "" {
 		t.Errorf("LogEnds (-want +got):\n%s", diff)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	seen := requests()
 	leaders := map[int32]bool{}
 	for p := range want {
 		leaders[c.LeaderFor(p.Topic, p.Partition)] = true
@@ -202,5 +178,31 @@ func TestLogEndsOneRequestPerLeader(t *testing.T) {
 		if n != 1 {
 			t.Errorf("%s asked %d times; want once", p, n)
 		}
+	}
+}
+
+// watchOffsetForLeaderEpoch keeps every OffsetForLeaderEpoch request c
+// receives from now on, answered by reply (nil, or a reply that declines:
+// by c itself); the func it returns takes those kept so far.
+func watchOffsetForLeaderEpoch(c *kfake.Cluster, reply func(*kmsg.OffsetForLeaderEpochRequest) (kmsg.Response, error, bool)) func() []*kmsg.OffsetForLeaderEpochRequest {
+	var (
+		mu   sync.Mutex
+		seen []*kmsg.OffsetForLeaderEpochRequest
+	)
+	c.ControlKey(int16(kmsg.OffsetForLeaderEpoch), func(r kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := r.(*kmsg.OffsetForLeaderEpochRequest)
+		mu.Lock()
+		seen = append(seen, req)
+		mu.Unlock()
+		if reply == nil {
+			return nil, nil, false
+		}
+		return reply(req)
+	})
+	return func() []*kmsg.OffsetForLeaderEpochRequest {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(seen)
 	}
 }
