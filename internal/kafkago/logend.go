@@ -63,15 +63,7 @@ func (t *Target) LogEnds(ctx context.Context, ps []catchup.Partition) (map[catch
 // those that answered, the error of each that did not, and an error for a
 // call that read nothing (the metadata).
 func (t *Target) logEnds(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]catchup.LogEnd, map[catchup.Partition]error, error) {
-	var topics []string
-	named := make(map[string]bool)
-	for _, p := range ps {
-		if !named[p.Topic] {
-			named[p.Topic] = true
-			topics = append(topics, p.Topic)
-		}
-	}
-	md, err := t.cl.metadata(ctx, topics)
+	md, err := t.cl.metadata(ctx, topicsOf(ps))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -30,6 +30,19 @@ func (c *Cluster) metadata(ctx context.Context, topics []string) (*meta.Response
 	return res.(*meta.Response), nil
 }
 
+// topicsOf returns the topics of ps, each once, in the order of ps.
+func topicsOf(ps []catchup.Partition) []string {
+	topics := make([]string, 0)
+	named := make(map[string]bool)
+	for _, p := range ps {
+		if !named[p.Topic] {
+			named[p.Topic] = true
+			topics = append(topics, p.Topic)
+		}
+	}
+	return topics
+}
+
 // listOffsets returns, in the order of ps, the offset each partition's
 // leader reports for ts (earliest, latest, or a time in Unix milliseconds:
 // the first offset whose timestamp is at or after it, -1 if none), with one
@@ -41,14 +54,7 @@ func (c *Cluster) listOffsets(ctx context.Context, ps []catchup.Partition, ts in
 	// Each topic is named once: kafka-go decodes a topic's whole layout for
 	// every name in the request, so one name per partition cost memory in
 	// partitions × partitions per topic.
-	topics := make([]string, 0)
-	named := make(map[string]bool)
-	for _, p := range ps {
-		if !named[p.Topic] {
-			named[p.Topic] = true
-			topics = append(topics, p.Topic)
-		}
-	}
+	topics := topicsOf(ps)
 	c.watch(topics)
 	md, err := c.Client().Metadata(ctx, &kafka.MetadataRequest{Topics: topics})
 	if err != nil {

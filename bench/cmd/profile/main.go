@@ -27,6 +27,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"sync"
 	"syscall"
 	"time"
 
@@ -137,7 +138,7 @@ func copyOnce(ctx context.Context, f *cfg.File, p *cfg.Pipeline) (*replicate.Rep
 // sample; the function returns it.
 func watchHeap(ctx context.Context) func() []byte {
 	var (
-		mu   = make(chan struct{}, 1)
+		mu   sync.Mutex // prof
 		top  uint64
 		prof bytes.Buffer
 		done = make(chan struct{})
@@ -148,11 +149,11 @@ func watchHeap(ctx context.Context) func() []byte {
 		if ms.HeapInuse <= top {
 			return
 		}
-		mu <- struct{}{}
+		mu.Lock()
+		defer mu.Unlock()
 		top = ms.HeapInuse
 		prof.Reset()
 		_ = pprof.Lookup("heap").WriteTo(&prof, 0)
-		<-mu
 	}
 	go func() {
 		t := time.NewTicker(50 * time.Millisecond)
@@ -170,8 +171,8 @@ func watchHeap(ctx context.Context) func() []byte {
 	}()
 	return func() []byte {
 		close(done)
-		mu <- struct{}{}
-		defer func() { <-mu }()
+		mu.Lock()
+		defer mu.Unlock()
 		return bytes.Clone(prof.Bytes())
 	}
 }
