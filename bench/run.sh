@@ -90,7 +90,9 @@
 #   BENCH_TOPOLOGIES   ["single rf3 100b=single 1k-zstd=single 1k-keyed=single"; quick "single"];
 #                      SHAPE=T1+T2 for a shape that differs
 #   BENCH_TOOLS        ["model perf catchup catchup-dynamodb franzcopy mm2 mm2-tuned mm2-eos mm1 kcat profile latency window"]
-#   BENCH_REPEAT       rounds of the fast copiers [5]; "N SHAPE=M ...": M for SHAPE
+#   BENCH_REPEAT       rounds of the fast copiers ["5 1k-zstd=3 1k-keyed=3"]; "N SHAPE=M ...": M for SHAPE
+#   BENCH_PEER_SHAPES  shapes on which every slow peer and perf tool runs ["1k"]; the
+#                      other shapes run the fast copiers, MirrorMaker 2 tuned and the profile
 #   BENCH_STEP_S       seconds a fast copier's step lasts at least [20]
 #   BENCH_PEER_REPEAT  rounds that also run the slow peers [1]
 #   BENCH_WINDOW_S     a slow peer's window, seconds [20]
@@ -154,7 +156,8 @@ BENCH_SHAPES="${BENCH_SHAPES:-1k 100b 1k-zstd 1k-keyed}"
 BENCH_TOPOLOGIES="${BENCH_TOPOLOGIES:-single rf3 100b=single 1k-zstd=single 1k-keyed=single}"
 BENCH_TOOLS="${BENCH_TOOLS:-model perf catchup catchup-dynamodb franzcopy mm2 mm2-tuned mm2-eos mm1 kcat profile latency window}"
 BENCH_PARTITIONS="${BENCH_PARTITIONS:-8}"
-BENCH_REPEAT="${BENCH_REPEAT:-5}"
+BENCH_REPEAT="${BENCH_REPEAT:-5 1k-zstd=3 1k-keyed=3}"
+BENCH_PEER_SHAPES="${BENCH_PEER_SHAPES-1k}"
 BENCH_STEP_S="${BENCH_STEP_S:-20}"
 BENCH_PEER_REPEAT="${BENCH_PEER_REPEAT:-1}"
 BENCH_WINDOW_S="${BENCH_WINDOW_S:-20}"
@@ -193,6 +196,10 @@ topologies_of() {
 	if [[ -n "$own" ]]; then all="${own//+/ }"; fi
 	printf '%s\n' "$all"
 }
+# every_peer SHAPE: whether every slow peer and perf tool runs on SHAPE
+# (BENCH_PEER_SHAPES); the other shapes compare the fast copiers and
+# MirrorMaker 2 tuned, so that the whole run stays within an hour.
+every_peer() { [[ " $BENCH_PEER_SHAPES " == *" $1 "* ]]; }
 has_topology() { [[ " ${BENCH_TOPOLOGIES//[=+]/ } " == *" $1 "* ]]; }
 
 # repeat_of SHAPE: the runs of SHAPE's repeated steps (BENCH_REPEAT: N, or
@@ -366,6 +373,7 @@ put "$META" quick "$BENCH_QUICK"
 put "$META" repeat "$BENCH_REPEAT"
 put "$META" step_s "$BENCH_STEP_S"
 put "$META" peer_repeat "$BENCH_PEER_REPEAT"
+put "$META" peer_shapes "$BENCH_PEER_SHAPES"
 put "$META" window_s "$BENCH_WINDOW_S"
 put "$META" window_from "$BENCH_WINDOW_FROM"
 put "$META" pin "$BENCH_PIN"
@@ -982,6 +990,7 @@ for SHAPE in $BENCH_SHAPES; do
 			done
 			((ROUND <= BENCH_PEER_REPEAT)) || continue
 			for peer in "${SLOW_TOOLS[@]}"; do
+				every_peer "$SHAPE" || [[ "$peer" == mm2-tuned ]] || continue
 				case "$peer" in
 				mm2) run_step "$KEY" mm2 step_mm2 ;;
 				mm2-tuned) run_step "$KEY" mm2-tuned step_mm2 tuned ;;
@@ -992,11 +1001,11 @@ for SHAPE in $BENCH_SHAPES; do
 			done
 		done
 		ROUND=1
-		if has_tool perf; then
+		if has_tool perf && every_peer "$SHAPE"; then
 			run_step "$KEY" producer-perf step_producer_perf
 			run_step "$KEY" consumer-perf step_consumer_perf
 		fi
-		has_tool catchup-dynamodb && run_step "$KEY" catchup-dynamodb step_catchup dynamodb "$BIN"
+		has_tool catchup-dynamodb && every_peer "$SHAPE" && run_step "$KEY" catchup-dynamodb step_catchup dynamodb "$BIN"
 		has_tool profile && run_step "$KEY" profile step_profile
 	done
 	use_topology single

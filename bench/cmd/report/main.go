@@ -185,10 +185,10 @@ func (r *results) write(w *bufio.Writer) {
 	fmt.Fprintf(w, "MB are 10^6 bytes of record values (keys are null, no headers, except in the keyed shape: keys of 16 bytes and two headers, written by `kafkactl seed`). ")
 	fmt.Fprintf(w, "**Fast copiers** (the model, catchup, the franz-go copier%s): a calibration (not reported) times one copy of the backlog by each, after a warm-up copy that warms the brokers' JIT; ", map[bool]string{true: ", catchup at the baseline"}[m["baseline"] != ""])
 	fmt.Fprintf(w, "each step of a copier is then as many copies of the backlog, one after the other (process start included, the target recreated between them and not timed), as make it last %s s or more, ", cmp.Or(m["step_s"], "20"))
-	fmt.Fprintf(w, "and the steps run in %s interleaved rounds (every copier once a round, the order rotated each round), so that a drift in the machine's load hits them alike. ", cmp.Or(m["repeat"], "1"))
+	fmt.Fprintf(w, "and the steps run in %s (every copier once a round, the order rotated each round), so that a drift in the machine's load hits them alike. ", roundsText(cmp.Or(m["repeat"], "1")))
 	fmt.Fprintf(w, "records/s is the records of the step's copies over the sum of their wall times; CPU-s is %s. ", cpuSourceText(m["cpu_source"]))
 	fmt.Fprintf(w, "Each figure is the median of the runs with the lowest–highest beside it. ")
-	fmt.Fprintf(w, "**Slow peers** (the MirrorMakers, kcat; %s round(s)) are measured over a window of their steady state on the same backlog: ", cmp.Or(m["peer_repeat"], "1"))
+	fmt.Fprintf(w, "**Slow peers** (the MirrorMakers, kcat; %s round(s)%s) are measured over a window of their steady state on the same backlog: ", cmp.Or(m["peer_repeat"], "1"), peerShapesText(m))
 	fmt.Fprintf(w, "from when the target holds %s%% of the backlog, for %s s or until 90%%, whichever comes first, CPU-s from /proc in that window; then they are stopped. ", cmp.Or(m["window_from"], "20"), cmp.Or(m["window_s"], "20"))
 	if m["pin"] == "1" {
 		fmt.Fprintf(w, "**Pinned run** (BENCH_PIN=1): every broker thread on CPU 0, the copier on CPU 1 (taskset), so that a copier's cost is its own. ")
@@ -241,8 +241,8 @@ func (r *results) writeMachine(w *bufio.Writer) {
 	row("MirrorMaker 1", fmt.Sprintf("kafka.tools.MirrorMaker of Kafka %s, %s", m["mm1_version"], m["heap_mm1"]))
 	row("Kafka perf tools", fmt.Sprintf("Kafka %s, %s", m["kafka_version"], m["heap_perf"]))
 	row("kcat", cmp.Or(m["kcat"], "–"))
-	row("settings", fmt.Sprintf("BENCH_GB=%s BENCH_SMALL_GB=%s BENCH_SCALES=%q BENCH_REPEAT=%s BENCH_STEP_S=%s BENCH_PEER_REPEAT=%s BENCH_WINDOW_S=%s BENCH_WINDOW_FROM=%s BENCH_PIN=%s BENCH_BASELINE=%q BENCH_SHAPES=%q BENCH_TOPOLOGIES=%q BENCH_TOOLS=%q BENCH_QUICK=%s",
-		m["bench_gb"], m["bench_small_gb"], m["bench_scales"], cmp.Or(m["repeat"], "1"), m["step_s"], m["peer_repeat"], m["window_s"], m["window_from"], cmp.Or(m["pin"], "0"),
+	row("settings", fmt.Sprintf("BENCH_GB=%s BENCH_SMALL_GB=%s BENCH_SCALES=%q BENCH_REPEAT=%q BENCH_STEP_S=%s BENCH_PEER_REPEAT=%s BENCH_PEER_SHAPES=%q BENCH_WINDOW_S=%s BENCH_WINDOW_FROM=%s BENCH_PIN=%s BENCH_BASELINE=%q BENCH_SHAPES=%q BENCH_TOPOLOGIES=%q BENCH_TOOLS=%q BENCH_QUICK=%s",
+		m["bench_gb"], m["bench_small_gb"], m["bench_scales"], cmp.Or(m["repeat"], "1"), m["step_s"], m["peer_repeat"], m["peer_shapes"], m["window_s"], m["window_from"], cmp.Or(m["pin"], "0"),
 		m["baseline"], m["shapes"], m["topologies"], m["tools"], cmp.Or(m["quick"], "0")))
 	row("CPU accounting", cpuSourceText(m["cpu_source"]))
 	row("whole run", fmt.Sprintf("%s s (%s; build and fetch %s s, brokers up %s s)", m["total_s"], minutes(m["total_s"]), m["build_fetch_s"], m["brokers_up_s"]))
@@ -434,4 +434,32 @@ func minutes(seconds string) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.1f min", v/60)
+}
+
+// roundsText says BENCH_REPEAT ("N", or "N SHAPE=M ...") in words: "5
+// interleaved rounds (3 for 1k-zstd, 3 for 1k-keyed)".
+func roundsText(repeat string) string {
+	n, others := "1", []string(nil)
+	for _, w := range strings.Fields(repeat) {
+		if shape, m, ok := strings.Cut(w, "="); ok {
+			others = append(others, m+" for "+shape)
+		} else {
+			n = w
+		}
+	}
+	s := n + " interleaved rounds"
+	if len(others) > 0 {
+		s += " (" + strings.Join(others, ", ") + ")"
+	}
+	return s
+}
+
+// peerShapesText says on which shapes every slow peer ran
+// (BENCH_PEER_SHAPES), where the run had more shapes than those.
+func peerShapesText(m map[string]string) string {
+	all, every := strings.Fields(m["shapes"]), strings.Fields(m["peer_shapes"])
+	if _, ok := m["peer_shapes"]; !ok || len(all) <= len(every) {
+		return ""
+	}
+	return fmt.Sprintf("; every peer on %s, MirrorMaker 2 tuned alone on the other shapes", strings.Join(every, ", "))
 }

@@ -198,3 +198,16 @@ func writer(t *testing.T, dir string) func(path, text string) {
 		}
 	}
 }
+
+// TestRoundsText: BENCH_REPEAT with per-shape rounds reads as words, not as
+// the variable's syntax.
+func TestRoundsText(t *testing.T) {
+	for in, want := range map[string]string{
+		"5":                      "5 interleaved rounds",
+		"5 1k-zstd=3 1k-keyed=3": "5 interleaved rounds (3 for 1k-zstd, 3 for 1k-keyed)",
+	} {
+		if got := roundsText(in); got != want {
+			t.Errorf("roundsText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
