@@ -344,13 +344,13 @@ func (d *recordDecoder) records(b *batch, fetchLeft int) ([]byte, error) {
 	if guess == 0 {
 		guess, whole = firstRatioGuess, false // no ratio known: room for this batch only
 	}
-	if d.budget == 0 {
-		guess = min(guess, maxPlanRatio)
-	}
 	if cap(d.inflated) < inflated(len(b.Records), guess) {
 		// Room for the rest of the fetch: every batch left may be compressed.
 		// Rounded up, so that a recycled buffer fits the next fetch,
 		// whose response is a few bytes longer or shorter.
+		if d.budget == 0 {
+			guess = min(guess, maxPlanRatio)
+		}
 		n := inflated(len(b.Records), guess)
 		if whole {
 			n = inflated(max(len(b.Records), fetchLeft), guess)
