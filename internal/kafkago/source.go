@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -21,17 +19,6 @@ type Source struct {
 	cl        *Cluster
 	isolation int8
 	recycle   *wire.Recycler
-	ratios    sync.Map // topic → *atomic.Int32: the compression ratio its last fetch saw (wire.Decoded.Ratio, or wire.Uncompressed), 0 before any
-}
-
-// ratio holds what topic's batches decompressed to, as its last fetch saw
-// it. Per topic: a pipeline's topics may be compressed differently.
-func (s *Source) ratio(topic string) *atomic.Int32 {
-	if r, ok := s.ratios.Load(topic); ok {
-		return r.(*atomic.Int32)
-	}
-	r, _ := s.ratios.LoadOrStore(topic, new(atomic.Int32))
-	return r.(*atomic.Int32)
 }
 
 // NewSource returns a Source for the cluster c that reads with isolation
@@ -122,9 +109,7 @@ func (s *Source) OffsetsForTime(ctx context.Context, ps []catchup.Partition, t t
 }
 
 // Fetch reads p from offset from, up to about maxBytes (at least 1; the
-// broker returns a first batch larger than that whole) of records once
-// decompressed: where p's topic's batches were seen compressed, it asks
-// for less by the ratio they decompressed at (wire.FetchLimit). It
+// broker returns a first batch larger than that whole). It
 // waits at most 250ms for data. The records share memory with the
 // response: one allocation holds them all. See replicate.Source for the
 // contract.
@@ -133,9 +118,7 @@ func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, max
 		return catchup.Fetched{}, fmt.Errorf("fetch %s at %d: max bytes %d: want at least 1", p, from, maxBytes)
 	}
 	s.cl.cover(p.Topic)
-	ratio := s.ratio(p.Topic)
-	seen := int(ratio.Load())
-	f, err := s.cl.fetchRaw(ctx, p, from, wire.FetchLimit(maxBytes, seen), s.isolation, s.recycle)
+	f, err := s.cl.fetchRaw(ctx, p, from, maxBytes, s.isolation, s.recycle)
 	if err != nil {
 		return catchup.Fetched{}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
 	}
@@ -148,17 +131,12 @@ func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, max
 		s.recycle.Release(f.Body, nil, nil)
 		return catchup.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, codeError(f.Code))
 	}
-	f.Spare, f.Inflate, f.Ratio, f.Budget = s.recycle.RecordSlice(), s.recycle.InflateBuf(), seen, int(maxBytes)
+	f.Spare, f.Inflate, f.Ratio = s.recycle.RecordSlice(), s.recycle.InflateBuf(), s.recycle.Ratio()
 	d, err := wire.Decode(f, from, s.isolation)
 	if err != nil {
 		return catchup.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
 	}
-	if d.Batches > 0 {
-		if d.Ratio == 0 { // these batches were not compressed
-			d.Ratio = wire.Uncompressed
-		}
-		ratio.Store(int32(d.Ratio))
-	}
+	s.recycle.SetRatio(d.Ratio)
 	if d.Batches == 0 && from > f.HighWatermark {
 		// Kafka answers a fetch between the high watermark and the log
 		// end with nothing, which happens for a moment after a leader

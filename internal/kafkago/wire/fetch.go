@@ -101,12 +101,8 @@ type Fetched struct {
 	Body          []byte           // the whole response, which Records is part of
 	Spare         []catchup.Record // an empty record slice for Decode to fill, or nil
 	Inflate       []byte           // an empty decompression buffer for Decode, or nil
-	// Budget is the bytes of records the fetch was sized to hold once
-	// decompressed (FetchLimit's maxBytes): a decompression buffer is
-	// planned no larger, whatever the ratio; 0: none.
-	Budget int
 	// Ratio is the guess of the compression ratio that earlier fetches of
-	// the same topic left (Decoded.Ratio, in ratioUnits); 0: none.
+	// the same source left (Decoded.Ratio, kept by the Recycler); 0: none.
 	Ratio int
 }
 
@@ -240,9 +236,8 @@ type recordDecoder struct {
 	capRecords int              // records the fetch may hold: the size of the record slice
 	left       int              // records left to decode, at most: sizes the header arena
 	maxHeaders int              // header slots the fetch may need, at most
-	ratio      int              // the guess of decompressed to compressed size in ratioUnits: the hint, then the largest seen (+1); 0 none yet
-	budget     int              // the most a buffer is planned for (Fetched.Budget); 0: none
-	observed   int              // the largest ratio (+1 unit) seen in this fetch, 0 if nothing was decompressed
+	ratio      int              // the guess of decompressed to compressed size: the hint, then the largest seen (+1); 0 none yet
+	observed   int              // the largest ratio (+1) seen in this fetch, 0 if nothing was decompressed
 	inflated   []byte           // free space after the batches decompressed so far
 	headers    []catchup.Header // free space after the headers decoded so far
 	rec        kmsg.Record      // scratch: its Headers slice is reused
@@ -278,21 +273,9 @@ const (
 	smallInflateUnit = 4 << 10
 )
 
-// A compression ratio (decompressed to compressed size) is counted in
-// ratioUnits: 16 is 1.0, 21 is 1.3125. An integer ratio wasted most of a
-// buffer on the batches that hardly compress (1.3 planned as 2) and could
-// not size a fetch by it.
-const ratioUnit = 16
-
-// maxRatioGuess bounds the compression ratio a fetch is sized by and
-// reports (FetchLimit, Decoded.Ratio), in ratioUnits: a batch of zeros
-// compresses a thousand times.
-const maxRatioGuess = 256 * ratioUnit
-
-// maxPlanRatio bounds the compression ratio a decoder plans a buffer for
-// when the fetch says of no budget (Fetched.Budget): a batch of zeros must
-// not make it reserve a gigabyte for the rest of the fetch.
-const maxPlanRatio = 16 * ratioUnit
+// maxRatioGuess bounds the compression ratio a decoder plans for: a batch
+// of zeros must not make it reserve a gigabyte for the next one.
+const maxRatioGuess = 16
 
 // firstRatioGuess is the compression ratio a decoder plans for when no
 // batch of the source was decompressed yet, for that batch only. Kafka's
@@ -300,33 +283,7 @@ const maxPlanRatio = 16 * ratioUnit
 // memory held by every fetch in flight (a guess of 4 held 144 MB at the
 // start of a copy of snappy batches whose ratio was 1.3), one too small a
 // second allocation for the batch.
-const firstRatioGuess = 2 * ratioUnit
-
-// inflated is the room, in bytes, that n compressed bytes take at ratio
-// (in ratioUnits), rounded up.
-func inflated(n, ratio int) int { return (n*ratio + ratioUnit - 1) / ratioUnit }
-
-// FetchLimit is the byte limit to ask a fetch for, so that the records it
-// returns hold about maxBytes once decompressed, when the topic's batches
-// decompress at ratio (Decoded.Ratio; ratioUnit or less: not compressed):
-// maxBytes bounds the memory a fetch in flight holds, not the bytes on the
-// wire. A snappy batch of repetitive text decompresses to ten times its
-// size: sixteen fetches of 1 MiB held 160 MB. With nothing known (ratio
-// 0, a topic's first fetches), it plans for the largest ratio, which asks
-// for one batch; its answer tells the next fetches.
-func FetchLimit(maxBytes int32, ratio int) int32 {
-	if ratio == 0 {
-		ratio = maxRatioGuess
-	}
-	if ratio <= ratioUnit {
-		return maxBytes
-	}
-	return max(int32(int64(maxBytes)*ratioUnit/int64(min(ratio, maxRatioGuess))), 1)
-}
-
-// Uncompressed is the ratio (Decoded.Ratio) of a fetch that decompressed
-// nothing, for FetchLimit.
-const Uncompressed = ratioUnit
+const firstRatioGuess = 2
 
 // records returns the batch's records, decompressed into the decoder's
 // buffer (fetchLeft: bytes of the fetch's record set from this batch on):
@@ -344,19 +301,13 @@ func (d *recordDecoder) records(b *batch, fetchLeft int) ([]byte, error) {
 	if guess == 0 {
 		guess, whole = firstRatioGuess, false // no ratio known: room for this batch only
 	}
-	if cap(d.inflated) < inflated(len(b.Records), guess) {
+	if cap(d.inflated) < guess*len(b.Records) {
 		// Room for the rest of the fetch: every batch left may be compressed.
 		// Rounded up, so that a recycled buffer fits the next fetch,
 		// whose response is a few bytes longer or shorter.
-		if d.budget == 0 {
-			guess = min(guess, maxPlanRatio)
-		}
-		n := inflated(len(b.Records), guess)
+		n := guess * len(b.Records)
 		if whole {
-			n = inflated(max(len(b.Records), fetchLeft), guess)
-		}
-		if d.budget > 0 && n > d.budget {
-			n = max(d.budget, len(b.Records)) // a batch larger than that grows it
+			n = guess * max(len(b.Records), fetchLeft)
 		}
 		unit := inflateUnit
 		if n <= inflateUnit {
@@ -406,7 +357,7 @@ func (d *recordDecoder) records(b *batch, fetchLeft int) ([]byte, error) {
 // free space, and returns it capped: the next batch cannot overwrite it.
 func (d *recordDecoder) took(out []byte, n int) []byte {
 	d.inflated = out[len(out):]
-	d.observed = max(d.observed, (len(out)*ratioUnit+max(n, 1)-1)/max(n, 1)+1) // rounded up, plus a unit
+	d.observed = max(d.observed, len(out)/max(n, 1)+1)
 	d.ratio = min(max(d.ratio, d.observed), maxRatioGuess)
 	return out[:len(out):len(out)]
 }
@@ -578,11 +529,9 @@ type Decoded struct {
 	Next    int64 // one past the last offset of the last complete batch, at least from
 	Batches int
 	Inflate []byte // the decompression buffer the records share, for the Recycler; or nil
-	// Ratio is the compression ratio (in ratioUnits, rounded up, plus one,
-	// at most maxRatioGuess) of the most compressed batch this fetch
-	// decompressed, for the next fetches of the topic to plan their
-	// buffers (Fetched.Ratio) and their byte limit (FetchLimit) by; 0 if
-	// none was.
+	// Ratio is the compression ratio (+1, at most maxRatioGuess) of the
+	// most compressed batch this fetch decompressed, for the next fetches
+	// to plan their buffers by (Fetched.Ratio); 0 if none was.
 	Ratio int
 }
 
@@ -598,7 +547,7 @@ func Decode(f Fetched, from int64, isolation int8) (Decoded, error) {
 	slices.SortFunc(aborted, func(a, b abortedTxn) int { return cmp.Compare(a.firstOffset, b.firstOffset) })
 	var open map[int64]bool // producers inside an aborted transaction
 	dec := newRecordDecoder(f.Records)
-	dec.spare, dec.spareBuf, dec.ratio, dec.budget = f.Spare, f.Inflate, min(max(f.Ratio, 0), maxRatioGuess), max(f.Budget, 0)
+	dec.spare, dec.spareBuf, dec.ratio = f.Spare, f.Inflate, min(max(f.Ratio, 0), maxRatioGuess)
 	buf := f.Records
 	for {
 		left := len(buf)
