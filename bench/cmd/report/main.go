@@ -455,11 +455,15 @@ func roundsText(repeat string) string {
 }
 
 // peerShapesText says on which shapes every slow peer ran
-// (BENCH_PEER_SHAPES), where the run had more shapes than those.
+// (BENCH_PEER_SHAPES), where some shape of the run was not one of them.
 func peerShapesText(m map[string]string) string {
-	all, every := strings.Fields(m["shapes"]), strings.Fields(m["peer_shapes"])
-	if _, ok := m["peer_shapes"]; !ok || len(all) <= len(every) {
+	every := strings.Fields(m["peer_shapes"])
+	if _, ok := m["peer_shapes"]; !ok {
+		return "" // a run from before BENCH_PEER_SHAPES: every peer on every shape
+	}
+	others := slices.DeleteFunc(strings.Fields(m["shapes"]), func(s string) bool { return slices.Contains(every, s) })
+	if len(others) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; every peer on %s, MirrorMaker 2 tuned alone on the other shapes", strings.Join(every, ", "))
+	return fmt.Sprintf("; every peer on %s, MirrorMaker 2 tuned alone on %s", cmp.Or(strings.Join(every, ", "), "no shape"), strings.Join(others, ", "))
 }

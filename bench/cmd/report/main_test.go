@@ -211,3 +211,27 @@ func TestRoundsText(t *testing.T) {
 		}
 	}
 }
+
+// TestPeerShapesText names the shapes that ran MirrorMaker 2 tuned alone,
+// and says nothing when every shape ran every peer.
+func TestPeerShapesText(t *testing.T) {
+	for _, c := range []struct {
+		shapes, peers string
+		set           bool
+		want          string
+	}{
+		{"1k 100b 1k-zstd", "1k", true, "; every peer on 1k, MirrorMaker 2 tuned alone on 100b, 1k-zstd"},
+		{"100b", "1k", true, "; every peer on 1k, MirrorMaker 2 tuned alone on 100b"},
+		{"1k", "1k", true, ""},
+		{"1k 100b", "", true, "; every peer on no shape, MirrorMaker 2 tuned alone on 1k, 100b"},
+		{"1k 100b", "", false, ""},
+	} {
+		m := map[string]string{"shapes": c.shapes}
+		if c.set {
+			m["peer_shapes"] = c.peers
+		}
+		if got := peerShapesText(m); got != c.want {
+			t.Errorf("shapes %q, peer shapes %q: %q, want %q", c.shapes, c.peers, got, c.want)
+		}
+	}
+}
