@@ -416,13 +416,30 @@ func (h *harness) runToEnd(args ...string) string {
 		if c.err != nil {
 			h.t.Fatalf("catchup run (not killed): %v\n%s%s", c.err, c.out.String(), c.errOut.String())
 		}
-	case <-time.After(childTimeout):
+	case <-time.After(h.runLimit()):
 		_ = c.cmd.Process.Signal(syscall.SIGKILL)
 		<-c.done
 		err := c.err
-		h.t.Fatalf("catchup run did not end within %s (killed: %v)\n%s%s", childTimeout, err, c.out.String(), c.errOut.String())
+		h.t.Fatalf("catchup run did not end within %s (killed: %v)\n%s%s", h.runLimit(), err, c.out.String(), c.errOut.String())
 	}
 	return c.out.String()
+}
+
+// runLimit is how long an uninterrupted child run may take: childTimeout,
+// and on a slow target twice the time its largest partition's records take
+// at one request of batch_records (20) per produce delay, since a
+// partition's requests go one after another. The killed children copy
+// little, so the final run copies most of what the kills appended, which
+// grows with the kills.
+func (h *harness) runLimit() time.Duration {
+	if h.o.produceDelay <= 0 {
+		return childTimeout
+	}
+	most := 0
+	for _, n := range h.seq {
+		most = max(most, n)
+	}
+	return childTimeout + 2*time.Duration(most/20+1)*h.o.produceDelay
 }
 
 // targetEnds returns the end offsets of the target partitions.

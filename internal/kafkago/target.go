@@ -154,7 +154,7 @@ func (t *Target) Produce(ctx context.Context, p catchup.Partition, recs []catchu
 		return 0, -1, nil
 	}
 	t.cl.cover(p.Topic)
-	n := t.batchLen(p.Topic, recs, stamp)
+	n := t.RequestLen(p.Topic, stamp, recs)
 	base, err := t.produceBatch(ctx, p, recs[:n], stamp, 0)
 	if err != nil {
 		return 0, -1, err
@@ -165,24 +165,29 @@ func (t *Target) Produce(ctx context.Context, p catchup.Partition, recs []catchu
 	return n, base + int64(n), nil
 }
 
-// batchLen returns how many leading records of recs go in one request.
-func (t *Target) batchLen(topic string, recs []catchup.Record, stamp *catchup.Provenance) int {
+// RequestLen returns how many leading records of parts, taken in order as
+// one run, one Produce request to topic holds (see replicate.Target).
+func (t *Target) RequestLen(topic string, stamp *catchup.Provenance, parts ...[]catchup.Record) int {
 	size := requestOverheadBytes + len(topic)
 	perRecord := 0
 	if stamp != nil { // the longest a provenance header can be, offsets included
 		perRecord = len(catchup.ProvenanceHeader) + headerOverheadBytes +
 			catchup.ProvenanceLen(catchup.Provenance{Cluster: stamp.Cluster, Partition: stamp.Partition, Offset: math.MaxInt64})
 	}
-	for i := range recs {
-		if i == t.batchRecords {
-			return i
-		}
-		size += recordSize(&recs[i]) + perRecord
-		if size > t.batchBytes && i > 0 {
-			return i
+	n := 0
+	for _, recs := range parts {
+		for i := range recs {
+			if n == t.batchRecords {
+				return n
+			}
+			size += recordSize(&recs[i]) + perRecord
+			if size > t.batchBytes && n > 0 {
+				return n
+			}
+			n++
 		}
 	}
-	return len(recs)
+	return n
 }
 
 // recordSize estimates, on the high side, the encoded size of r.

@@ -99,6 +99,12 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 	if anchored {
 		first = pc.readBackEnd(fctx) // while the first batch is fetched
 	}
+	// A batch's last records that would not fill a produce request are
+	// held back and sent with the head of the next batch: a fetch seldom
+	// ends where a request does, and each short request costs a round trip
+	// (on a target 150ms away, a fetch of 87 records at batch_records 20
+	// took five requests, not 4.35) and the brokers a request's work.
+	var held heldTail // not released on an error: a request may have failed holding it
 	for b := range ch {
 		pc.res.Retries += b.retries
 		if pc.state == stateAnchoring {
@@ -107,6 +113,9 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 			}
 		}
 		if b.err != nil {
+			if err := pc.flush(ctx, &held); err != nil {
+				return false, errors.Join(b.err, err)
+			}
 			var gap *catchup.GapError
 			if errors.As(b.err, &gap) && e.o.Policy.SkipGaps && gap.From == pc.next {
 				pc.res.Gap = gap
@@ -116,29 +125,95 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 			}
 			return false, b.err
 		}
-		if recs := pc.dropLooped(b.recs); len(recs) > 0 {
-			if err := pc.produce(ctx, recs); errors.Is(err, errWindowFull) {
-				// pc.next is after the last record acknowledged.
-				if b.release != nil {
-					b.release()
-				}
-				return false, pc.commitProgress()
-			} else if err != nil {
-				return false, err
-			}
+		recs := pc.dropLooped(b.recs)
+		var err error
+		if len(held.recs) > 0 {
+			recs, err = pc.bridge(ctx, &held, recs)
 		}
-		if b.release != nil {
-			b.release() // nothing refers to the records once they are produced
+		var tail []catchup.Record
+		if err == nil {
+			tail, err = pc.produce(ctx, recs, b.next < to)
 		}
-		pc.next = b.next
+		if errors.Is(err, errWindowFull) {
+			// pc.next is after the last record acknowledged.
+			b.drop()
+			held.drop()
+			return false, pc.commitProgress()
+		} else if err != nil {
+			return false, err
+		}
+		if len(tail) > 0 {
+			// pc.next stays after the last record acknowledged.
+			held = heldTail{recs: tail, next: b.next, release: b.release}
+		} else {
+			b.drop() // nothing refers to the records once they are produced
+			pc.next = b.next
+		}
 		if err := pc.commitIfDue(); err != nil {
 			return false, err
 		}
 		if e.o.MaxBytes > 0 && pc.res.Bytes >= e.o.MaxBytes {
+			held.drop()
 			return false, nil
 		}
 	}
 	return false, ctx.Err()
+}
+
+// drop releases the fetch the batch's records came from, if any.
+func (b *batch) drop() {
+	if b.release != nil {
+		b.release()
+		b.release = nil
+	}
+}
+
+// heldTail is the tail of a fetched batch that the copy holds back for the
+// next batch's records to fill its produce request.
+type heldTail struct {
+	recs    []catchup.Record // in the memory of the fetch release frees
+	next    int64            // the batch's next: where the copy goes on once recs are acknowledged
+	release func()           // the batch's release, or nil
+}
+
+// drop forgets the held records and releases their fetch.
+func (h *heldTail) drop() {
+	if h.release != nil {
+		h.release()
+	}
+	*h = heldTail{}
+}
+
+// bridge sends the held records with as many of recs, the next batch's
+// records, as fill one produce request, and returns the rest of recs. The
+// held records' fetch is released once they are acknowledged.
+func (pc *partitionCopy) bridge(ctx context.Context, held *heldTail, recs []catchup.Record) ([]catchup.Record, error) {
+	n := pc.e.o.Target.RequestLen(pc.targetPartition().Topic, pc.stamp(), held.recs, recs)
+	h := min(max(n-len(held.recs), 0), len(recs))
+	pc.bridged = append(append(pc.bridged[:0], held.recs...), recs[:h]...)
+	_, err := pc.produce(ctx, pc.bridged, false)
+	clear(pc.bridged) // it refers to the fetches' memory
+	if err != nil {
+		return nil, err
+	}
+	if h == 0 {
+		pc.next = held.next
+	}
+	held.drop()
+	return recs[h:], nil
+}
+
+// flush sends the held records, if any, and goes on after their batch.
+func (pc *partitionCopy) flush(ctx context.Context, held *heldTail) error {
+	if len(held.recs) == 0 {
+		return nil
+	}
+	if _, err := pc.produce(ctx, held.recs, false); err != nil {
+		return err
+	}
+	pc.next = held.next
+	held.drop()
+	return nil
 }
 
 // fetchLoop fetches [from, to) into ch and closes it. An error is sent as the
@@ -206,26 +281,32 @@ func (pc *partitionCopy) fetchLoop(ctx context.Context, from, to int64, anchor b
 }
 
 // produce writes recs to the target, retrying what was not written and
-// reconciling with the target what may have been.
-func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) error {
+// reconciling with the target what may have been. With hold (more records
+// follow in the window), it stops before a last request that would not be
+// full and returns its records, a tail of recs, unsent.
+func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record, hold bool) (tail []catchup.Record, err error) {
 	e := pc.e
 	tp := pc.targetPartition()
 	r := e.retrier() // failed attempts in a row
 	for len(recs) > 0 {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, err)
+			return nil, fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, err)
 		}
 		if e.o.MaxBytes > 0 && pc.res.Bytes >= e.o.MaxBytes {
-			return errWindowFull
+			return nil, errWindowFull
 		}
 		if err := pc.keepLease(); err != nil {
-			return err
+			return nil, err
 		}
 		// One request's worth at a time, so that the lease is checked before
 		// every produce request, not once per fetched batch.
 		// The request is not cut off when ctx ends (see lasting): ctx only
 		// stops the next one.
-		acked, end, err := e.o.Target.Produce(pc.lasting, tp, recs[:pc.requestLen(recs)], pc.stamp())
+		n := pc.requestLen(recs)
+		if hold && r.n == 0 && n == len(recs) && n < e.o.BatchRecords && e.o.Target.RequestLen(tp.Topic, pc.stamp(), recs) == n {
+			return recs, nil // a request that would not be full: for the caller to fill
+		}
+		acked, end, err := e.o.Target.Produce(pc.lasting, tp, recs[:n], pc.stamp())
 		if acked > 0 {
 			pc.acked(recs[:acked], end)
 			recs = recs[acked:]
@@ -240,7 +321,7 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 			if e.o.Provenance && errors.Is(err, catchup.ErrUnknownOutcome) {
 				pc.enter(stateInDoubt)
 			}
-			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, ctx.Err())
+			return nil, fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, ctx.Err())
 		case errors.Is(err, catchup.ErrUnknownOutcome) && e.o.Provenance && pc.targetEnd >= 0:
 			// Never retried blindly: find out what was appended first,
 			// waiting out a target that is restarting.
@@ -251,29 +332,29 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record) err
 			})
 			if rerr != nil {
 				pc.enter(stateInDoubt)
-				return errors.Join(err, rerr)
+				return nil, errors.Join(err, rerr)
 			}
 			recs = recs[n:]
 		case errors.Is(err, catchup.ErrRetriable), errors.Is(err, catchup.ErrUnknownOutcome):
 			// Nothing was written, or provenance is off and a possible
 			// duplicate is the price of not losing the records (docs/guarantees.md).
 		default:
-			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, err)
+			return nil, fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, err)
 		}
 		if len(recs) == 0 {
 			break
 		}
 		if !r.again() {
-			return fmt.Errorf("produce %s at offset %d: giving up after %d retries: %w", tp, recs[0].Offset, e.o.Retries, err)
+			return nil, fmt.Errorf("produce %s at offset %d: giving up after %d retries: %w", tp, recs[0].Offset, e.o.Retries, err)
 		}
 		pc.res.Retries++
 		e.o.Log.WarnContext(ctx, "produce retried", "pipeline", e.o.Pipeline, "topic", tp.Topic,
 			"partition", tp.Partition, "offset", recs[0].Offset, "attempt", r.n, "error", err)
 		if !r.wait(ctx) {
-			return fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, ctx.Err())
+			return nil, fmt.Errorf("produce %s at offset %d: %w", tp, recs[0].Offset, ctx.Err())
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // errWindowFull stops produce when the window's bytes reached

@@ -273,7 +273,8 @@ func TestAmbiguousProduceWithoutProvenanceMayDuplicateButNeverLoses(t *testing.T
 	for _, rec := range r.dst.logs[pA].recs {
 		offsets = append(offsets, rec.Key[0])
 	}
-	if want := []byte{0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9}; !slices.Equal(offsets, want) {
+	// The second request is [2, 4) (newFakeCluster).
+	if want := []byte{0, 1, 2, 3, 2, 3, 4, 5, 6, 7, 8, 9}; !slices.Equal(offsets, want) {
 		t.Errorf("target keys %v, want %v (one duplicated request, nothing lost)", offsets, want)
 	}
 }
@@ -325,7 +326,7 @@ func TestProduceGivesUpAfterRetriesInARow(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(map[catchup.Partition]int{pA: 10})
 			r.dst.produceFault = func(_ catchup.Partition, first int64) (bool, error) {
-				if first >= 3 {
+				if first >= 4 { // the third request, [4, 6) (newFakeCluster)
 					return false, fmt.Errorf("NOT_LEADER_OR_FOLLOWER: %w", catchup.ErrRetriable)
 				}
 				return false, nil
@@ -333,9 +334,9 @@ func TestProduceGivesUpAfterRetriesInARow(t *testing.T) {
 			o := r.options("run")
 			o.Retries = tc.retries
 			rep := r.run(t, t.Context(), o)
-			if res := rep.Partitions[0]; res.Status != StatusFailed || res.Retries != tc.want || res.Next != 3 ||
+			if res := rep.Partitions[0]; res.Status != StatusFailed || res.Retries != tc.want || res.Next != 4 ||
 				!strings.Contains(fmt.Sprint(res.Err), fmt.Sprintf("giving up after %d retries", tc.want)) {
-				t.Errorf("status %s retries %d next %d err %v; want failed at 3 after %d retries",
+				t.Errorf("status %s retries %d next %d err %v; want failed at 4 after %d retries",
 					res.Status, res.Retries, res.Next, res.Err, tc.want)
 			}
 		})
@@ -345,18 +346,18 @@ func TestProduceGivesUpAfterRetriesInARow(t *testing.T) {
 func TestFatalProduceErrorStopsWithCheckpointAtLastAck(t *testing.T) {
 	r := newRig(map[catchup.Partition]int{pA: 10})
 	r.dst.produceFault = func(_ catchup.Partition, first int64) (bool, error) {
-		if first >= 3 {
+		if first >= 4 { // the third request, [4, 6) (newFakeCluster)
 			return false, errors.New("MESSAGE_TOO_LARGE")
 		}
 		return false, nil
 	}
 	rep := r.run(t, t.Context(), r.options("run"))
 	res := rep.Partitions[0]
-	if res.Status != StatusFailed || res.Next != 3 || res.Err == nil {
-		t.Errorf("status %s next %d err %v; want failed at 3 with an error", res.Status, res.Next, res.Err)
+	if res.Status != StatusFailed || res.Next != 4 || res.Err == nil {
+		t.Errorf("status %s next %d err %v; want failed at 4 with an error", res.Status, res.Next, res.Err)
 	}
-	if c := r.checkpoints(t)[pA]; c.Next != 3 || c.LastError == "" {
-		t.Errorf("checkpoint next %d last error %q; want 3 and the error recorded", c.Next, c.LastError)
+	if c := r.checkpoints(t)[pA]; c.Next != 4 || c.LastError == "" {
+		t.Errorf("checkpoint next %d last error %q; want 4 and the error recorded", c.Next, c.LastError)
 	}
 }
 
@@ -459,19 +460,19 @@ func TestTakeoverWaitsForTheDeadHoldersLastRequest(t *testing.T) {
 // run, which does not wait, copies nothing twice; and when it cannot find
 // out, it keeps the lease, so that the next run waits.
 func TestProduceInDoubtAtTheEndIsResolvedBeforeRelease(t *testing.T) {
-	// The request in doubt: offsets [5, 6), appended on the target only
-	// a moment later, at the next look at its end.
+	// The request in doubt: offsets [6, 8) (newFakeCluster), appended on the
+	// target only a moment later, at the next look at its end.
 	stage := func(r *rig, cancel func()) {
 		var fault, land sync.Once
 		r.dst.produceFault = func(p catchup.Partition, first int64) (bool, error) {
 			var err error
-			if first >= 5 {
+			if first >= 6 {
 				fault.Do(func() {
 					cancel()
 					err = fmt.Errorf("connection reset after the write: %w", catchup.ErrUnknownOutcome)
 					r.dst.afterEndOffsets = func() {
 						land.Do(func() {
-							if _, _, err := r.dst.Produce(t.Context(), pA, slices.Clone(r.src.logs[pA].recs[5:6]),
+							if _, _, err := r.dst.Produce(t.Context(), pA, slices.Clone(r.src.logs[pA].recs[6:8]),
 								&catchup.Provenance{Cluster: "src", Partition: pA}); err != nil {
 								t.Errorf("late produce: %v", err)
 							}
@@ -487,11 +488,11 @@ func TestProduceInDoubtAtTheEndIsResolvedBeforeRelease(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		stage(r, cancel)
 		res := r.run(t, ctx, r.options("stops")).Partitions[0]
-		if res.Status != StatusPartial || res.Next != 6 || res.Settled != 1 {
-			t.Errorf("stopped run: status %s next %d settled %d; want partial, 6 (the late record found), 1", res.Status, res.Next, res.Settled)
+		if res.Status != StatusPartial || res.Next != 8 || res.Settled != 2 {
+			t.Errorf("stopped run: status %s next %d settled %d; want partial, 8 (the late records found), 2", res.Status, res.Next, res.Settled)
 		}
-		if cp := r.checkpoints(t)[pA]; cp.Next != 6 || cp.Owner != "" {
-			t.Errorf("checkpoint next %d owner %q; want 6 and the lease released", cp.Next, cp.Owner)
+		if cp := r.checkpoints(t)[pA]; cp.Next != 8 || cp.Owner != "" {
+			t.Errorf("checkpoint next %d owner %q; want 8 and the lease released", cp.Next, cp.Owner)
 		}
 		r.dst.produceFault = nil
 		r.run(t, t.Context(), r.options("next"))
@@ -517,16 +518,16 @@ func TestProduceInDoubtAtTheEndIsResolvedBeforeRelease(t *testing.T) {
 			return ok, err
 		}
 		res := r.run(t, ctx, r.options("worker-1")).Partitions[0]
-		if cp := r.checkpoints(t)[pA]; cp.Owner != "worker-1" || res.Next != 5 {
-			t.Errorf("checkpoint owner %q, run next %d; want the lease kept by worker-1 and next 5", cp.Owner, res.Next)
+		if cp := r.checkpoints(t)[pA]; cp.Owner != "worker-1" || res.Next != 6 {
+			t.Errorf("checkpoint owner %q, run next %d; want the lease kept by worker-1 and next 6", cp.Owner, res.Next)
 		}
 		// The target is back; the same worker restarts at once, and its
 		// takeover waits for the late request.
 		down.Store(false)
 		r.dst.produceFault = nil
 		res = r.run(t, t.Context(), r.options("worker-1")).Partitions[0]
-		if res.Status != StatusDone || res.Settled != 1 {
-			t.Errorf("restarted run: status %s settled %d; want done, 1", res.Status, res.Settled)
+		if res.Status != StatusDone || res.Settled != 2 {
+			t.Errorf("restarted run: status %s settled %d; want done, 2", res.Status, res.Settled)
 		}
 		r.checkExactCopy(t)
 	})

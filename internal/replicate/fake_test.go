@@ -65,6 +65,11 @@ func (l *fakeLog) hwm() int64 {
 var _ Source = (*fakeCluster)(nil)
 var _ Target = (*fakeCluster)(nil)
 
+// newFakeCluster returns a cluster holding parts' records. A fetch returns
+// 3 records and a produce request holds 2, so a copy of 10 records fetches
+// [0, 3), [3, 6), [6, 9), [9, 10) and, holding each fetch's short last
+// request back for the next fetch's records, produces [0, 2), [2, 4),
+// [4, 6), [6, 8), [8, 10).
 func newFakeCluster(parts map[catchup.Partition]int) *fakeCluster {
 	c := &fakeCluster{logs: map[catchup.Partition]*fakeLog{}, perFetch: 3, perBatch: 2}
 	for p, n := range parts {
@@ -187,6 +192,14 @@ func (c *fakeCluster) EndOffsets(_ context.Context, ps []catchup.Partition) (map
 		c.afterEndOffsets()
 	}
 	return out, nil
+}
+
+func (c *fakeCluster) RequestLen(topic string, stamp *catchup.Provenance, parts ...[]catchup.Record) int {
+	n := 0
+	for _, recs := range parts {
+		n += len(recs)
+	}
+	return min(c.perBatch, n)
 }
 
 func (c *fakeCluster) Produce(ctx context.Context, p catchup.Partition, recs []catchup.Record, stamp *catchup.Provenance) (int, int64, error) {

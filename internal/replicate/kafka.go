@@ -78,6 +78,13 @@ type Target interface {
 	// Produce never retries by itself.
 	Produce(ctx context.Context, p catchup.Partition, recs []catchup.Record, stamp *catchup.Provenance) (acked int, end int64, err error)
 
+	// RequestLen returns how many leading records of parts, taken in order
+	// as one run, one Produce request to topic holds: what Produce would
+	// ack of them, at least one. It lets the caller hold back a last
+	// request that would not be full and send it with the next fetch's
+	// records.
+	RequestLen(topic string, stamp *catchup.Provenance, parts ...[]catchup.Record) int
+
 	// ReadBack returns the records of the record batch that holds offset
 	// end-1 of p (all of them, also those below end-1) and base, the offset
 	// of that batch's first offset, so that a caller can read a partition

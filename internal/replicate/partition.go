@@ -64,6 +64,9 @@ type partitionCopy struct {
 	// without a checkpoint whose surveyed end was 0 (Engine.targetEnds);
 	// -1 none.
 	surveyedLogEnd int64
+	// bridged holds the records of the request that bridges two batches
+	// (copyloop.go), reused.
+	bridged []catchup.Record
 }
 
 // surveyed is what the run read of a target partition at plan time: its

@@ -151,7 +151,7 @@ func TestUnknownProduceWaitsForReplication(t *testing.T) {
 				r.dst.mu.Lock()
 				defer r.dst.mu.Unlock()
 				l := r.dst.logs[p]
-				if first < 3 {
+				if first < 4 { // requests [0, 2) and [2, 4): see newFakeCluster
 					return false, nil
 				}
 				var err error
@@ -180,9 +180,9 @@ func TestUnknownProduceWaitsForReplication(t *testing.T) {
 				r.dst.mu.Lock()
 				after := r.dst.produces - faulted
 				r.dst.mu.Unlock()
-				if cp.Owner != "run" || cp.Next != 3 || res.Next != 3 || after != 1 || res.ReplicationWaits != 1 {
+				if cp.Owner != "run" || cp.Next != 4 || res.Next != 4 || after != 1 || res.ReplicationWaits != 1 {
 					t.Fatalf("in doubt: lease owner %q, checkpoint next %d, run next %d, %d produce requests from the fault on, "+
-						"%d replication waits; want run, 3 (before the request in doubt), 3, 1 (the one in doubt), 1",
+						"%d replication waits; want run, 4 (before the request in doubt), 4, 1 (the one in doubt), 1",
 						cp.Owner, cp.Next, res.Next, after, res.ReplicationWaits)
 				}
 				r.dst.onLogEnd = replicateAfter(1)
