@@ -94,7 +94,7 @@ func TestMirrorMakerPrintConfig(t *testing.T) {
 sourceCluster1Consumer.config:7: client.id: mapped: → source.client_id
 sourceCluster1Consumer.config:8: auto.offset.reset: mapped: → start: earliest, for a partition without a checkpoint
 sourceCluster1Consumer.config:9: isolation.level: mapped: → isolation
-sourceCluster1Consumer.config:10: max.partition.fetch.bytes: mapped: → fetch_bytes, the most bytes one fetch asks for per partition
+sourceCluster1Consumer.config:10: max.partition.fetch.bytes: mapped: → fetch_bytes, the most bytes of records one fetch holds per partition, decompressed
 sourceCluster1Consumer.config:12: security.protocol: mapped: → source.tls and source.sasl
 sourceCluster1Consumer.config:13: sasl.mechanism: mapped: → source.sasl.mechanism
 sourceCluster1Consumer.config:14: sasl.jaas.config: mapped: → source.sasl.username
@@ -118,7 +118,7 @@ sourceCluster2Consumer.config:9: consumer.timeout.ms: obsolete: a setting of the
 sourceCluster2Consumer.config:10: auto.commit.enable: obsolete: a setting of the old ZooKeeper-based consumer (removed in Kafka 2.0); catchup commits its checkpoints to its own store, after the target acknowledged the records, every commit_interval (--offset.commit.interval.ms)
 sourceCluster2Consumer.config:11: auto.commit.interval.ms: not applicable: catchup commits its checkpoints to its own store, after the target acknowledged the records, every commit_interval (--offset.commit.interval.ms)
 sourceCluster2Consumer.config:12: rebalance.max.retries: obsolete: a setting of the old ZooKeeper-based consumer (removed in Kafka 2.0); catchup does not join a consumer group: it leases each partition in its checkpoint store
-sourceCluster2Consumer.config:13: fetch.message.max.bytes: mapped: → fetch_bytes, the most bytes one fetch asks for per partition; fetch.message.max.bytes is the old consumer's name for max.partition.fetch.bytes
+sourceCluster2Consumer.config:13: fetch.message.max.bytes: mapped: → fetch_bytes, the most bytes of records one fetch holds per partition, decompressed; fetch.message.max.bytes is the old consumer's name for max.partition.fetch.bytes
 sourceCluster2Consumer.config:14: socket.receive.buffer.bytes: obsolete: a setting of the old ZooKeeper-based consumer (removed in Kafka 2.0); connection tuning of the Java client; catchup's Kafka client (kafka-go) uses its own
 sourceCluster2Consumer.config:15: queued.max.message.chunks: obsolete: a setting of the old ZooKeeper-based consumer (removed in Kafka 2.0); catchup's memory is bounded by fetch_bytes: at most three fetches per partition, parallelism partitions at once
 sourceCluster2Consumer.config:7: group.id: mapped: → name, the checkpoint namespace
@@ -155,7 +155,7 @@ sourceCluster2Consumer.config:9: consumer.timeout.ms: obsolete: a setting of the
 sourceCluster2Consumer.config:10: auto.commit.enable: obsolete: a setting of the old ZooKeeper-based consumer (removed in Kafka 2.0); catchup commits its checkpoints to its own store, after the target acknowledged the records, every commit_interval (--offset.commit.interval.ms)
 sourceCluster2Consumer.config:11: auto.commit.interval.ms: not applicable: catchup commits its checkpoints to its own store, after the target acknowledged the records, every commit_interval (--offset.commit.interval.ms)
 sourceCluster2Consumer.config:12: rebalance.max.retries: obsolete: a setting of the old ZooKeeper-based consumer (removed in Kafka 2.0); catchup does not join a consumer group: it leases each partition in its checkpoint store
-sourceCluster2Consumer.config:13: fetch.message.max.bytes: mapped: → fetch_bytes, the most bytes one fetch asks for per partition; fetch.message.max.bytes is the old consumer's name for max.partition.fetch.bytes
+sourceCluster2Consumer.config:13: fetch.message.max.bytes: mapped: → fetch_bytes, the most bytes of records one fetch holds per partition, decompressed; fetch.message.max.bytes is the old consumer's name for max.partition.fetch.bytes
 sourceCluster2Consumer.config:14: socket.receive.buffer.bytes: obsolete: a setting of the old ZooKeeper-based consumer (removed in Kafka 2.0); connection tuning of the Java client; catchup's Kafka client (kafka-go) uses its own
 sourceCluster2Consumer.config:15: queued.max.message.chunks: obsolete: a setting of the old ZooKeeper-based consumer (removed in Kafka 2.0); catchup's memory is bounded by fetch_bytes: at most three fetches per partition, parallelism partitions at once
 sourceCluster2Consumer.config:7: group.id: mapped: → name, the checkpoint namespace

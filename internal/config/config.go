@@ -85,7 +85,9 @@ type Pipeline struct {
 	CommitInterval time.Duration `yaml:"commit_interval"`
 	// Parallelism is how many partitions are copied at once (default 8).
 	Parallelism int `yaml:"parallelism"`
-	// FetchBytes is the most bytes one fetch asks for per partition (default 1 MiB).
+	// FetchBytes is about the most bytes of records one fetch of a
+	// partition holds once decompressed (default 1 MiB): a fetch of a
+	// compressed topic asks for less by the ratio its batches decompress at.
 	FetchBytes int32 `yaml:"fetch_bytes"`
 	// LeaseDuration is how long a partition lease lasts without renewal
 	// (default 20m: longer than the longest Lambda run, 15m, plus a margin).

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -19,6 +21,22 @@ type Source struct {
 	cl        *Cluster
 	isolation int8
 	recycle   *wire.Recycler
+	ratios    sync.Map // topic → *ratios: what its last fetch saw, 0 before any
+}
+
+// ratios are what a topic's batches decompressed to, as its last fetch saw
+// them: per topic, since a pipeline's topics may be compressed differently.
+type ratios struct {
+	plan  atomic.Int32 // wire.Decoded.Ratio: the decompression buffer's plan
+	fetch atomic.Int32 // wire.Decoded.FetchRatio, or wire.Uncompressed: the fetch's byte limit
+}
+
+func (s *Source) ratio(topic string) *ratios {
+	if r, ok := s.ratios.Load(topic); ok {
+		return r.(*ratios)
+	}
+	r, _ := s.ratios.LoadOrStore(topic, new(ratios))
+	return r.(*ratios)
 }
 
 // NewSource returns a Source for the cluster c that reads with isolation
@@ -109,7 +127,9 @@ func (s *Source) OffsetsForTime(ctx context.Context, ps []catchup.Partition, t t
 }
 
 // Fetch reads p from offset from, up to about maxBytes (at least 1; the
-// broker returns a first batch larger than that whole). It
+// broker returns a first batch larger than that whole) of records once
+// decompressed: where p's topic's batches were seen compressed, it asks
+// for less by the ratio they decompressed at (wire.FetchLimit). It
 // waits at most 250ms for data. The records share memory with the
 // response: one allocation holds them all. See replicate.Source for the
 // contract.
@@ -118,7 +138,8 @@ func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, max
 		return catchup.Fetched{}, fmt.Errorf("fetch %s at %d: max bytes %d: want at least 1", p, from, maxBytes)
 	}
 	s.cl.cover(p.Topic)
-	f, err := s.cl.fetchRaw(ctx, p, from, maxBytes, s.isolation, s.recycle)
+	ratio := s.ratio(p.Topic)
+	f, err := s.cl.fetchRaw(ctx, p, from, wire.FetchLimit(maxBytes, int(ratio.fetch.Load())), s.isolation, s.recycle)
 	if err != nil {
 		return catchup.Fetched{}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
 	}
@@ -131,12 +152,20 @@ func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, max
 		s.recycle.Release(f.Body, nil, nil)
 		return catchup.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, codeError(f.Code))
 	}
-	f.Spare, f.Inflate, f.Ratio = s.recycle.RecordSlice(), s.recycle.InflateBuf(), s.recycle.Ratio()
+	f.Spare, f.Inflate, f.Ratio, f.Budget = s.recycle.RecordSlice(), s.recycle.InflateBuf(), int(ratio.plan.Load()), int(maxBytes)
 	d, err := wire.Decode(f, from, s.isolation)
 	if err != nil {
 		return catchup.Fetched{Offsets: marks}, fmt.Errorf("fetch %s at %d: %w", p, from, err)
 	}
-	s.recycle.SetRatio(d.Ratio)
+	if d.Batches > 0 {
+		if d.Ratio > 0 {
+			ratio.plan.Store(int32(d.Ratio))
+		}
+		if d.FetchRatio == 0 { // these batches were not compressed
+			d.FetchRatio = wire.Uncompressed
+		}
+		ratio.fetch.Store(int32(d.FetchRatio))
+	}
 	if d.Batches == 0 && from > f.HighWatermark {
 		// Kafka answers a fetch between the high watermark and the log
 		// end with nothing, which happens for a moment after a leader

@@ -450,3 +450,65 @@ func TestFetchOutsideTheListedTopics(t *testing.T) {
 		t.Fatalf("Fetch of a topic not listed = %d records, %v; want 1", len(f.Records), err)
 	}
 }
+
+// TestCompressedFetchesHoldFetchBytes: fetch_bytes bounds what a fetch
+// holds once decompressed, not the compressed bytes it asks for. Batches
+// of repetitive text fetched at 256 KiB held up to 8 MB each, decompressed
+// (the whole topic in one fetch), and such fetches in flight were the
+// keyed benchmark's 300 MiB. The first fetch of a topic decodes up to
+// fetch_bytes and leaves the rest to the next, which asks for less by the
+// ratio it saw; an uncompressed topic is fetched whole.
+func TestCompressedFetchesHoldFetchBytes(t *testing.T) {
+	const maxBytes = 256 << 10
+	for _, tc := range compressions() {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			c := newCluster(t, kfake.SeedTopics(1, "t", "plain"))
+			prod := newProducer(t, c, kgo.ProducerBatchCompression(tc.codec), kgo.ProducerBatchMaxBytes(64<<10))
+			plain := newProducer(t, c, kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(64<<10))
+			value := func(i int) string { return fmt.Sprintf("%08d%s", i, strings.Repeat("catchup ", 124)) } // 1 KiB
+			var recs, plainRecs []*kgo.Record
+			for i := range 8 << 10 { // 8 MiB
+				recs = append(recs, values("t", 0, value(i))...)
+				plainRecs = append(plainRecs, values("plain", 0, value(i))...)
+			}
+			produceSync(ctx, t, prod, recs...)
+			produceSync(ctx, t, plain, plainRecs...)
+			s := newSource(t, c, "read_uncommitted")
+			held := func(topic string) (sizes []int) {
+				p := catchup.Partition{Topic: topic}
+				for from := int64(0); from < int64(len(recs)); {
+					f, err := s.Fetch(ctx, p, from, maxBytes)
+					if err != nil {
+						t.Fatal(err)
+					}
+					n := 0
+					for i, r := range f.Records {
+						if string(r.Value) != value(int(from)+i) {
+							t.Fatalf("%s: record %d: %.12q", topic, from+int64(i), r.Value)
+						}
+						n += len(r.Value)
+					}
+					sizes = append(sizes, n)
+					from = f.Next
+					f.Release()
+				}
+				return sizes
+			}
+			sizes := held("t")
+			// Each answer may end a batch (64 KiB, decompressed) past the limit.
+			for i, n := range sizes {
+				if n > maxBytes+64<<10 {
+					t.Errorf("fetch %d of %d held %d bytes of values decompressed; want at most %d (fetch_bytes %d and a batch)", i+1, len(sizes), n, maxBytes+64<<10, maxBytes)
+				}
+			}
+			if want := 8 << 20 / maxBytes; len(sizes) > 3*want {
+				t.Errorf("%d fetches for 8 MiB; want about %d: fetches sized by the ratio seen, not by the largest", len(sizes), want)
+			}
+			if got := held("plain"); len(got) > 8<<20/maxBytes+1 {
+				t.Errorf("%d fetches of an uncompressed topic beside it; want %d: %v", len(got), 8<<20/maxBytes+1, got)
+			}
+			t.Logf("%d fetches: %v", len(sizes), sizes)
+		})
+	}
+}

@@ -60,7 +60,7 @@ func (fc *propFile) consumerKey(k string) {
 		}
 		p.FetchBytes = int32(min(max(n, config.MinFetchBytes), config.MaxFetchBytes))
 		fc.set("fetch_bytes", k)
-		msg := "→ fetch_bytes, the most bytes one fetch asks for per partition"
+		msg := "→ fetch_bytes, the most bytes of records one fetch holds per partition, decompressed"
 		if int64(p.FetchBytes) != n {
 			msg += fmt.Sprintf(" (%d: catchup's bounds are %d to %d)", p.FetchBytes, config.MinFetchBytes, config.MaxFetchBytes)
 		}

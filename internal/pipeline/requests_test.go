@@ -106,3 +106,36 @@ func TestReplicationWaitCostsNothingOnTheHappyPath(t *testing.T) {
 	}
 	r.checkExact(t)
 }
+
+// TestProduceRequestsAreFull pins that a copy fills its produce requests
+// across fetches: here a fetch holds about 16 KiB of records, 78 of them,
+// and a request 15, so a copy that sent each fetch's records on their own
+// would end each fetch with a short request. Each costs a round trip to
+// the target, and its brokers a request's work. (A short request's records
+// are at most 15 of about 210 bytes, within the quarter of fetch_bytes
+// that the copy holds back.)
+func TestProduceRequestsAreFull(t *testing.T) {
+	const partitions, perPartition = 4, 1000
+	r := newLeaseRig(t, partitions, perPartition, "")
+	r.file.Pipelines[0].Producer.BatchRecords = 15
+	r.file.Pipelines[0].FetchBytes = 16 << 10
+	count := requestCounts(r.dst)
+	srcCount := requestCounts(r.src)
+	rep, err := r.open(t, "run", r.newStore(time.Now), time.Now).Engine.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := count()
+	t.Logf("target requests: %s; source: %s", formatCounts(got), formatCounts(srcCount()))
+	for _, p := range rep.Partitions {
+		if p.Status != replicate.StatusDone {
+			t.Errorf("%s: status %s: %v", p.Partition, p.Status, p.Err)
+		}
+	}
+	perRequest := r.file.Pipelines[0].Producer.BatchRecords
+	if want := int64(partitions * ((perPartition + perRequest - 1) / perRequest)); got["Produce"] != want {
+		t.Errorf("%d produce requests for %d records in %d partitions at %d records a request; want %d",
+			got["Produce"], partitions*perPartition, partitions, perRequest, want)
+	}
+	r.checkExact(t)
+}

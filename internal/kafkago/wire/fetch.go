@@ -101,8 +101,14 @@ type Fetched struct {
 	Body          []byte           // the whole response, which Records is part of
 	Spare         []catchup.Record // an empty record slice for Decode to fill, or nil
 	Inflate       []byte           // an empty decompression buffer for Decode, or nil
+	// Budget is the bytes of records the fetch was sized to hold once
+	// decompressed (FetchLimit's maxBytes): a decompression buffer is
+	// planned no larger, whatever the ratio, and Decode stops after the
+	// batch that reaches it (Decoded.Next is then that batch's end: the
+	// rest is fetched again); 0: none.
+	Budget int
 	// Ratio is the guess of the compression ratio that earlier fetches of
-	// the same source left (Decoded.Ratio, kept by the Recycler); 0: none.
+	// the same topic left (Decoded.Ratio, in ratioUnits); 0: none.
 	Ratio int
 }
 
@@ -236,8 +242,10 @@ type recordDecoder struct {
 	capRecords int              // records the fetch may hold: the size of the record slice
 	left       int              // records left to decode, at most: sizes the header arena
 	maxHeaders int              // header slots the fetch may need, at most
-	ratio      int              // the guess of decompressed to compressed size: the hint, then the largest seen (+1); 0 none yet
-	observed   int              // the largest ratio (+1) seen in this fetch, 0 if nothing was decompressed
+	ratio      int              // the guess of decompressed to compressed size in ratioUnits: the hint, then the largest seen (+1); 0 none yet
+	budget     int              // the most a buffer is planned for, and decoded (Fetched.Budget); 0: none
+	held       int              // bytes of records decoded so far, decompressed
+	observed   int              // the largest ratio (+1 unit) seen in this fetch, 0 if nothing was decompressed
 	inflated   []byte           // free space after the batches decompressed so far
 	headers    []catchup.Header // free space after the headers decoded so far
 	rec        kmsg.Record      // scratch: its Headers slice is reused
@@ -273,9 +281,21 @@ const (
 	smallInflateUnit = 4 << 10
 )
 
-// maxRatioGuess bounds the compression ratio a decoder plans for: a batch
-// of zeros must not make it reserve a gigabyte for the next one.
-const maxRatioGuess = 16
+// A compression ratio (decompressed to compressed size) is counted in
+// ratioUnits: 16 is 1.0, 21 is 1.3125. An integer ratio wasted most of a
+// buffer on the batches that hardly compress (1.3 planned as 2) and could
+// not size a fetch by it.
+const ratioUnit = 16
+
+// maxRatioGuess bounds the compression ratio a fetch is sized by and
+// reports (FetchLimit, Decoded.Ratio), in ratioUnits: a batch of zeros
+// compresses a thousand times.
+const maxRatioGuess = 256 * ratioUnit
+
+// maxPlanRatio bounds the compression ratio a decoder plans a buffer for
+// when the fetch says of no budget (Fetched.Budget): a batch of zeros must
+// not make it reserve a gigabyte for the rest of the fetch.
+const maxPlanRatio = 16 * ratioUnit
 
 // firstRatioGuess is the compression ratio a decoder plans for when no
 // batch of the source was decompressed yet, for that batch only. Kafka's
@@ -283,7 +303,30 @@ const maxRatioGuess = 16
 // memory held by every fetch in flight (a guess of 4 held 144 MB at the
 // start of a copy of snappy batches whose ratio was 1.3), one too small a
 // second allocation for the batch.
-const firstRatioGuess = 2
+const firstRatioGuess = 2 * ratioUnit
+
+// inflated is the room, in bytes, that n compressed bytes take at ratio
+// (in ratioUnits), rounded up.
+func inflated(n, ratio int) int { return (n*ratio + ratioUnit - 1) / ratioUnit }
+
+// FetchLimit is the byte limit to ask a fetch for, so that the records it
+// returns hold about maxBytes once decompressed, when the topic's batches
+// decompress at ratio (Decoded.FetchRatio; 0: nothing known yet, ratioUnit
+// or less: not compressed): maxBytes bounds the memory a fetch in flight
+// holds, not the bytes on the wire. A snappy batch of repetitive text
+// decompresses to ten times its size: sixteen fetches of 1 MiB held
+// 160 MB. A topic's first fetch asks for maxBytes, and Decode stops at
+// the budget (Fetched.Budget); its answer tells the next fetches.
+func FetchLimit(maxBytes int32, ratio int) int32 {
+	if ratio <= ratioUnit {
+		return maxBytes
+	}
+	return max(int32(int64(maxBytes)*ratioUnit/int64(min(ratio, maxRatioGuess))), 1)
+}
+
+// Uncompressed is the ratio (Decoded.FetchRatio) of a fetch that
+// decompressed nothing, for FetchLimit.
+const Uncompressed = ratioUnit
 
 // records returns the batch's records, decompressed into the decoder's
 // buffer (fetchLeft: bytes of the fetch's record set from this batch on):
@@ -301,13 +344,19 @@ func (d *recordDecoder) records(b *batch, fetchLeft int) ([]byte, error) {
 	if guess == 0 {
 		guess, whole = firstRatioGuess, false // no ratio known: room for this batch only
 	}
-	if cap(d.inflated) < guess*len(b.Records) {
+	if d.budget == 0 {
+		guess = min(guess, maxPlanRatio)
+	}
+	if cap(d.inflated) < inflated(len(b.Records), guess) {
 		// Room for the rest of the fetch: every batch left may be compressed.
 		// Rounded up, so that a recycled buffer fits the next fetch,
 		// whose response is a few bytes longer or shorter.
-		n := guess * len(b.Records)
+		n := inflated(len(b.Records), guess)
 		if whole {
-			n = guess * max(len(b.Records), fetchLeft)
+			n = inflated(max(len(b.Records), fetchLeft), guess)
+		}
+		if d.budget > 0 && n > d.budget {
+			n = max(d.budget, len(b.Records)) // a batch larger than that grows it
 		}
 		unit := inflateUnit
 		if n <= inflateUnit {
@@ -357,7 +406,7 @@ func (d *recordDecoder) records(b *batch, fetchLeft int) ([]byte, error) {
 // free space, and returns it capped: the next batch cannot overwrite it.
 func (d *recordDecoder) took(out []byte, n int) []byte {
 	d.inflated = out[len(out):]
-	d.observed = max(d.observed, len(out)/max(n, 1)+1)
+	d.observed = max(d.observed, (len(out)*ratioUnit+max(n, 1)-1)/max(n, 1)+1) // rounded up, plus a unit
 	d.ratio = min(max(d.ratio, d.observed), maxRatioGuess)
 	return out[:len(out):len(out)]
 }
@@ -371,6 +420,7 @@ func (d *recordDecoder) appendRecords(dst []catchup.Record, b *batch, from int64
 	if err != nil {
 		return dst, err
 	}
+	d.held += len(data)
 	for range max(b.NumRecords, 0) {
 		// kmsg decodes one record from a slice that holds it exactly.
 		n, used := binary.Varint(data)
@@ -529,10 +579,18 @@ type Decoded struct {
 	Next    int64 // one past the last offset of the last complete batch, at least from
 	Batches int
 	Inflate []byte // the decompression buffer the records share, for the Recycler; or nil
-	// Ratio is the compression ratio (+1, at most maxRatioGuess) of the
-	// most compressed batch this fetch decompressed, for the next fetches
-	// to plan their buffers by (Fetched.Ratio); 0 if none was.
+	// Ratio is the compression ratio (in ratioUnits, rounded up, plus one,
+	// at most maxRatioGuess) of the most compressed batch this fetch
+	// decompressed, for the next fetches of the topic to plan their
+	// buffers by (Fetched.Ratio); 0 if none was.
 	Ratio int
+	// FetchRatio is the fetch's records decompressed over the bytes of the
+	// batches they came in, headers included (in ratioUnits, rounded up),
+	// for the next fetches to size their byte limit by (FetchLimit): the
+	// most compressed batch is the wrong measure there, since a batch of
+	// one record spends more on its header than its record; 0 if nothing
+	// was decompressed.
+	FetchRatio int
 }
 
 // Decode returns the data records at or above from, without control
@@ -547,9 +605,10 @@ func Decode(f Fetched, from int64, isolation int8) (Decoded, error) {
 	slices.SortFunc(aborted, func(a, b abortedTxn) int { return cmp.Compare(a.firstOffset, b.firstOffset) })
 	var open map[int64]bool // producers inside an aborted transaction
 	dec := newRecordDecoder(f.Records)
-	dec.spare, dec.spareBuf, dec.ratio = f.Spare, f.Inflate, min(max(f.Ratio, 0), maxRatioGuess)
+	dec.spare, dec.spareBuf, dec.ratio, dec.budget = f.Spare, f.Inflate, min(max(f.Ratio, 0), maxRatioGuess), max(f.Budget, 0)
 	buf := f.Records
-	for {
+	framed := 0 // bytes of the batches decoded, headers included
+	for dec.budget == 0 || dec.held < dec.budget {
 		left := len(buf)
 		b, rest, ok, err := nextBatch(buf)
 		if err != nil {
@@ -558,6 +617,7 @@ func Decode(f Fetched, from int64, isolation int8) (Decoded, error) {
 		if !ok {
 			break
 		}
+		framed += left - len(rest)
 		buf = rest
 		d.Batches++
 		d.Next = max(d.Next, b.last()+1)
@@ -590,6 +650,9 @@ func Decode(f Fetched, from int64, isolation int8) (Decoded, error) {
 		return d, errors.New("the response holds part of a record batch only: the broker truncated a batch larger than the fetch size")
 	}
 	d.Inflate, d.Ratio = dec.buf, min(dec.observed, maxRatioGuess)
+	if dec.observed > 0 && framed > 0 {
+		d.FetchRatio = min((dec.held*ratioUnit+framed-1)/framed, maxRatioGuess)
+	}
 	if d.Inflate == nil {
 		d.Inflate = dec.spareBuf // unused (nothing compressed): back to the Recycler
 	}

@@ -1,8 +1,6 @@
 package wire
 
 import (
-	"sync/atomic"
-
 	"github.com/kafka-catchup/catchup/internal/catchup"
 )
 
@@ -10,9 +8,9 @@ import (
 // response buffer, the record slice decoded from it and, for compressed
 // batches, the buffer they were decompressed into. Each is a megabyte or
 // more per fetch; allocated afresh, each is zeroed first and collected
-// later, CPU spent on every fetch. The decompression buffer (the ratio guess
-// times the fetch, 4 MiB at the default fetch_bytes) dominates a compressed
-// copy's allocations, and since the garbage collector lets the heap grow to
+// later, CPU spent on every fetch. The decompression buffer (about
+// fetch_bytes: FetchLimit asks for less by the compression ratio)
+// dominates a compressed copy's allocations, and since the garbage collector lets the heap grow to
 // twice the live heap, allocating it per fetch would set a compressed
 // read's peak RSS by the garbage rather than by what is live.
 // Memory comes back only when the caller of kafkago.Source.Fetch releases it
@@ -25,7 +23,6 @@ type Recycler struct {
 	bodies   chan []byte
 	records  chan []catchup.Record
 	inflates chan []byte
-	ratio    atomic.Int32 // the last fetch's compression ratio guess (Decoded.Ratio), 0 none
 }
 
 // recycled is how many of each a Recycler keeps: three per partition
@@ -43,7 +40,7 @@ const (
 	maxRecycledBody    = 8 << 20
 	minRecycledBody    = 64 << 10
 	maxRecycledRecords = 64 << 10 // records in a slice: 6.5 MiB of catchup.Record
-	maxRecycledInflate = 16 << 20 // the largest ratio guess (16) times the default fetch_bytes
+	maxRecycledInflate = 16 << 20
 )
 
 // NewRecycler returns an empty Recycler.
@@ -111,23 +108,5 @@ func (r *Recycler) Release(body []byte, recs []catchup.Record, inflate []byte) {
 		case r.inflates <- inflate[:0]:
 		default:
 		}
-	}
-}
-
-// Ratio returns the compression ratio guess the last fetch that
-// decompressed a batch left (SetRatio), for the next to size its buffer
-// by; 0 before any. A nil Recycler has none.
-func (r *Recycler) Ratio() int {
-	if r == nil {
-		return 0
-	}
-	return int(r.ratio.Load())
-}
-
-// SetRatio keeps a fetch's compression ratio guess (Decoded.Ratio) for the
-// next fetches; 0 (nothing decompressed) keeps the one before.
-func (r *Recycler) SetRatio(n int) {
-	if r != nil && n > 0 {
-		r.ratio.Store(int32(n))
 	}
 }

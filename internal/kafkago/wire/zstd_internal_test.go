@@ -74,15 +74,16 @@ func benchValue(i, size int) []byte {
 // TestDecodeSizesInflateByRatio: a fetch of compressed batches of random
 // letters (which gzip compresses to 60 %, and the others hardly) reserves
 // decompression room by the ratio it sees, not by a fixed guess of 4: the
-// first fetch of a source, with no ratio known, plans for its first batch
-// at twice its size; it reports the ratio it saw (rounded down, plus one),
-// and a fetch given that ratio reserves room for the whole fetch once. A
-// guess of 4 made each fetch in flight hold four times its response.
+// first fetch of a topic, with no ratio known, plans for its first batch
+// at twice its size; it reports the ratio it saw (in sixteenths, rounded
+// up, plus one), and a fetch given that ratio reserves room for the whole
+// fetch once. A guess of 4 made each fetch in flight hold four times its
+// response, and an integer ratio planned 1.3 as 2.
 func TestDecodeSizesInflateByRatio(t *testing.T) {
 	for _, c := range []compress.Compression{compress.Snappy, compress.Zstd, compress.Gzip, compress.Lz4} {
 		t.Run(c.String(), func(t *testing.T) {
 			var records []byte
-			var plain int
+			var plain, lo int // lo: the ratio of the most compressed batch (a codec may leave one as it is)
 			for i := range 8 {
 				recs := make([]catchup.Record, 64)
 				for j := range recs {
@@ -95,13 +96,16 @@ func TestDecodeSizesInflateByRatio(t *testing.T) {
 				}
 				binary.BigEndian.PutUint64(b, uint64(i*64)) // base offset
 				records = append(records, b...)
+				lo = max(lo, ratioUnit*64*1024/len(b)+1)
 			}
 			first, err := Decode(Fetched{Records: records}, 0, ReadUncommitted)
 			if err != nil || len(first.Records) != 8*64 {
 				t.Fatalf("decode: %d records, %v", len(first.Records), err)
 			}
-			if want := plain/len(records) + 1; first.Ratio < want || first.Ratio > want+1 {
-				t.Errorf("ratio seen: %d; want %d or %d (%d bytes of values in %d compressed)", first.Ratio, want, want+1, plain, len(records))
+			// Each record's framing decompresses too: up to two units more.
+			if first.Ratio < lo || first.Ratio > lo+2 {
+				t.Errorf("ratio seen: %d/%d; want %d/%d to %d/%d (%d bytes of values in %d compressed)",
+					first.Ratio, ratioUnit, lo, ratioUnit, lo+2, ratioUnit, plain, len(records))
 			}
 			// The first batch at twice its size, then the rest of the
 			// fetch at the ratio seen: well under 4 times the fetch.
@@ -112,9 +116,31 @@ func TestDecodeSizesInflateByRatio(t *testing.T) {
 			if err != nil || len(next.Records) != 8*64 {
 				t.Fatalf("decode: %d records, %v", len(next.Records), err)
 			}
-			if got, limit := cap(next.Inflate), first.Ratio*len(records)+inflateUnit; got > limit || got < plain {
+			if got, limit := cap(next.Inflate), inflated(len(records), first.Ratio)+smallInflateUnit; got > limit || got < plain {
 				t.Errorf("next fetch: a decompression buffer of %d bytes; want one for the whole fetch, %d to %d", got, plain, limit)
 			}
 		})
+	}
+}
+
+// TestFetchLimit: a fetch asks for fetch_bytes over the ratio its topic's
+// batches decompress at, all of it when nothing is known, and never 0.
+func TestFetchLimit(t *testing.T) {
+	for _, c := range []struct {
+		max   int32
+		ratio int
+		want  int32
+	}{
+		{1 << 20, 0, 1 << 20},                   // nothing known: all of it; Decode stops at the budget
+		{1 << 20, Uncompressed, 1 << 20},        // not compressed
+		{1 << 20, 21, 1 << 20 * 16 / 21},        // 1.3125
+		{1 << 20, 10 * ratioUnit, 1 << 20 / 10}, // ten times
+		{1 << 20, 1 << 30, 1 << 20 * 16 / 4096}, // a batch of zeros: bounded
+		{1, 10 * ratioUnit, 1},                  // never 0
+		{64 << 20, 2 * ratioUnit, 32 << 20},     // no overflow
+	} {
+		if got := FetchLimit(c.max, c.ratio); got != c.want {
+			t.Errorf("FetchLimit(%d, %d/%d) = %d, want %d", c.max, c.ratio, ratioUnit, got, c.want)
+		}
 	}
 }
