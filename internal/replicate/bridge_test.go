@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/kafka-catchup/catchup/internal/catchup"
 )
 
@@ -62,5 +64,45 @@ func TestHeldRecordsAreSentBeforeAGap(t *testing.T) {
 	}
 	if c := r.checkpoints(t)[pA]; c.Next != 10 || len(c.Gaps) != 1 {
 		t.Errorf("checkpoint next %d gaps %+v; want 10 and the gap recorded", c.Next, c.Gaps)
+	}
+}
+
+// TestHeldRecordsAreCopied: the records held back keep null apart from
+// empty and do not share memory with the fetch, which is released, and
+// reused, as soon as they are held.
+func TestHeldRecordsAreCopied(t *testing.T) {
+	fetch := []catchup.Record{
+		{Offset: 7, Key: nil, Value: []byte{}, Headers: []catchup.Header{{Key: "a", Value: nil}, {Key: "b", Value: []byte{}}}},
+		{Offset: 8, Key: []byte("k"), Value: []byte("value"), Headers: []catchup.Header{{Key: "c", Value: []byte("v")}}},
+		{Offset: 9, Key: []byte{}, Value: nil},
+	}
+	want := make([]catchup.Record, len(fetch))
+	for i, r := range fetch {
+		want[i] = r
+		if r.Key != nil {
+			want[i].Key = slices.Clone(r.Key)
+		}
+		if r.Value != nil {
+			want[i].Value = slices.Clone(r.Value)
+		}
+		want[i].Headers = slices.Clone(r.Headers)
+		for j, h := range r.Headers {
+			if h.Value != nil {
+				want[i].Headers[j].Value = slices.Clone(h.Value)
+			}
+		}
+	}
+	var h heldTail
+	h.keep(fetch, 10)
+	for _, r := range fetch { // the fetch's memory, reused
+		copy(r.Key, "X")
+		copy(r.Value, "XXXXX")
+		for j := range r.Headers {
+			copy(r.Headers[j].Value, "X")
+			r.Headers[j].Key = "X"
+		}
+	}
+	if diff := cmp.Diff(want, h.recs); diff != "" || h.next != 10 {
+		t.Errorf("held next %d, want 10; records (-want +held):\n%s", h.next, diff)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
@@ -104,7 +106,8 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 	// ends where a request does, and each short request costs a round trip
 	// (on a target 150ms away, a fetch of 87 records at batch_records 20
 	// took five requests, not 4.35) and the brokers a request's work.
-	var held heldTail // not released on an error: a request may have failed holding it
+	held := &pc.held
+	held.drop()
 	for b := range ch {
 		pc.res.Retries += b.retries
 		if pc.state == stateAnchoring {
@@ -113,7 +116,7 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 			}
 		}
 		if b.err != nil {
-			if err := pc.flush(ctx, &held); err != nil {
+			if err := pc.flush(ctx, held); err != nil {
 				return false, errors.Join(b.err, err)
 			}
 			var gap *catchup.GapError
@@ -128,7 +131,7 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 		recs := pc.dropLooped(b.recs)
 		var err error
 		if len(held.recs) > 0 {
-			recs, err = pc.bridge(ctx, &held, recs)
+			recs, err = pc.bridge(ctx, held, recs)
 		}
 		var tail []catchup.Record
 		if err == nil {
@@ -137,23 +140,20 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 		if errors.Is(err, errWindowFull) {
 			// pc.next is after the last record acknowledged.
 			b.drop()
-			held.drop()
 			return false, pc.commitProgress()
 		} else if err != nil {
 			return false, err
 		}
 		if len(tail) > 0 {
-			// pc.next stays after the last record acknowledged.
-			held = heldTail{recs: tail, next: b.next, release: b.release}
+			held.keep(tail, b.next) // pc.next stays after the last record acknowledged
 		} else {
-			b.drop() // nothing refers to the records once they are produced
 			pc.next = b.next
 		}
+		b.drop() // nothing refers to the records once they are produced or kept
 		if err := pc.commitIfDue(); err != nil {
 			return false, err
 		}
 		if e.o.MaxBytes > 0 && pc.res.Bytes >= e.o.MaxBytes {
-			held.drop()
 			return false, nil
 		}
 	}
@@ -169,24 +169,58 @@ func (b *batch) drop() {
 }
 
 // heldTail is the tail of a fetched batch that the copy holds back for the
-// next batch's records to fill its produce request.
+// next batch's records to fill its produce request: copied, so that the
+// fetch is released at once and no more than two fetches per partition
+// are in memory (the one being produced, the next being fetched).
 type heldTail struct {
-	recs    []catchup.Record // in the memory of the fetch release frees
-	next    int64            // the batch's next: where the copy goes on once recs are acknowledged
-	release func()           // the batch's release, or nil
+	recs []catchup.Record // in buf and hdrs
+	next int64            // the batch's next: where the copy goes on once recs are acknowledged
+	buf  []byte           // the records' keys, values and header values
+	hdrs []catchup.Header // the records' headers
 }
 
-// drop forgets the held records and releases their fetch.
-func (h *heldTail) drop() {
-	if h.release != nil {
-		h.release()
+// keep holds a copy of recs, the tail of the batch whose next is next.
+func (h *heldTail) keep(recs []catchup.Record, next int64) {
+	n, nh := 0, 0
+	for i := range recs {
+		n += recs[i].Size()
+		nh += len(recs[i].Headers)
 	}
-	*h = heldTail{}
+	// Grown once, so that the slices taken below stay in place.
+	h.buf, h.hdrs = slices.Grow(h.buf[:0], n), slices.Grow(h.hdrs[:0], nh)
+	h.recs, h.next = append(h.recs[:0], recs...), next
+	for i := range h.recs {
+		r := &h.recs[i]
+		r.Key, r.Value = h.clone(r.Key), h.clone(r.Value)
+		if r.Headers == nil {
+			continue
+		}
+		from := len(h.hdrs)
+		for _, hd := range r.Headers {
+			h.hdrs = append(h.hdrs, catchup.Header{Key: strings.Clone(hd.Key), Value: h.clone(hd.Value)})
+		}
+		r.Headers = h.hdrs[from:len(h.hdrs):len(h.hdrs)]
+	}
+}
+
+// clone copies b into h.buf, keeping nil apart from empty.
+func (h *heldTail) clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	from := len(h.buf)
+	h.buf = append(h.buf, b...)
+	return h.buf[from:len(h.buf):len(h.buf)]
+}
+
+// drop forgets the held records; their memory is reused by the next keep.
+func (h *heldTail) drop() {
+	clear(h.recs)
+	h.recs = h.recs[:0]
 }
 
 // bridge sends the held records with as many of recs, the next batch's
-// records, as fill one produce request, and returns the rest of recs. The
-// held records' fetch is released once they are acknowledged.
+// records, as fill one produce request, and returns the rest of recs.
 func (pc *partitionCopy) bridge(ctx context.Context, held *heldTail, recs []catchup.Record) ([]catchup.Record, error) {
 	n := pc.e.o.Target.RequestLen(pc.targetPartition().Topic, pc.stamp(), held.recs, recs)
 	h := min(max(n-len(held.recs), 0), len(recs))
@@ -303,7 +337,8 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record, hol
 		// The request is not cut off when ctx ends (see lasting): ctx only
 		// stops the next one.
 		n := pc.requestLen(recs)
-		if hold && r.n == 0 && n == len(recs) && n < e.o.BatchRecords && e.o.Target.RequestLen(tp.Topic, pc.stamp(), recs) == n {
+		if hold && r.n == 0 && n == len(recs) && n < e.o.BatchRecords && pc.holdable(recs) &&
+			e.o.Target.RequestLen(tp.Topic, pc.stamp(), recs) == n {
 			return recs, nil // a request that would not be full: for the caller to fill
 		}
 		acked, end, err := e.o.Target.Produce(pc.lasting, tp, recs[:n], pc.stamp())
@@ -355,6 +390,20 @@ func (pc *partitionCopy) produce(ctx context.Context, recs []catchup.Record, hol
 		}
 	}
 	return nil, nil
+}
+
+// holdable says whether recs are few enough to hold back, copied, for the
+// next fetch's records: at most a quarter of fetch_bytes, so that the copy
+// costs little next to the fetch and a longer tail goes as a request of
+// its own, at least a quarter full.
+func (pc *partitionCopy) holdable(recs []catchup.Record) bool {
+	n, most := 0, int(pc.e.o.FetchBytes)/4
+	for i := range recs {
+		if n += recs[i].Size(); n > most {
+			return false
+		}
+	}
+	return true
 }
 
 // errWindowFull stops produce when the window's bytes reached

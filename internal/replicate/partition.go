@@ -64,8 +64,9 @@ type partitionCopy struct {
 	// without a checkpoint whose surveyed end was 0 (Engine.targetEnds);
 	// -1 none.
 	surveyedLogEnd int64
-	// bridged holds the records of the request that bridges two batches
-	// (copyloop.go), reused.
+	// held and bridged are the records held back from the last batch and
+	// those of the request that bridges two batches (copyloop.go), reused.
+	held    heldTail
 	bridged []catchup.Record
 }
 

@@ -25,11 +25,10 @@ type Recycler struct {
 	inflates chan []byte
 }
 
-// recycled is how many of each a Recycler keeps: three per partition
-// copied at once (the default parallelism, 8): one being produced while the
-// next is fetched, and one whose last records wait for that next one's to
-// fill a produce request.
-const recycled = 24
+// recycled is how many of each a Recycler keeps: two per partition copied
+// at once (the default parallelism, 8), one being produced while the next
+// is fetched.
+const recycled = 16
 
 // Bounds of what a Recycler keeps and hands out: buffers of a fetch_bytes
 // raised far above the default are not held for the life of the process
