@@ -452,10 +452,9 @@ func TestFetchOutsideTheListedTopics(t *testing.T) {
 }
 
 // TestCompressedFetchesHoldFetchBytes: fetch_bytes bounds what a fetch
-// holds once decompressed, not the compressed bytes it asks for. Batches
-// of repetitive text fetched at 256 KiB held up to 8 MB each, decompressed
-// (the whole topic in one fetch), and such fetches in flight were the
-// keyed benchmark's 300 MiB. The first fetch of a topic decodes up to
+// holds once decompressed, not the compressed bytes it asks for: batches
+// of repetitive text decompress to many times their size, so a fetch
+// sized by the bytes on the wire held many times fetch_bytes. The first fetch of a topic decodes up to
 // fetch_bytes and leaves the rest to the next, which asks for less by the
 // ratio it saw; an uncompressed topic is fetched whole.
 func TestCompressedFetchesHoldFetchBytes(t *testing.T) {

@@ -104,8 +104,7 @@ func (pc *partitionCopy) copyFrom(ctx context.Context, to int64) (restart bool, 
 	// A batch's last records that would not fill a produce request are
 	// held back and sent with the head of the next batch: a fetch seldom
 	// ends where a request does, and each short request costs a round trip
-	// (on a target 150ms away, a fetch of 87 records at batch_records 20
-	// took five requests, not 4.35) and the brokers a request's work.
+	// to the target and its brokers a request's work.
 	held := &pc.held
 	held.drop()
 	for b := range ch {

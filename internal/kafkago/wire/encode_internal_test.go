@@ -228,7 +228,7 @@ func TestEncodeEmpty(t *testing.T) {
 func BenchmarkEncodeProduce(b *testing.B) {
 	// Unstamped zstd: the benchmark's random letters hold no repeat but
 	// the provenance header, so zstd stores the unstamped batch raw, fast,
-	// and compresses the stamped one (to 58 %) at a few times the CPU: what
+	// and compresses the stamped one at many times the CPU: what
 	// the 1k-zstd shape of bench/REPORT.md measures against franzcopy.
 	for _, bc := range []struct {
 		size      int

@@ -313,9 +313,8 @@ func inflated(n, ratio int) int { return (n*ratio + ratioUnit - 1) / ratioUnit }
 // returns hold about maxBytes once decompressed, when the topic's batches
 // decompress at ratio (Decoded.FetchRatio; 0: nothing known yet, ratioUnit
 // or less: not compressed): maxBytes bounds the memory a fetch in flight
-// holds, not the bytes on the wire. A snappy batch of repetitive text
-// decompresses to ten times its size: sixteen fetches of 1 MiB held
-// 160 MB. A topic's first fetch asks for maxBytes, and Decode stops at
+// holds, not the bytes on the wire: a snappy batch of repetitive text
+// decompresses to many times its size. A topic's first fetch asks for maxBytes, and Decode stops at
 // the budget (Fetched.Budget); its answer tells the next fetches.
 func FetchLimit(maxBytes int32, ratio int) int32 {
 	if ratio <= ratioUnit {
