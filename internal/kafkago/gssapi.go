@@ -55,7 +55,12 @@ type gssapiMech struct {
 	client *krbclient.Client
 	// login serialises logging in: connections dialled at once would
 	// otherwise each log in, and each start a renewal goroutine.
-	login   sync.Mutex
+	login sync.Mutex
+	// life guards client against close: kafka-go may still be dialling
+	// (its metadata refresh runs in the background) when the cluster is
+	// closed, and Destroy clears what a login in flight reads.
+	life    sync.RWMutex
+	closed  bool
 	service string
 	// from says how the principal logs in, for errors: never a secret.
 	from string
@@ -71,6 +76,11 @@ func (m *gssapiMech) Start(ctx context.Context) (sasl.StateMachine, []byte, erro
 	md := sasl.MetadataFromContext(ctx)
 	if md == nil || md.Host == "" {
 		return nil, nil, errors.New("no broker host to name the service principal") // kafka-go always gives one
+	}
+	m.life.RLock()
+	defer m.life.RUnlock()
+	if m.closed {
+		return nil, nil, errors.New("the cluster's connections are closed")
 	}
 	m.login.Lock()
 	err := m.client.AffirmLogin()
@@ -220,5 +230,13 @@ func gssapiMechanism(k *Kerberos) (*gssapiMech, error) {
 	return m, nil
 }
 
-// close stops gokrb5's renewal of the ticket-granting ticket.
-func (m *gssapiMech) close() { m.client.Destroy() }
+// close stops gokrb5's renewal of the ticket-granting ticket, once no
+// connection is logging in; a later Start fails.
+func (m *gssapiMech) close() {
+	m.life.Lock()
+	defer m.life.Unlock()
+	if !m.closed {
+		m.closed = true
+		m.client.Destroy()
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/iana/etypeID"
 	"github.com/jcmturner/gokrb5/v8/iana/keyusage"
 	"github.com/jcmturner/gokrb5/v8/types"
+	"github.com/segmentio/kafka-go/sasl"
 
 	"github.com/kafka-catchup/catchup/internal/config"
 )
@@ -135,5 +136,35 @@ func TestGSSAPISettings(t *testing.T) {
 				t.Fatalf("error %q shows the password", err)
 			}
 		})
+	}
+}
+
+// TestGSSAPICloseWhileLoggingIn: a cluster may be closed while kafka-go
+// still dials in the background; close must not clear the Kerberos client
+// under a login in flight (the race detector saw it in the broker suite),
+// and a Start after close fails rather than logging in again.
+func TestGSSAPICloseWhileLoggingIn(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "krb5.conf")
+	// A KDC that is not there: the login fails fast, after reading the client.
+	if err := os.WriteFile(conf, []byte("[libdefaults]\n  default_realm = EXAMPLE.COM\n  udp_preference_limit = 1\n"+
+		"[realms]\n  EXAMPLE.COM = {\n    kdc = 127.0.0.1:1\n  }\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := gssapiMechanism(&Kerberos{Principal: "catchup", Password: config.NewSecret("pw"), Krb5Conf: conf, ServiceName: "kafka"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := sasl.WithMetadata(t.Context(), &sasl.Metadata{Host: "127.0.0.1", Port: 9092})
+	done := make(chan error)
+	go func() {
+		_, _, err := m.Start(ctx)
+		done <- err
+	}()
+	m.close()
+	if err := <-done; err == nil {
+		t.Error("Start logged in against no KDC")
+	}
+	if _, _, err := m.Start(ctx); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Start after close: %v, want an error saying the connections are closed", err)
 	}
 }
