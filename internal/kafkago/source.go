@@ -174,11 +174,19 @@ func (s *Source) Fetch(ctx context.Context, p catchup.Partition, from int64, max
 		return catchup.Fetched{Offsets: marks}, mark(fmt.Errorf(
 			"fetch %s at %d: offset above the high watermark %d", p, from, f.HighWatermark), catchup.ErrRetriable)
 	}
+	body := f.Body
+	if d.BodyFree {
+		// The records were decompressed out of it: the response buffer
+		// serves the next fetch while these are produced, so that a
+		// compressed copy holds a response only while it is decoded.
+		s.recycle.Release(body, nil, nil)
+		body = nil
+	}
 	released := false
 	release := func() {
 		if !released { // at most once: a second release would hand the same memory to two fetches
 			released = true
-			s.recycle.Release(f.Body, d.Records, d.Inflate)
+			s.recycle.Release(body, d.Records, d.Inflate)
 		}
 	}
 	return catchup.Fetched{Records: d.Records, Next: d.Next, Offsets: marks, Release: release}, nil

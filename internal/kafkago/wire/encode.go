@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/bits"
+	"runtime"
 	"strconv"
 
 	"github.com/segmentio/kafka-go/compress"
@@ -55,6 +56,14 @@ func (f *Frame) Release() {
 // dropped by the GC costs a fresh megabyte, zeroed. It holds at most one
 // frame per partition copied at once (the default parallelism).
 var frames = make(chan *Frame, 8)
+
+// scratch is the free list of the buffers a compressed batch's records are
+// encoded into before they are compressed into the frame. A buffer is held
+// only while its batch is compressed, which takes a CPU, so the list keeps
+// one per CPU (at most as many as frames): each is the size of a request
+// uncompressed, a megabyte at the defaults, and keeping one per partition
+// copied at once would hold that much again as the frames do.
+var scratch = make(chan *Frame, min(runtime.GOMAXPROCS(0), cap(frames)))
 
 // smallFrames is the free list of the frames of the other requests (a
 // fetch: a hundred bytes, framed once per fetch), apart so that a produce
@@ -113,9 +122,18 @@ func (*ProduceRequest) MinVersion() int16 { return 3 }
 // MaxVersion implements Request: v9 is flexible.
 func (*ProduceRequest) MaxVersion() int16 { return 8 }
 
-// bodyCap implements sizer.
+// bodyCap implements sizer. A compressed batch is sized by what it holds
+// uncompressed too: a frame taken from the free list is usually large
+// enough (the list keeps frames of the requests sent before), and a new one
+// starts at a quarter of that and grows as the codec appends to it, so that
+// the frames a compressed copy keeps in flight are the size of what it
+// sends rather than of its records uncompressed.
 func (r *ProduceRequest) bodyCap() int {
-	return produceHeaderLen - requestHeaderLen + len(r.Partition.Topic) + batchHeaderLen + recordsCap(r.Records, newStamper(r.Stamp))
+	n := recordsCap(r.Records, newStamper(r.Stamp))
+	if r.Compression != compress.None {
+		n /= 4
+	}
+	return produceHeaderLen - requestHeaderLen + len(r.Partition.Topic) + batchHeaderLen + n
 }
 
 // AppendTo implements Request.
@@ -205,7 +223,7 @@ func appendCompressed(b []byte, recs []catchup.Record, first int64, st stamper, 
 	if codec == nil {
 		return b, fmt.Errorf("record batch: unknown compression codec %d", c)
 	}
-	s := getFrame(frames, recordsCap(recs, st))
+	s := getFrame(scratch, recordsCap(recs, st))
 	raw := s.buf
 	for i := range recs {
 		raw = appendRecord(raw, &recs[i], i, first, st)

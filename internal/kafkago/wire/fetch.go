@@ -252,6 +252,7 @@ type recordDecoder struct {
 	spare      []catchup.Record // an empty slice to decode into if it is large enough, or nil
 	spareBuf   []byte           // an empty decompression buffer to use if it is large enough, or nil
 	buf        []byte           // the first decompression buffer, whole, for the Recycler; or nil
+	fromBody   bool             // a record kept shares the response's memory (its batch was not compressed)
 }
 
 // newRecordDecoder sizes a decoder for the record set of one fetch response,
@@ -457,6 +458,7 @@ func (d *recordDecoder) appendRecords(dst []catchup.Record, b *batch, from int64
 		}
 		dst = append(dst, catchup.Record{Offset: offset, Key: rec.key, Value: rec.value,
 			Headers: rec.headers, Timestamp: time.UnixMilli(ts)})
+		d.fromBody = d.fromBody || b.Attributes&attrCompression == 0
 		d.left = max(d.left-1, 1)
 	}
 	return dst, nil
@@ -578,6 +580,10 @@ type Decoded struct {
 	Next    int64 // one past the last offset of the last complete batch, at least from
 	Batches int
 	Inflate []byte // the decompression buffer the records share, for the Recycler; or nil
+	// BodyFree says that no record shares the response's memory (every one
+	// came from a compressed batch, or there are none): the response
+	// buffer can go back to the Recycler before the records are produced.
+	BodyFree bool
 	// Ratio is the compression ratio (in ratioUnits, rounded up, plus one,
 	// at most maxRatioGuess) of the most compressed batch this fetch
 	// decompressed, for the next fetches of the topic to plan their
@@ -648,7 +654,7 @@ func Decode(f Fetched, from int64, isolation int8) (Decoded, error) {
 	if d.Batches == 0 && len(f.Records) > 0 {
 		return d, errors.New("the response holds part of a record batch only: the broker truncated a batch larger than the fetch size")
 	}
-	d.Inflate, d.Ratio = dec.buf, min(dec.observed, maxRatioGuess)
+	d.Inflate, d.Ratio, d.BodyFree = dec.buf, min(dec.observed, maxRatioGuess), !dec.fromBody
 	if dec.observed > 0 && framed > 0 {
 		d.FetchRatio = min((dec.held*ratioUnit+framed-1)/framed, maxRatioGuess)
 	}

@@ -13,9 +13,11 @@ import (
 // dominates a compressed copy's allocations, and since the garbage collector lets the heap grow to
 // twice the live heap, allocating it per fetch would set a compressed
 // read's peak RSS by the garbage rather than by what is live.
-// Memory comes back only when the caller of kafkago.Source.Fetch releases it
-// (catchup.Fetched.Release), after the records were produced; a fetch
-// nobody releases is left to the garbage collector as before.
+// Memory comes back when the caller of kafkago.Source.Fetch releases it
+// (catchup.Fetched.Release), after the records were produced, except the
+// response of a fetch whose records were all decompressed out of it
+// (Decoded.BodyFree), which comes back once it is decoded; a fetch nobody
+// releases is left to the garbage collector as before.
 //
 // Free lists rather than sync.Pools: a copy allocates fast enough to run a
 // garbage collection every few fetches, and each empties a sync.Pool.
@@ -62,6 +64,10 @@ func (r *Recycler) Body(n int) []byte {
 	}
 	return make([]byte, n)
 }
+
+// Bodies returns how many response buffers the Recycler holds for the
+// next fetches.
+func (r *Recycler) Bodies() int { return len(r.bodies) }
 
 // RecordSlice returns an empty record slice given back earlier, or nil.
 // Decode uses it if it is large enough.

@@ -3,12 +3,15 @@ package wire
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/klauspost/compress/zstd"
 	"github.com/segmentio/kafka-go/compress"
 
@@ -141,6 +144,131 @@ func TestFetchLimit(t *testing.T) {
 	} {
 		if got := FetchLimit(c.max, c.ratio); got != c.want {
 			t.Errorf("FetchLimit(%d, %d/%d) = %d, want %d", c.max, c.ratio, ratioUnit, got, c.want)
+		}
+	}
+}
+
+// TestDecodeBodyFree: the response buffer may go back before the records
+// are produced only when no record shares it: every record kept came from
+// a compressed batch. Overwriting the response must leave such records as
+// they were, and a fetch with one uncompressed batch must not say so.
+func TestDecodeBodyFree(t *testing.T) {
+	batch := func(base int, c compress.Compression) ([]byte, []catchup.Record) {
+		recs := make([]catchup.Record, 32)
+		for j := range recs {
+			recs[j] = catchup.Record{Offset: int64(base + j), Key: []byte(fmt.Sprint("k", base+j)), Value: benchValue(base+j, 256),
+				Headers: []catchup.Header{{Key: "h", Value: []byte("v")}}, Timestamp: time.UnixMilli(1_700_000_000_000)}
+		}
+		b, err := appendRecordBatch(nil, recs, nil, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		binary.BigEndian.PutUint64(b, uint64(base)) // base offset
+		return b, recs
+	}
+	zstd0, recs0 := batch(0, compress.Zstd)
+	gzip1, recs1 := batch(32, compress.Gzip)
+	plain1, _ := batch(32, compress.None)
+	plain0, _ := batch(0, compress.None)
+	zstd1, _ := batch(32, compress.Zstd)
+	for _, tc := range []struct {
+		name    string
+		records []byte
+		from    int64
+		free    bool
+	}{
+		{"compressed", slices.Concat(zstd0, gzip1), 0, true},
+		{"one batch uncompressed", slices.Concat(zstd0, plain1), 0, false},
+		{"the uncompressed batch below from", slices.Concat(plain0, zstd1), 32, true},
+		{"nothing kept", zstd0, 100, true},
+	} {
+		body := slices.Clone(tc.records)
+		d, err := Decode(Fetched{Records: body}, tc.from, ReadUncommitted)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if d.BodyFree != tc.free {
+			t.Errorf("%s: BodyFree = %t, want %t", tc.name, d.BodyFree, tc.free)
+		}
+		if !d.BodyFree {
+			continue
+		}
+		want := cloneRecords(d.Records)
+		for i := range body {
+			body[i] = 0xff // the next fetch's response
+		}
+		if diff := cmp.Diff(want, d.Records); diff != "" {
+			t.Errorf("%s: records changed with the response buffer (-before +after):\n%s", tc.name, diff)
+		}
+	}
+	// And they are the records encoded.
+	d, err := Decode(Fetched{Records: slices.Concat(zstd0, gzip1)}, 0, ReadUncommitted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(slices.Concat(recs0, recs1), d.Records); diff != "" {
+		t.Errorf("records (-encoded +decoded):\n%s", diff)
+	}
+}
+
+// cloneRecords copies recs and everything they point to.
+func cloneRecords(recs []catchup.Record) []catchup.Record {
+	if recs == nil {
+		return nil
+	}
+	out := make([]catchup.Record, len(recs))
+	for i, r := range recs {
+		r.Key, r.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
+		hs := make([]catchup.Header, len(r.Headers))
+		for j, h := range r.Headers {
+			hs[j] = catchup.Header{Key: strings.Clone(h.Key), Value: bytes.Clone(h.Value)}
+		}
+		r.Headers = hs
+		out[i] = r
+	}
+	return out
+}
+
+// TestCompressedFramesHoldWhatTheySend: the frame of a compressed produce
+// request is kept in flight until the broker answers, for every partition
+// copied at once, so it is sized by the batch compressed rather than by its
+// records uncompressed; and the buffer the records are encoded into before
+// they are compressed goes to a list of its own, not to the frames'.
+func TestCompressedFramesHoldWhatTheySend(t *testing.T) {
+	for range len(frames) { // frames an earlier test left
+		<-frames
+	}
+	recs := make([]catchup.Record, 1000)
+	for i := range recs {
+		recs[i] = catchup.Record{Offset: int64(i), Value: bytes.Repeat([]byte{byte('a' + i%26)}, 1024),
+			Timestamp: time.UnixMilli(1_700_000_000_000)}
+	}
+	stamp := &catchup.Provenance{Cluster: "source", Partition: catchup.Partition{Topic: "orders", Partition: 1}}
+	raw := recordsCap(recs, newStamper(stamp))
+	for _, c := range []compress.Compression{compress.Zstd, compress.Gzip, compress.Snappy, compress.Lz4} {
+		r := ProduceRequest{Acks: -1, TimeoutMillis: 30_000, Partition: stamp.Partition, Compression: c, Records: recs, Stamp: stamp}
+		for round := range 2 { // a new frame, then one from the free list
+			f, err := EncodeRequest(&r, 8, 1, "catchup")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cap(f.Bytes()); got > raw/2 {
+				t.Errorf("%s, round %d: a frame of %d bytes for a request of %d; want at most %d, half the records uncompressed (%d)",
+					c, round, got, len(f.Bytes()), raw/2, raw)
+			}
+			f.Release()
+			// The frame alone went back to the frames' list.
+			if n := len(frames); n != 1 {
+				t.Fatalf("%s, round %d: the frames' free list holds %d buffers after one request, want 1", c, round, n)
+			}
+			g := <-frames
+			if cap(g.buf) > raw/2 {
+				t.Errorf("%s, round %d: the frames' free list holds a buffer of %d bytes", c, round, cap(g.buf))
+			}
+			frames <- g
+		}
+		for range len(frames) {
+			<-frames
 		}
 	}
 }
