@@ -255,6 +255,11 @@ type Producer struct {
 	AllowDataLoss bool   `yaml:"allow_data_loss"`
 	// Compression is "none" (default), "gzip", "snappy", "lz4" or "zstd".
 	Compression string `yaml:"compression"`
+	// CompressionLevel is the level of gzip (1 to 9) or zstd (1 to 22),
+	// as the Java producer's compression.gzip.level and
+	// compression.zstd.level; 0 (default) is the codec's default level,
+	// gzip's 6 and zstd's 3. lz4 and snappy take none.
+	CompressionLevel int `yaml:"compression_level"`
 	// BatchRecords and BatchBytes bound one produce request (defaults 10000
 	// records and 1000000 bytes, below the broker's default message.max.bytes).
 	BatchRecords int `yaml:"batch_records"`

@@ -54,6 +54,7 @@ func Defaults() []Default {
 		{"replication_wait", duration(DefaultReplicationWait), noWait},
 		{"producer.acks", DefaultAcks, ""},
 		{"producer.compression", DefaultCompression, ""},
+		{"producer.compression_level", "the codec's: gzip 6, zstd 3", "the codec's default"},
 		{"producer.batch_records", strconv.Itoa(DefaultBatchRecords), refused},
 		{"producer.batch_bytes", strconv.Itoa(DefaultBatchBytes), refused},
 		{"producer.retries", strconv.Itoa(DefaultRetries), "no retries"},

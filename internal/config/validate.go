@@ -326,6 +326,33 @@ type AWSRole struct {
 	ARN, ExternalID string
 }
 
+// Compression levels a producer.compression_level may name, by codec.
+const (
+	MaxGzipLevel = 9
+	MaxZstdLevel = 22
+)
+
+// checkLevel checks CompressionLevel against the codec of Compression.
+func (w *Producer) checkLevel(c *checker, path string) {
+	lvl := w.CompressionLevel
+	if lvl == 0 {
+		return
+	}
+	switch w.Compression {
+	case "gzip":
+		if lvl < 1 || lvl > MaxGzipLevel {
+			c.addf(path, "%d is not a gzip level: use 1 (fastest) to %d (smallest), or 0 for gzip's default (6)", lvl, MaxGzipLevel)
+		}
+	case "zstd":
+		if lvl < 1 || lvl > MaxZstdLevel {
+			c.addf(path, "%d is not a zstd level catchup offers: use 1 (fastest) to %d (smallest), or 0 for zstd's default (3); "+
+				"zstd's negative (fast) levels are not offered", lvl, MaxZstdLevel)
+		}
+	default:
+		c.addf(path, "%d: producer.compression %q takes no level; compression_level is for gzip and zstd: remove it", lvl, w.Compression)
+	}
+}
+
 func (w *Producer) check(c *checker, path string) {
 	at := func(field string) string { return path + "." + field }
 	c.enum(at("acks"), w.Acks, "all", "leader", "none")
@@ -334,6 +361,7 @@ func (w *Producer) check(c *checker, path string) {
 			"use acks: all, or set allow_data_loss: true to accept the loss")
 	}
 	c.enum(at("compression"), w.Compression, "none", "gzip", "snappy", "lz4", "zstd")
+	w.checkLevel(c, at("compression_level"))
 	if w.BatchRecords <= 0 {
 		c.addf(at("batch_records"), "%d must be positive", w.BatchRecords)
 	}

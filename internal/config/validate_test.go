@@ -96,6 +96,17 @@ func TestValidate(t *testing.T) {
 		{"compression enum", func(f *File) { f.Pipelines[0].Producer.Compression = "brotli" }, p0, "producer.compression",
 			"use one of: none, gzip, snappy, lz4, zstd"},
 		{"batch records", func(f *File) { f.Pipelines[0].Producer.BatchRecords = -5 }, p0, "producer.batch_records", "must be positive"},
+		{"level of a codec without levels", func(f *File) {
+			f.Pipelines[0].Producer.Compression, f.Pipelines[0].Producer.CompressionLevel = "lz4", 9
+		}, p0, "producer.compression_level", `9: producer.compression "lz4" takes no level; compression_level is for gzip and zstd: remove it`},
+		{"level without compression", func(f *File) { f.Pipelines[0].Producer.CompressionLevel = 3 }, p0, "producer.compression_level",
+			`producer.compression "none" takes no level`},
+		{"gzip level", func(f *File) {
+			f.Pipelines[0].Producer.Compression, f.Pipelines[0].Producer.CompressionLevel = "gzip", 10
+		}, p0, "producer.compression_level", "10 is not a gzip level: use 1 (fastest) to 9 (smallest), or 0 for gzip's default (6)"},
+		{"zstd negative level", func(f *File) {
+			f.Pipelines[0].Producer.Compression, f.Pipelines[0].Producer.CompressionLevel = "zstd", -5
+		}, p0, "producer.compression_level", "-5 is not a zstd level catchup offers: use 1 (fastest) to 22 (smallest)"},
 		{"negative takeover settle", func(f *File) { f.Pipelines[0].TakeoverSettle = -time.Second }, p0, "takeover_settle", "must be from 0 (no wait) to 10s"},
 		{"long takeover settle", func(f *File) { f.Pipelines[0].TakeoverSettle = time.Minute }, p0, "takeover_settle", "must be from 0 (no wait) to 10s"},
 		{"negative replication wait", func(f *File) { f.Pipelines[0].ReplicationWait = -time.Second }, p0, "replication_wait", "must be from 0 (no wait) to 10m0s"},
@@ -207,6 +218,12 @@ func TestValidateAllowed(t *testing.T) {
 		{"acks none with allow_data_loss", func(f *File) { f.Pipelines[0].Producer.Acks = "none"; f.Pipelines[0].Producer.AllowDataLoss = true }},
 		{"acks leader", func(f *File) { f.Pipelines[0].Producer.Acks = "leader" }},
 		{"zero retries", func(f *File) { f.Pipelines[0].Producer.Retries = 0 }},
+		{"zstd level", func(f *File) {
+			f.Pipelines[0].Producer.Compression, f.Pipelines[0].Producer.CompressionLevel = "zstd", MaxZstdLevel
+		}},
+		{"gzip level", func(f *File) {
+			f.Pipelines[0].Producer.Compression, f.Pipelines[0].Producer.CompressionLevel = "gzip", 1
+		}},
 		{"client certificate", func(f *File) { f.Pipelines[0].Source.TLS = &TLS{CertFile: cert, KeyFile: key} }},
 		{"timestamp start", func(f *File) { f.Pipelines[0].Start = "2024-05-01T12:00:00+02:00" }},
 		{"dynamodb store", func(f *File) { f.Store = "dynamodb://catchup" }},

@@ -32,6 +32,7 @@ type Target struct {
 	cl           *Cluster
 	acks         int16
 	compression  compress.Compression
+	level        int // compression level; 0: the codec's default
 	batchRecords int
 	batchBytes   int
 	timeout      time.Duration
@@ -45,6 +46,9 @@ type Target struct {
 type Producer struct {
 	Acks        string // "all", "leader" or "none"
 	Compression string // "none", "gzip", "snappy", "lz4" or "zstd"
+	// CompressionLevel is gzip's (1 to 9) or zstd's (1 to 22) level; 0 is
+	// the codec's default, and the only level of the others.
+	CompressionLevel int
 	// BatchRecords and BatchBytes bound one produce request; both at least 1.
 	BatchRecords int
 	BatchBytes   int
@@ -57,7 +61,7 @@ type Producer struct {
 
 // NewTarget returns a Target for the cluster c that produces as p says.
 func NewTarget(c Settings, p Producer) (*Target, error) {
-	t := &Target{batchRecords: p.BatchRecords, batchBytes: p.BatchBytes, timeout: p.Timeout}
+	t := &Target{batchRecords: p.BatchRecords, batchBytes: p.BatchBytes, timeout: p.Timeout, level: p.CompressionLevel}
 	t.idem.id = -1
 	switch p.Acks {
 	case "all":
@@ -78,6 +82,14 @@ func NewTarget(c Settings, p Producer) (*Target, error) {
 		}
 	default:
 		return nil, fmt.Errorf("producer compression %q: want none, gzip, snappy, lz4 or zstd", p.Compression)
+	}
+	switch lvl := t.level; {
+	case lvl != 0 && t.compression != compress.Gzip && t.compression != compress.Zstd:
+		return nil, fmt.Errorf("producer compression level %d: %s takes no level", lvl, p.Compression)
+	case t.compression == compress.Gzip && (lvl < 0 || lvl > 9):
+		return nil, fmt.Errorf("producer compression level %d: want gzip's 1 to 9, or 0 for its default", lvl)
+	case t.compression == compress.Zstd && (lvl < 0 || lvl > 22):
+		return nil, fmt.Errorf("producer compression level %d: want zstd's 1 to 22, or 0 for its default", lvl)
 	}
 	switch {
 	case t.batchRecords < 1:
@@ -254,7 +266,7 @@ func (t *Target) sendBatch(ctx context.Context, p catchup.Partition, recs []catc
 			Partitions: []produce.RequestPartition{{Partition: p.Partition}},
 		}},
 	}, &wire.ProduceRequest{Acks: t.acks, TimeoutMillis: timeout,
-		Partition: p, Compression: t.compression, Records: recs, Stamp: stamp, Seq: seq})
+		Partition: p, Compression: t.compression, Level: t.level, Records: recs, Stamp: stamp, Seq: seq})
 	res, err := t.cl.roundTrip(ctx, e, t.timeout+produceResponseMargin)
 	if err != nil {
 		var code kafka.Error

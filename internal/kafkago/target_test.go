@@ -81,6 +81,63 @@ func TestProduceRoundTrip(t *testing.T) {
 	}
 }
 
+// TestProduceCompressionLevel: producer.compression_level reaches the
+// batches the target receives (each level its own encoding, the smallest
+// batch at the highest level), which the broker and franz-go read back
+// whole; and a level for a codec without levels is refused when the Target
+// is made.
+func TestProduceCompressionLevel(t *testing.T) {
+	ctx := testContext(t)
+	recs := make([]catchup.Record, 2000)
+	for i := range recs { // text with repeats at many distances, as JSON has: levels differ on it
+		recs[i] = catchup.Record{Offset: int64(i), Timestamp: time.UnixMilli(1_700_000_000_000),
+			Value: fmt.Appendf(nil, `{"order":%d,"customer":"c-%d","sku":"s-%d","qty":%d,"note":"%s"}`,
+				i, i*7919%1000, i*104729%500, i%9, strings.Repeat(strconv.Itoa(i%13), i%40))}
+	}
+	p := catchup.Partition{Topic: "t"}
+	for _, tc := range []struct {
+		codec       string
+		fast, small int
+	}{{"gzip", 1, 9}, {"zstd", 1, 19}} {
+		size := map[int]int{}
+		for _, level := range []int{tc.fast, 0, tc.small} {
+			c := newCluster(t, kfake.SeedTopics(1, "t"))
+			batch := 0 // control functions run serially
+			c.ControlKey(int16(kmsg.Produce), func(r kmsg.Request) (kmsg.Response, error, bool) {
+				c.KeepControl()
+				for _, rt := range r.(*kmsg.ProduceRequest).Topics {
+					for _, rp := range rt.Partitions {
+						batch += len(rp.Records)
+					}
+				}
+				return nil, nil, false
+			})
+			tg := newTarget(t, c, config.Producer{Compression: tc.codec, CompressionLevel: level, BatchRecords: len(recs)})
+			if acked, _, err := produceAll(ctx, tg, p, recs); err != nil || acked != len(recs) {
+				t.Fatalf("%s level %d: Produce = %d, %v", tc.codec, level, acked, err)
+			}
+			if got := consumeAll(ctx, t, c, p, len(recs)); len(got) != len(recs) || !bytes.Equal(got[len(got)-1].Value, recs[len(recs)-1].Value) {
+				t.Fatalf("%s level %d: %d records read back", tc.codec, level, len(got))
+			}
+			size[level] = batch
+		}
+		// Each level its own encoding, and the smallest level's the
+		// smallest batch. (zstd's fastest level may beat its default on
+		// some data: klauspost's encoders differ in more than effort.)
+		if size[tc.fast] == size[0] || size[tc.small] >= size[0] || size[tc.small] >= size[tc.fast] {
+			t.Errorf("%s: batches of %d bytes at level %d, %d at the default, %d at level %d; want three sizes, level %d's the smallest",
+				tc.codec, size[tc.fast], tc.fast, size[0], size[tc.small], tc.small, tc.small)
+		}
+	}
+	c := newCluster(t, kfake.SeedTopics(1, "t"))
+	p0 := config.Producer{Compression: "lz4", CompressionLevel: 9}
+	p0.SetDefaults()
+	if _, err := kafkago.NewTarget(clusterConfig("dst", c), pipeline.ProducerSettings(p0)); err == nil ||
+		!strings.Contains(err.Error(), "lz4 takes no level") {
+		t.Errorf("NewTarget with lz4 at level 9: %v; want an error saying lz4 takes no level", err)
+	}
+}
+
 func TestProduceAcks(t *testing.T) {
 	ctx := testContext(t)
 	c := newCluster(t, kfake.SeedTopics(1, "t"))

@@ -71,6 +71,55 @@ func (fc *propFile) consumerKey(k string) {
 	}
 }
 
+// codecOf is the codec catchup names for the value v of the producer key k,
+// compression.type or the old producer's compression.codec.
+func codecOf(k, v string) (string, bool) {
+	codecs := map[string]string{"none": "none", "gzip": "gzip", "snappy": "snappy", "lz4": "lz4", "zstd": "zstd"}
+	if k == "compression.codec" {
+		// The old producer's codec numbers (kafka.message.CompressionCodec).
+		maps.Copy(codecs, map[string]string{"0": "none", "1": "gzip", "2": "snappy", "3": "lz4", "4": "zstd"})
+	}
+	c, ok := codecs[strings.ToLower(v)]
+	return c, ok
+}
+
+// compressionLevel converts compression.gzip.level or
+// compression.zstd.level (v), which the Java producer applies only when
+// its compression.type is that codec.
+func (fc *propFile) compressionLevel(k, v string) {
+	codec := strings.TrimSuffix(strings.TrimPrefix(k, "compression."), ".level")
+	inUse := "none"
+	for _, ck := range []string{"compression.codec", "compression.type"} { // compression.type wins
+		if cv, ok := fc.get(ck); ok {
+			if c, ok := codecOf(ck, cv); ok {
+				inUse = c
+			}
+		}
+	}
+	if inUse != codec {
+		fc.note(k, NoticeNotApplicable, "the level of %s, and the producer compresses with %s (compression.type): "+
+			"the Java producer ignored it too", codec, inUse)
+		return
+	}
+	n, err := strconv.Atoi(v)
+	most := map[string]int{"gzip": config.MaxGzipLevel, "zstd": config.MaxZstdLevel}[codec]
+	switch {
+	case err != nil || n > most || n < -131072:
+		fc.note(k, NoticeInvalid, "%q is not a %s level: use 1 to %d", v, codec, most)
+	case codec == "gzip" && n == -1:
+		fc.note(k, NoticeMapped, "gzip's default level: producer.compression_level stays 0, the codec's default (6)")
+	case n < 1:
+		fc.mp.p.Producer.CompressionLevel = 1
+		fc.set("producer.compression_level", k)
+		fc.note(k, NoticeWarning, "→ producer.compression_level: 1, catchup's fastest %s level: %s's levels below 1 "+
+			"(zstd's fast modes) are not offered, and level 1 compresses more, at more CPU", codec, codec)
+	default:
+		fc.mp.p.Producer.CompressionLevel = n
+		fc.set("producer.compression_level", k)
+		fc.note(k, NoticeMapped, "→ producer.compression_level: %d", n)
+	}
+}
+
 // producerKey converts a key of the producer config.
 func (fc *propFile) producerKey(k string) {
 	v, _ := fc.get(k)
@@ -87,12 +136,7 @@ func (fc *propFile) producerKey(k string) {
 	case "acks", "request.required.acks":
 		fc.acks(k, v)
 	case "compression.type", "compression.codec":
-		codecs := map[string]string{"none": "none", "gzip": "gzip", "snappy": "snappy", "lz4": "lz4", "zstd": "zstd"}
-		if k == "compression.codec" {
-			// The old producer's codec numbers (kafka.message.CompressionCodec).
-			maps.Copy(codecs, map[string]string{"0": "none", "1": "gzip", "2": "snappy", "3": "lz4", "4": "zstd"})
-		}
-		c, ok := codecs[strings.ToLower(v)]
+		c, ok := codecOf(k, v)
 		if !ok {
 			fc.note(k, NoticeInvalid, "%q is not a compression codec; use none, gzip, snappy, lz4 or zstd", v)
 			return
@@ -100,6 +144,8 @@ func (fc *propFile) producerKey(k string) {
 		w.Compression = c
 		fc.set("producer.compression", k)
 		fc.note(k, NoticeMapped, "→ producer.compression: %s", c)
+	case "compression.gzip.level", "compression.zstd.level":
+		fc.compressionLevel(k, v)
 	case "retries", "message.send.max.retries":
 		n, ok := fc.int(k, v, 0)
 		if !ok {

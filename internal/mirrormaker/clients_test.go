@@ -1,6 +1,7 @@
 package mirrormaker
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -64,5 +65,56 @@ func TestProducerValues(t *testing.T) {
 	}
 	if !strings.Contains(string(m.YAML), "retries: 0") {
 		t.Errorf("YAML lacks retries: 0:\n%s", m.YAML)
+	}
+}
+
+// TestCompressionLevel: compression.gzip.level and compression.zstd.level
+// become producer.compression_level when compression.type (or the old
+// compression.codec) names their codec, in either order in the file, and
+// are not applicable otherwise, as the Java producer ignores them.
+func TestCompressionLevel(t *testing.T) {
+	tests := []struct {
+		name, producer, key string
+		wantErr             bool
+		level               int
+		want                string
+	}{
+		{"zstd", "compression.type=zstd\ncompression.zstd.level=1\n", "compression.zstd.level", false, 1,
+			"mapped: → producer.compression_level: 1"},
+		{"level before the codec", "compression.gzip.level=9\ncompression.type=gzip\n", "compression.gzip.level", false, 9,
+			"mapped: → producer.compression_level: 9"},
+		{"old codec number", "compression.codec=4\ncompression.zstd.level=19\n", "compression.zstd.level", false, 19,
+			"mapped: → producer.compression_level: 19"},
+		{"another codec", "compression.type=zstd\ncompression.gzip.level=9\n", "compression.gzip.level", false, 0,
+			"not applicable: the level of gzip, and the producer compresses with zstd (compression.type): the Java producer ignored it too"},
+		{"no codec", "compression.zstd.level=5\n", "compression.zstd.level", false, 0,
+			"not applicable: the level of zstd, and the producer compresses with none (compression.type): the Java producer ignored it too"},
+		{"gzip default", "compression.type=gzip\ncompression.gzip.level=-1\n", "compression.gzip.level", false, 0,
+			"mapped: gzip's default level: producer.compression_level stays 0, the codec's default (6)"},
+		{"zstd fast mode", "compression.type=zstd\ncompression.zstd.level=-7\n", "compression.zstd.level", false, 1,
+			"warning: → producer.compression_level: 1, catchup's fastest zstd level: zstd's levels below 1 (zstd's fast modes) " +
+				"are not offered, and level 1 compresses more, at more CPU"},
+		{"out of range", "compression.type=zstd\ncompression.zstd.level=23\n", "compression.zstd.level", true, 0,
+			`invalid: "23" is not a zstd level: use 1 to 22`},
+		{"lz4", "compression.type=lz4\ncompression.lz4.level=9\n", "compression.lz4.level", false, 0,
+			"not applicable: catchup compresses lz4 at its codec's only level (producer.compression_level is for gzip and zstd)"},
+	}
+	for _, tt := range tests {
+		m, err := convert(t, plainConsumer, plainProducer+tt.producer, Flags{})
+		if (err != nil) != tt.wantErr {
+			t.Errorf("%s: err = %v, want error %v", tt.name, err, tt.wantErr)
+		}
+		if got := noticesOf(m, tt.key); !slices.Contains(got, tt.want) {
+			t.Errorf("%s: notices of %s:\n got %q\nwant %q", tt.name, tt.key, got, tt.want)
+		}
+		if err != nil {
+			continue
+		}
+		if got := m.File.Pipelines[0].Producer.CompressionLevel; got != tt.level {
+			t.Errorf("%s: producer.compression_level %d, want %d", tt.name, got, tt.level)
+		}
+		if line := fmt.Sprintf("compression_level: %d", tt.level); tt.level != 0 && !strings.Contains(string(m.YAML), line) {
+			t.Errorf("%s: the YAML lacks %q:\n%s", tt.name, line, m.YAML)
+		}
 	}
 }

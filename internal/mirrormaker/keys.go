@@ -40,7 +40,7 @@ const (
 	whyTLSTuning   = "Go's TLS stack negotiates TLS 1.2 or 1.3 with its own cipher suites and providers"
 	whyCommitted   = "catchup commits its checkpoints to its own store, after the target acknowledged the records, " +
 		"every commit_interval (--offset.commit.interval.ms)"
-	whyMemory = "catchup's memory is bounded by fetch_bytes: at most three fetches per partition, parallelism partitions at once"
+	whyMemory = "catchup's memory is bounded by fetch_bytes: at most two fetches per partition, parallelism partitions at once"
 )
 
 // knownKeys lists every key catchup knows an answer for. Keys answered by
@@ -71,7 +71,7 @@ func knownKeys() map[string]keyAnswers {
 		"fetch.message.max.bytes", "max.partition.fetch.bytes")
 	add(producerFile, NoticeMapped, "", "acks", "request.required.acks", "compression.type", "compression.codec",
 		"retries", "message.send.max.retries", "retry.backoff.ms", "batch.num.messages", "max.request.size",
-		"request.timeout.ms", "producer.type", "queue.enqueue.timeout.ms")
+		"request.timeout.ms", "producer.type", "queue.enqueue.timeout.ms", "compression.gzip.level", "compression.zstd.level")
 
 	// The old consumer.
 	add(consumerFile, NoticeObsolete, whyOldConsumer+"a run ends when its windows are copied", "consumer.timeout.ms")
@@ -123,8 +123,8 @@ func knownKeys() map[string]keyAnswers {
 		"resume exact instead (see docs/guarantees.md)", "transactional.id", "transaction.timeout.ms")
 	add(producerFile, NoticeNotApplicable, "a produce is retried producer.retries times within the run's deadline",
 		"delivery.timeout.ms", "retry.backoff.max.ms")
-	add(producerFile, NoticeNotApplicable, "catchup compresses with the codec's default level",
-		"compression.gzip.level", "compression.lz4.level", "compression.zstd.level")
+	add(producerFile, NoticeNotApplicable, "catchup compresses lz4 at its codec's only level (producer.compression_level "+
+		"is for gzip and zstd)", "compression.lz4.level")
 	add(producerFile, NoticeNotApplicable, "producer.compression applies to every topic", "compressed.topics")
 	add(producerFile, NoticeObsolete, "a setting of the old Scala producer (removed in Kafka 2.0); "+whyJavaTuning,
 		"topic.metadata.refresh.interval.ms")

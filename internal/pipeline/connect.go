@@ -63,7 +63,7 @@ func ConnectWriter(c cfg.Cluster, p cfg.Producer) (*kafkago.Target, error) {
 // ProducerSettings are p as kafkago takes them.
 func ProducerSettings(p cfg.Producer) kafkago.Producer {
 	return kafkago.Producer{
-		Acks: p.Acks, Compression: p.Compression, BatchRecords: p.BatchRecords, BatchBytes: p.BatchBytes,
+		Acks: p.Acks, Compression: p.Compression, CompressionLevel: p.CompressionLevel, BatchRecords: p.BatchRecords, BatchBytes: p.BatchBytes,
 		Timeout: p.Timeout, Idempotent: p.IdempotentEnabled(),
 	}
 }

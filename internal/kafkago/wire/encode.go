@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/segmentio/kafka-go/compress"
+	"github.com/segmentio/kafka-go/compress/gzip"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 )
@@ -96,6 +97,7 @@ type ProduceRequest struct {
 	TimeoutMillis int32
 	Partition     catchup.Partition
 	Compression   compress.Compression
+	Level         int // the compression level, gzip 1 to 9 or zstd 1 to 22; 0: the codec's default
 	Records       []catchup.Record
 	Stamp         *catchup.Provenance // if set, the provenance header each record gets (Offset: the record's)
 	Seq           ProducerSeq         // the idempotent producer's fields of the batch; the zero value for none
@@ -147,7 +149,7 @@ func (r *ProduceRequest) AppendTo(b []byte, _ int16) ([]byte, error) {
 	b = binary.BigEndian.AppendUint32(b, uint32(r.Partition.Partition))
 	at := len(b)
 	b = binary.BigEndian.AppendUint32(b, 0) // records size, set below
-	b, err := appendProducerBatch(b, r.Records, r.Stamp, r.Compression, r.Seq)
+	b, err := appendProducerBatch(b, r.Records, r.Stamp, r.Compression, r.Level, r.Seq)
 	if err != nil {
 		return b, err
 	}
@@ -171,12 +173,13 @@ const (
 // records compressed with c, stamped with the provenance header if stamp is
 // set.
 func appendRecordBatch(b []byte, recs []catchup.Record, stamp *catchup.Provenance, c compress.Compression) ([]byte, error) {
-	return appendProducerBatch(b, recs, stamp, c, noProducer)
+	return appendProducerBatch(b, recs, stamp, c, 0, noProducer)
 }
 
-// appendProducerBatch is appendRecordBatch with the producer fields of seq:
-// an idempotent batch when seq.On.
-func appendProducerBatch(b []byte, recs []catchup.Record, stamp *catchup.Provenance, c compress.Compression, seq ProducerSeq) ([]byte, error) {
+// appendProducerBatch is appendRecordBatch with the producer fields of seq
+// (an idempotent batch when seq.On), compressed at level (0: the codec's
+// default).
+func appendProducerBatch(b []byte, recs []catchup.Record, stamp *catchup.Provenance, c compress.Compression, level int, seq ProducerSeq) ([]byte, error) {
 	if len(recs) == 0 {
 		return b, fmt.Errorf("record batch: no records")
 	}
@@ -209,7 +212,7 @@ func appendProducerBatch(b []byte, recs []catchup.Record, stamp *catchup.Provena
 		}
 	} else {
 		var err error
-		if b, err = appendCompressed(b, recs, first, st, c); err != nil {
+		if b, err = appendCompressed(b, recs, first, st, c, level); err != nil {
 			return b, err
 		}
 	}
@@ -218,8 +221,11 @@ func appendProducerBatch(b []byte, recs []catchup.Record, stamp *catchup.Provena
 	return b, nil
 }
 
-func appendCompressed(b []byte, recs []catchup.Record, first int64, st stamper, c compress.Compression) ([]byte, error) {
+func appendCompressed(b []byte, recs []catchup.Record, first int64, st stamper, c compress.Compression, level int) ([]byte, error) {
 	codec := c.Codec()
+	if c == compress.Gzip && level >= 1 && level < len(gzipCodecs) {
+		codec = gzipCodecs[level]
+	}
 	if codec == nil {
 		return b, fmt.Errorf("record batch: unknown compression codec %d", c)
 	}
@@ -231,7 +237,7 @@ func appendCompressed(b []byte, recs []catchup.Record, first int64, st stamper, 
 	s.buf = raw
 	defer s.Release()
 	if c == compress.Zstd {
-		return appendZstd(b, raw)
+		return appendZstd(b, raw, level)
 	}
 	out := bytes.NewBuffer(b)
 	w := codec.NewWriter(out)
@@ -244,6 +250,15 @@ func appendCompressed(b []byte, recs []catchup.Record, first int64, st stamper, 
 	}
 	return out.Bytes(), nil
 }
+
+// gzipCodecs are kafka-go's gzip codec at each level, 1 to 9, built once:
+// each keeps its own pool of writers.
+var gzipCodecs = func() (cs [10]compress.Codec) {
+	for l := 1; l < len(cs); l++ {
+		cs[l] = &gzip.Codec{Level: l}
+	}
+	return cs
+}()
 
 // produceHeaderLen is the size of a produce request up to its record
 // batch, without the client id and the topic name.

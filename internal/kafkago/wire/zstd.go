@@ -32,51 +32,67 @@ const zstdMaxBatch = 128 << 20
 // host would cost 80 MiB before the first batch.
 const zstdMaxEncoders = 8
 
-// zstdCodec is the process's zstd encoder and decoder. Both hold no data
-// of a run, only reusable buffers, and EncodeAll and DecodeAll are safe for
+// The process's zstd encoders and decoder. They hold no data of a run,
+// only reusable buffers, and EncodeAll and DecodeAll are safe for
 // concurrent use: sharing them across Sources and Targets keeps their
-// buffers to one set per CPU.
-type zstdCodec struct {
-	enc *zstd.Encoder
-	dec *zstd.Decoder
+// buffers to one set per CPU. There is one encoder per klauspost level a
+// Target asks for (producer.compression_level), built on first use.
+var (
+	zstdEncoders [zstd.SpeedBestCompression + 1]func() (*zstd.Encoder, error)
+	zstdDecoder  = sync.OnceValues(func() (*zstd.Decoder, error) {
+		// Concurrency 0: one decoder per CPU for DecodeAll.
+		dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderLowmem(true),
+			zstd.WithDecoderMaxMemory(zstdMaxBatch))
+		if err != nil {
+			return nil, fmt.Errorf("zstd decoder: %w", err)
+		}
+		return dec, nil
+	})
+)
+
+func init() {
+	for l := range zstdEncoders {
+		level := zstd.EncoderLevel(l)
+		zstdEncoders[l] = sync.OnceValues(func() (*zstd.Encoder, error) {
+			// One encoder per CPU, up to zstdMaxEncoders: with a single
+			// one, the partitions' producers would take turns compressing.
+			enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithWindowSize(zstdWindow),
+				zstd.WithEncoderConcurrency(min(runtime.GOMAXPROCS(0), zstdMaxEncoders)), zstd.WithZeroFrames(true))
+			if err != nil {
+				return nil, fmt.Errorf("zstd encoder: %w", err)
+			}
+			return enc, nil
+		})
+	}
 }
 
-// sharedZstd builds the process's codec on first use.
-var sharedZstd = sync.OnceValues(func() (*zstdCodec, error) {
-	// SpeedDefault is zstd level 3, kafka-go's default level. One encoder
-	// per CPU, up to zstdMaxEncoders: with a single one, the partitions'
-	// producers would take turns compressing.
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithWindowSize(zstdWindow),
-		zstd.WithEncoderConcurrency(min(runtime.GOMAXPROCS(0), zstdMaxEncoders)), zstd.WithZeroFrames(true))
-	if err != nil {
-		return nil, fmt.Errorf("zstd encoder: %w", err)
+// zstdLevel is klauspost's encoder level for a zstd level (0: zstd's
+// default, 3): klauspost offers four, and maps zstd's 1 to 22 onto them.
+func zstdLevel(level int) zstd.EncoderLevel {
+	if level == 0 {
+		return zstd.SpeedDefault // kafka-go's and the Java producer's default, zstd level 3
 	}
-	// Concurrency 0: one decoder per CPU for DecodeAll.
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxMemory(zstdMaxBatch))
-	if err != nil {
-		return nil, fmt.Errorf("zstd decoder: %w", err)
-	}
-	return &zstdCodec{enc: enc, dec: dec}, nil
-})
+	return zstd.EncoderLevelFromZstd(level)
+}
 
-// appendZstd appends raw compressed as one zstd frame to b.
-func appendZstd(b, raw []byte) ([]byte, error) {
-	z, err := sharedZstd()
+// appendZstd appends raw compressed as one zstd frame to b, at zstd level
+// level (0: the default).
+func appendZstd(b, raw []byte, level int) ([]byte, error) {
+	enc, err := zstdEncoders[zstdLevel(level)]()
 	if err != nil {
 		return b, fmt.Errorf("record batch: %w", err)
 	}
-	return z.enc.EncodeAll(raw, b), nil
+	return enc.EncodeAll(raw, b), nil
 }
 
 // appendUnzstd appends the zstd frames of src decompressed to dst; first is
 // the batch's first offset, for errors.
 func appendUnzstd(dst, src []byte, first int64) ([]byte, error) {
-	z, err := sharedZstd()
+	dec, err := zstdDecoder()
 	if err != nil {
 		return nil, fmt.Errorf("record batch at offset %d: %w", first, err)
 	}
-	out, err := z.dec.DecodeAll(src, dst)
+	out, err := dec.DecodeAll(src, dst)
 	switch {
 	case errors.Is(err, zstd.ErrDecoderSizeExceeded):
 		return nil, fmt.Errorf("record batch at offset %d: zstd: decompressed over %d MiB, catchup's bound for one batch "+
