@@ -46,6 +46,12 @@ type exchange struct {
 
 	mu    sync.Mutex
 	stage stage
+	// encoded is closed once req is encoded into its frame (or failed to
+	// be): until then the connection's goroutine reads what req points to,
+	// a produce request's records in the memory of the fetch they came
+	// from, which the caller releases once the round trip returns.
+	encoded     chan struct{}
+	encodedOnce sync.Once
 }
 
 // stage is how far an exchange got in writing its request.
@@ -92,7 +98,7 @@ func (e *exchange) toBroker(id int32) *exchange {
 // response), at the versions both req and kafka-go offer.
 func (c *Cluster) newWireExchange(msg protocol.Message, req wire.Request) *exchange {
 	e := c.newExchange(msg, req.MinVersion())
-	e.req = req
+	e.req, e.encoded = req, make(chan struct{})
 	return e
 }
 
@@ -196,6 +202,7 @@ func (e *exchange) writeRequest(w io.Writer) error {
 		return protocol.WriteRequest(w, e.version, e.corr, e.clientID, e.msg)
 	}
 	f, err := wire.EncodeRequest(e.req, e.version, e.corr, e.clientID)
+	e.encodedOnce.Do(func() { close(e.encoded) })
 	if err != nil {
 		return err
 	}
@@ -215,14 +222,21 @@ func (e *exchange) setStage(s stage) {
 
 // sent reports, after a failed round trip, whether the broker may have
 // received the whole request. A request not yet written is abandoned, so
-// that it is never written later.
+// that it is never written later; one being written is waited for until
+// it is encoded, so that the caller may reuse what the request pointed to
+// (a round trip cut off by its context returns while the connection's
+// goroutine still writes).
 func (e *exchange) sent() bool {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.stage == pending {
 		e.stage = abandoned
 	}
-	return e.stage == writing || e.stage == written
+	st := e.stage
+	e.mu.Unlock()
+	if st == writing && e.encoded != nil {
+		<-e.encoded
+	}
+	return st == writing || st == written
 }
 
 // maxResponseBytes guards against a garbled size prefix.
