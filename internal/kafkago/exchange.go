@@ -145,6 +145,10 @@ func (e *exchange) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
 	}
 	e.stage = writing
 	e.mu.Unlock()
+	// Whatever way it leaves, the request is no longer being encoded: a
+	// sent() that saw it writing stops waiting (writeRequest says so
+	// earlier, once the frame is made).
+	defer e.doneEncoding()
 
 	key := e.msg.ApiKey()
 	maxVer := key.MaxVersion()
@@ -202,13 +206,20 @@ func (e *exchange) writeRequest(w io.Writer) error {
 		return protocol.WriteRequest(w, e.version, e.corr, e.clientID, e.msg)
 	}
 	f, err := wire.EncodeRequest(e.req, e.version, e.corr, e.clientID)
-	e.encodedOnce.Do(func() { close(e.encoded) })
+	e.doneEncoding()
 	if err != nil {
 		return err
 	}
 	defer f.Release() // the bytes are the connection's once Write returns
 	_, err = w.Write(f.Bytes())
 	return err
+}
+
+// doneEncoding says that the request's frame is made, or never will be.
+func (e *exchange) doneEncoding() {
+	if e.encoded != nil {
+		e.encodedOnce.Do(func() { close(e.encoded) })
+	}
 }
 
 // decodedResponse hides a response's type from the Transport.

@@ -47,3 +47,21 @@ func TestSentWaitsForTheEncoding(t *testing.T) {
 		t.Error("sent = false for a request being written")
 	}
 }
+
+// TestSentDoesNotWaitForARefusedRequest: a request refused before it is
+// encoded (no version both sides accept) leaves its writing stage without
+// a frame; a sent() that saw it writing must not wait for one forever.
+func TestSentDoesNotWaitForARefusedRequest(t *testing.T) {
+	req := &blockingRequest{encoding: make(chan struct{}), release: make(chan struct{})}
+	c := &Cluster{clientID: "catchup"}
+	e := c.newWireExchange(kmsgKey(0), req)
+	e.version = 2 // below the request's MinVersion
+	if _, err := e.RawExchange(&bytes.Buffer{}); err == nil {
+		t.Fatal("RawExchange accepted version 2 of a request of versions 3 to 8")
+	}
+	select {
+	case <-e.encoded:
+	case <-time.After(time.Second):
+		t.Fatal("the exchange still says it is being encoded after RawExchange refused it: a sent() that saw it writing waits forever")
+	}
+}
