@@ -86,10 +86,10 @@ func NewTarget(c Settings, p Producer) (*Target, error) {
 	switch lvl := t.level; {
 	case lvl != 0 && t.compression != compress.Gzip && t.compression != compress.Zstd:
 		return nil, fmt.Errorf("producer compression level %d: %s takes no level", lvl, p.Compression)
-	case t.compression == compress.Gzip && (lvl < 0 || lvl > 9):
-		return nil, fmt.Errorf("producer compression level %d: want gzip's 1 to 9, or 0 for its default", lvl)
-	case t.compression == compress.Zstd && (lvl < 0 || lvl > 22):
-		return nil, fmt.Errorf("producer compression level %d: want zstd's 1 to 22, or 0 for its default", lvl)
+	case t.compression == compress.Gzip && (lvl < 0 || lvl > wire.MaxGzipLevel):
+		return nil, fmt.Errorf("producer compression level %d: want gzip's 1 to %d, or 0 for its default", lvl, wire.MaxGzipLevel)
+	case t.compression == compress.Zstd && (lvl < 0 || lvl > wire.MaxZstdLevel):
+		return nil, fmt.Errorf("producer compression level %d: want zstd's 1 to %d, or 0 for its default", lvl, wire.MaxZstdLevel)
 	}
 	switch {
 	case t.batchRecords < 1:

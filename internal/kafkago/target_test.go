@@ -136,6 +136,20 @@ func TestProduceCompressionLevel(t *testing.T) {
 		!strings.Contains(err.Error(), "lz4 takes no level") {
 		t.Errorf("NewTarget with lz4 at level 9: %v; want an error saying lz4 takes no level", err)
 	}
+	// The adapter takes every level the configuration accepts, and no other.
+	for codec, most := range map[string]int{"gzip": config.MaxGzipLevel, "zstd": config.MaxZstdLevel} {
+		for _, level := range []int{1, most, most + 1} {
+			p := config.Producer{Compression: codec, CompressionLevel: level}
+			p.SetDefaults()
+			tg, err := kafkago.NewTarget(clusterConfig("dst", c), pipeline.ProducerSettings(p))
+			if ok := level <= most; (err == nil) != ok {
+				t.Errorf("NewTarget with %s at level %d: %v; the configuration accepts 1 to %d", codec, level, err, most)
+			}
+			if err == nil {
+				tg.Close()
+			}
+		}
+	}
 }
 
 func TestProduceAcks(t *testing.T) {

@@ -251,9 +251,15 @@ func appendCompressed(b []byte, recs []catchup.Record, first int64, st stamper, 
 	return out.Bytes(), nil
 }
 
+// The compression levels a ProduceRequest may name (Level), besides 0.
+const (
+	MaxGzipLevel = 9  // compress/gzip's BestCompression
+	MaxZstdLevel = 22 // zstd's highest; klauspost maps 1 to 22 onto four encoders
+)
+
 // gzipCodecs are kafka-go's gzip codec at each level, 1 to 9, built once:
 // each keeps its own pool of writers.
-var gzipCodecs = func() (cs [10]compress.Codec) {
+var gzipCodecs = func() (cs [MaxGzipLevel + 1]compress.Codec) {
 	for l := 1; l < len(cs); l++ {
 		cs[l] = &gzip.Codec{Level: l}
 	}
