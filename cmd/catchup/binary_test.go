@@ -171,7 +171,7 @@ func TestOutcomesThroughTheBinary(t *testing.T) {
 	}, {
 		name: "failed: target topic too short, no create_topics",
 		stage: func(t *testing.T, b *binEnv) {
-			dst, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(cliParts-1, cliTopic))
+			dst, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(cliParts-1, cliTopic), kfake.SleepOutOfOrder())
 			if err != nil {
 				t.Fatal(err)
 			}

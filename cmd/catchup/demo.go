@@ -66,7 +66,11 @@ func (a *app) demo(ctx context.Context, perPartition int, keep bool) error {
 		defer os.RemoveAll(dir)
 	}
 
-	var opts []kfake.Opt
+	// SleepOutOfOrder: kfake's in-order queue of slept requests can hand one
+	// request to two waiters (demoKill sleeps every produce); with it, each
+	// connection's requests are still handled in order (kfake submits the
+	// next only once the previous response is written).
+	opts := []kfake.Opt{kfake.SleepOutOfOrder()}
 	for _, t := range demoTopics {
 		opts = append(opts, kfake.SeedTopics(t.partitions, t.name))
 	}

@@ -65,7 +65,11 @@ func TestCrashSlowTarget(t *testing.T) {
 }
 
 func crash(t *testing.T, o options) {
-	h, ctx := start(t, o)
+	var dstOpts []kfake.Opt
+	if o.produceDelay > 0 {
+		dstOpts = append(dstOpts, kfake.SleepOutOfOrder()) // see TestSleepOutOfOrder
+	}
+	h, ctx := start(t, o, dstOpts...)
 	if o.produceDelay > 0 {
 		h.dst.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
 			h.dst.KeepControl()

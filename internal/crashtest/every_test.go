@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -23,7 +24,7 @@ import (
 // everything, SIGTERM stops it (exit 0), and the target is an exact copy of
 // the source with the checkpoints at the source ends.
 func TestEverySIGTERM(t *testing.T) {
-	h, ctx := start(t, options{store: "file", provenance: true})
+	h, ctx := start(t, options{store: "file", provenance: true}, kfake.SleepOutOfOrder()) // see TestSleepOutOfOrder
 	// A slow target, so that the first SIGTERM lands while the backlog is
 	// being copied.
 	h.dst.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
