@@ -103,8 +103,11 @@ func (fc *propFile) compressionLevel(k, v string) {
 	}
 	n, err := strconv.Atoi(v)
 	most := map[string]int{"gzip": config.MaxGzipLevel, "zstd": config.MaxZstdLevel}[codec]
+	// The Java producer's least: gzip takes -1 (its default) or 1 to 9,
+	// zstd down to its fastest negative level.
+	least := map[string]int{"gzip": -1, "zstd": -131072}[codec]
 	switch {
-	case err != nil || n > most || n < -131072:
+	case err != nil || n > most || n < least || codec == "gzip" && n == 0:
 		fc.note(k, NoticeInvalid, "%q is not a %s level: use 1 to %d", v, codec, most)
 	case codec == "gzip" && n == -1:
 		fc.note(k, NoticeMapped, "gzip's default level: producer.compression_level stays 0, the codec's default (6)")

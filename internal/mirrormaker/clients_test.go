@@ -96,6 +96,11 @@ func TestCompressionLevel(t *testing.T) {
 				"are not offered, and level 1 compresses more, at more CPU"},
 		{"out of range", "compression.type=zstd\ncompression.zstd.level=23\n", "compression.zstd.level", true, 0,
 			`invalid: "23" is not a zstd level: use 1 to 22`},
+		// The Java producer refuses gzip levels 0 and below -1.
+		{"gzip 0", "compression.type=gzip\ncompression.gzip.level=0\n", "compression.gzip.level", true, 0,
+			`invalid: "0" is not a gzip level: use 1 to 9`},
+		{"gzip -2", "compression.type=gzip\ncompression.gzip.level=-2\n", "compression.gzip.level", true, 0,
+			`invalid: "-2" is not a gzip level: use 1 to 9`},
 		{"lz4", "compression.type=lz4\ncompression.lz4.level=9\n", "compression.lz4.level", false, 0,
 			"not applicable: catchup compresses lz4 at its codec's only level (producer.compression_level is for gzip and zstd)"},
 	}
