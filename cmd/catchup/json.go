@@ -18,7 +18,7 @@ const jsonVersion = 1
 type jsonDoc[P any] struct {
 	Version   int          `json:"version"` // jsonVersion
 	Catchup   version.Info `json:"catchup"` // the build that printed it
-	Command   string       `json:"command"` // run, plan, status, verify, backfill, translate, reset, mirrormaker
+	Command   string       `json:"command"` // run, plan, status, verify, backfill, translate, reset, mirrormaker, mirrormaker2
 	Pipelines []P          `json:"pipelines"`
 	// Error is the error the command exited with, which it also wrote to
 	// stderr; absent when it succeeded or only left work undone (exit 1

@@ -137,7 +137,7 @@ type Cluster struct {
 	TLS      *TLS     `yaml:"tls"`       // nil: plaintext
 	SASL     *SASL    `yaml:"sasl"`      // nil: no authentication
 	// DialTimeout bounds connecting to a broker: TCP, the TLS handshake and
-	// SASL together; 0: 10 seconds.
+	// SASL together (default 10s; 0 means the default).
 	DialTimeout time.Duration `yaml:"dial_timeout"`
 }
 

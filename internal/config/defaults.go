@@ -28,6 +28,8 @@ const (
 	DefaultRetries         = 10
 	DefaultRetryBackoff    = 100 * time.Millisecond
 	DefaultTimeout         = 30 * time.Second
+	// DefaultDialTimeout bounds TCP, the TLS handshake and SASL together.
+	DefaultDialTimeout = 10 * time.Second
 	// DefaultReplicationFactor asks the target for its default.replication.factor.
 	DefaultReplicationFactor = -1
 	// DefaultConfigSyncInterval is MirrorMaker 2's sync.topic.configs.interval.seconds.
@@ -111,6 +113,8 @@ func (w *Producer) setDefaults(present func(field string) bool) {
 func (c *Cluster) setDefaults(name string, present func(field string) bool) {
 	setDefault(&c.Name, name, present("name"))
 	setDefault(&c.ClientID, DefaultClientID, present("client_id"))
+	// An explicit 0 means the default too: no connection should wait for ever.
+	setDefault(&c.DialTimeout, DefaultDialTimeout, false)
 	if c.TLS != nil && c.TLS.Enabled == nil {
 		c.TLS.Enabled = ptr(true)
 	}

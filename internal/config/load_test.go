@@ -45,9 +45,10 @@ func TestLoadSample(t *testing.T) {
 			"b-1.dr.kafka.us-east-1.amazonaws.com:9098",
 			"b-2.dr.kafka.us-east-1.amazonaws.com:9098",
 		},
-		ClientID: "catchup",
-		TLS:      &TLS{Enabled: ptr(true)},
-		SASL:     &SASL{Mechanism: "AWS_MSK_IAM"},
+		ClientID:    "catchup",
+		TLS:         &TLS{Enabled: ptr(true)},
+		SASL:        &SASL{Mechanism: "AWS_MSK_IAM"},
+		DialTimeout: 10 * time.Second,
 	}
 	mskDefaultName := msk
 	mskDefaultName.Name = "target"
@@ -57,11 +58,12 @@ func TestLoadSample(t *testing.T) {
 			{
 				Name: "orders-dr",
 				Source: Cluster{
-					Name:     "onprem",
-					Brokers:  []string{"kafka-1.corp.example.com:9093", "kafka-2.corp.example.com:9093"},
-					ClientID: "catchup-orders-dr",
-					TLS:      &TLS{Enabled: ptr(true), ServerName: "kafka.corp.example.com"},
-					SASL:     &SASL{Mechanism: "SCRAM-SHA-512", Username: "replicator", PasswordEnv: "CATCHUP_ONPREM_PASSWORD"},
+					Name:        "onprem",
+					Brokers:     []string{"kafka-1.corp.example.com:9093", "kafka-2.corp.example.com:9093"},
+					ClientID:    "catchup-orders-dr",
+					TLS:         &TLS{Enabled: ptr(true), ServerName: "kafka.corp.example.com"},
+					SASL:        &SASL{Mechanism: "SCRAM-SHA-512", Username: "replicator", PasswordEnv: "CATCHUP_ONPREM_PASSWORD"},
+					DialTimeout: 10 * time.Second,
 				},
 				Target: msk,
 				Topics: Topics{
@@ -74,6 +76,7 @@ func TestLoadSample(t *testing.T) {
 				Producer: Producer{
 					Acks: "all", Compression: "zstd", BatchRecords: 10000, BatchBytes: 1000000,
 					Retries: 10, RetryBackoff: 100 * time.Millisecond, Timeout: 30 * time.Second,
+					Idempotent: ptr(true),
 				},
 				Isolation:      "read_committed",
 				OnGap:          "fail",
@@ -92,7 +95,7 @@ func TestLoadSample(t *testing.T) {
 			},
 			{
 				Name:   "audit-backfill",
-				Source: Cluster{Name: "source", Brokers: []string{"kafka-1.corp.example.com:9092"}, ClientID: "catchup"},
+				Source: Cluster{Name: "source", Brokers: []string{"kafka-1.corp.example.com:9092"}, ClientID: "catchup", DialTimeout: 10 * time.Second},
 				Target: mskDefaultName,
 				Topics: Topics{Include: []string{`audit\..*`}},
 				Start:  "earliest",
@@ -153,8 +156,8 @@ func TestParseDefaults(t *testing.T) {
 		Store: "file://.catchup",
 		Pipelines: []Pipeline{{
 			Name:   "orders-dr",
-			Source: Cluster{Name: "source", Brokers: []string{"src:9092"}, ClientID: "catchup"},
-			Target: Cluster{Name: "target", Brokers: []string{"dst:9092"}, ClientID: "catchup"},
+			Source: Cluster{Name: "source", Brokers: []string{"src:9092"}, ClientID: "catchup", DialTimeout: 10 * time.Second},
+			Target: Cluster{Name: "target", Brokers: []string{"dst:9092"}, ClientID: "catchup", DialTimeout: 10 * time.Second},
 			Topics: Topics{Include: []string{"orders"}},
 			Start:  "earliest",
 			Producer: Producer{

@@ -30,6 +30,7 @@ func Defaults() []Default {
 		{"store", DefaultStore, ""},
 		{"source.name, target.name", "source, target", ""},
 		{"source.client_id, target.client_id", DefaultClientID, ""},
+		{"source.dial_timeout, target.dial_timeout", duration(DefaultDialTimeout), duration(DefaultDialTimeout)},
 		{"source.tls.enabled, target.tls.enabled", "true when the tls block is present", "TLS off"},
 		{"source.sasl.service_name, target.sasl.service_name", DefaultKerberosService + " (GSSAPI)", ""},
 		{"source.sasl.krb5_conf, target.sasl.krb5_conf", "$KRB5_CONFIG, else " + DefaultKrb5Conf + " (GSSAPI)", ""},

@@ -3,8 +3,11 @@ package config_test
 import (
 	"flag"
 	"os"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -60,6 +63,7 @@ func TestDefaultsAreWhatParseFills(t *testing.T) {
 		"fetch_bytes": p.FetchBytes, "lease_duration": p.LeaseDuration, "takeover_settle": p.TakeoverSettle,
 		"replication_wait": p.ReplicationWait, "replication_factor": p.ReplicationFactor,
 		"config_sync_interval": p.ConfigSyncInterval, "acl_sync_interval": p.ACLSyncInterval, "producer": p.Producer,
+		"dial_timeout": []time.Duration{p.Source.DialTimeout, p.Target.DialTimeout},
 	}
 	exp := map[string]any{
 		"store": config.DefaultStore, "client_id": config.DefaultClientID, "target_topic": config.DefaultTargetTopic,
@@ -69,8 +73,48 @@ func TestDefaultsAreWhatParseFills(t *testing.T) {
 		"takeover_settle": config.DefaultTakeoverSettle, "replication_wait": config.DefaultReplicationWait,
 		"replication_factor": config.DefaultReplicationFactor, "config_sync_interval": config.DefaultConfigSyncInterval,
 		"acl_sync_interval": config.DefaultACLSyncInterval, "producer": want.Producer,
+		"dial_timeout": []time.Duration{config.DefaultDialTimeout, config.DefaultDialTimeout},
 	}
 	if diff := cmp.Diff(exp, got); diff != "" {
 		t.Errorf("Parse's defaults differ from the constants (-want +got):\n%s", diff)
+	}
+}
+
+// TestReferenceShowsEveryKey: the reference configuration, which the README
+// and docs/configuration.md send users to for "every key, its default and
+// its meaning", names every key the loader decodes. A key added to the
+// structs and not to testdata/pipelines.yaml fails here.
+func TestReferenceShowsEveryKey(t *testing.T) {
+	ref, err := os.ReadFile("testdata/pipelines.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[reflect.Type]bool{}
+	var walk func(typ reflect.Type, path string)
+	walk = func(typ reflect.Type, path string) {
+		for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice {
+			typ = typ.Elem()
+		}
+		if typ.Kind() != reflect.Struct || seen[typ] {
+			return
+		}
+		seen[typ] = true
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if key == "" || key == "-" {
+				continue
+			}
+			// Written as a key, commented out or not: "key:" after the
+			// indentation, a "#", a "{" or a ",".
+			if !regexp.MustCompile(`(?m)(^|[\s#{,])` + regexp.QuoteMeta(key) + `:`).Match(ref) {
+				t.Errorf("testdata/pipelines.yaml does not show the key %s%s (%s.%s): add it, with its default and meaning", path, key, typ.Name(), f.Name)
+			}
+			walk(f.Type, path+key+".")
+		}
+	}
+	walk(reflect.TypeFor[config.File](), "")
+	if len(seen) < 5 {
+		t.Errorf("walked %d configuration structs; want File, Pipeline, Cluster, TLS, SASL, ...", len(seen))
 	}
 }

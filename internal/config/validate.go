@@ -184,7 +184,7 @@ func (c *Cluster) check(ch *checker, path string) {
 		ch.addf(at("client_id"), "must not be empty")
 	}
 	if c.DialTimeout < 0 {
-		ch.addf(at("dial_timeout"), "%v is negative; give a duration such as 5s, or leave it out for 10s", c.DialTimeout)
+		ch.addf(at("dial_timeout"), "%v is negative; give a duration such as 5s, or leave it out for %v", c.DialTimeout, DefaultDialTimeout)
 	}
 	if t := c.TLS; t != nil {
 		if (t.CertFile == "") != (t.KeyFile == "") {
