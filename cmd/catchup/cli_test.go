@@ -191,6 +191,18 @@ pipelines:
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "nowhere", "pipelines.yaml")
+	// unreachable is valid, with brokers nothing listens on: the flags must
+	// be refused before anything connects.
+	unreachable := filepath.Join(dir, "unreachable.yaml")
+	if err := os.WriteFile(unreachable, []byte(`store: file://`+filepath.Join(dir, "store")+`
+pipelines:
+  - name: p
+    source: {brokers: ["127.0.0.1:1"]}
+    target: {brokers: ["127.0.0.1:2"]}
+    topics: {include: [orders]}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -210,6 +222,14 @@ pipelines:
 		{"bad flag", []string{"run", "--frobnicate"}, []string{"unknown flag", "--frobnicate"}},
 		{"bad flag value", []string{"reset", "--partition", "x"}, []string{"partition", `"x"`}},
 		{"reset without --to", []string{"reset", "-c", badKey, "--pipeline", "p", "--topic", "t"}, []string{"--to"}},
+		{"verify --to below --from", []string{"verify", "-c", unreachable, "--from", "10", "--to", "5"},
+			[]string{"--to 5 is not after --from 10"}},
+		{"verify --to at --from", []string{"verify", "-c", unreachable, "--from", "10", "--to", "10"},
+			[]string{"--to 10 is not after --from 10"}},
+		{"verify times out of order", []string{"verify", "-c", unreachable, "--from", "2026-11-02T00:00:00Z", "--to", "2026-11-01T00:00:00Z"},
+			[]string{"--to 2026-11-01T00:00:00Z is not after --from 2026-11-02T00:00:00Z"}},
+		{"verify bad --from", []string{"verify", "-c", unreachable, "--from", "-3"}, []string{`--from "-3"`, "an offset (0 or more)"}},
+		{"verify bad --to", []string{"verify", "-c", unreachable, "--to", "yesterday"}, []string{`--to "yesterday"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
