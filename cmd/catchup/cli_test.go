@@ -191,6 +191,18 @@ pipelines:
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "nowhere", "pipelines.yaml")
+	// unreachable is valid, with brokers nothing listens on: the flags must
+	// be refused before anything connects.
+	unreachable := filepath.Join(dir, "unreachable.yaml")
+	if err := os.WriteFile(unreachable, []byte(`store: file://`+filepath.Join(dir, "store")+`
+pipelines:
+  - name: p
+    source: {brokers: ["127.0.0.1:1"]}
+    target: {brokers: ["127.0.0.1:2"]}
+    topics: {include: [orders]}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -210,6 +222,18 @@ pipelines:
 		{"bad flag", []string{"run", "--frobnicate"}, []string{"unknown flag", "--frobnicate"}},
 		{"bad flag value", []string{"reset", "--partition", "x"}, []string{"partition", `"x"`}},
 		{"reset without --to", []string{"reset", "-c", badKey, "--pipeline", "p", "--topic", "t"}, []string{"--to"}},
+		{"verify --to below --from", []string{"verify", "-c", unreachable, "--from", "10", "--to", "5"},
+			[]string{"--to 5 is not after --from 10"}},
+		{"verify --to at --from", []string{"verify", "-c", unreachable, "--from", "10", "--to", "10"},
+			[]string{"--to 10 is not after --from 10"}},
+		{"verify times out of order", []string{"verify", "-c", unreachable, "--from", "2026-11-02T00:00:00Z", "--to", "2026-11-01T00:00:00Z"},
+			[]string{"--to 2026-11-01T00:00:00Z is not after --from 2026-11-02T00:00:00Z"}},
+		{"verify bad --from", []string{"verify", "-c", unreachable, "--from", "-3"}, []string{`--from "-3"`, "an offset (0 or more)"}},
+		{"verify bad --to", []string{"verify", "-c", unreachable, "--to", "yesterday"}, []string{`--to "yesterday"`}},
+		{"reset bad --to", []string{"reset", "-c", unreachable, "--pipeline", "p", "--topic", "orders", "--to", "bogus", "--yes"},
+			[]string{`--to "bogus": use earliest, latest, an offset (0 or more), or an RFC 3339 timestamp`}},
+		{"reset negative --partition", []string{"reset", "-c", unreachable, "--pipeline", "p", "--topic", "orders", "--partition", "-1", "--to", "0", "--yes"},
+			[]string{"--partition -1: a partition number is 0 or more"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -221,6 +245,33 @@ pipelines:
 				if !strings.Contains(stderr, w) {
 					t.Errorf("catchup %v: stderr %q does not contain %q", tt.args, stderr, w)
 				}
+			}
+		})
+	}
+}
+
+// TestResetNoSuchPartition: a reset of a topic or partition the source
+// does not have is bad usage that says what the source has, and stores nothing.
+func TestResetNoSuchPartition(t *testing.T) {
+	e := newCLIEnv(t)
+	tests := []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"no such topic", []string{"--topic", "ordres"}, fmt.Sprintf("--topic ordres: the source cluster %s has no such topic", cliSrcName)},
+		{"no such partition", []string{"--topic", cliTopic, "--partition", "7"},
+			fmt.Sprintf("--partition 7: topic %s has partitions 0 to %d on the source", cliTopic, cliParts-1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"reset", "-c", e.cfg, "--pipeline", cliPipeline, "--to", "0", "--yes"}, tt.args...)
+			_, stderr := mustCLI(t, exitUsage, "", args...)
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("catchup %v: stderr %q does not contain %q", args, stderr, tt.want)
+			}
+			if cps := loadCheckpoints(t, e); len(cps) != 0 {
+				t.Errorf("catchup %v stored checkpoints %v, want none", args, cps)
 			}
 		})
 	}

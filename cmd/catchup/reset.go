@@ -34,6 +34,15 @@ It asks for confirmation unless --yes is given.`,
 			if a.pipeline == "" || topic == "" || to == "" {
 				return usageError{errors.New("reset needs --pipeline, --topic and --to")}
 			}
+			// Before anything connects: bad flags are bad usage.
+			target, err := parseResetTo(to)
+			if err != nil {
+				return err
+			}
+			one := cmd.Flags().Changed("partition")
+			if one && partition < 0 {
+				return usageError{fmt.Errorf("--partition %d: a partition number is 0 or more", partition)}
+			}
 			f, err := a.load(cmd.Context())
 			if err != nil {
 				return err
@@ -51,13 +60,17 @@ It asks for confirmation unless --yes is given.`,
 			if err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("partition") {
-				parts = slicesFilter(parts, func(q catchup.Partition) bool { return q.Partition == partition })
-			}
 			if len(parts) == 0 {
-				return usageError{fmt.Errorf("topic %s (partition filter %v) has no partitions on the source", topic, cmd.Flags().Changed("partition"))}
+				return usageError{fmt.Errorf("--topic %s: the source cluster %s has no such topic", topic, pc.Source.Name)}
 			}
-			targets, err := resetOffsets(cmd, p, parts, to)
+			if one {
+				all := len(parts)
+				parts = slicesFilter(parts, func(q catchup.Partition) bool { return q.Partition == partition })
+				if len(parts) == 0 {
+					return usageError{fmt.Errorf("--partition %d: topic %s has partitions 0 to %d on the source", partition, topic, all-1)}
+				}
+			}
+			targets, err := resetOffsets(cmd, p, parts, target)
 			if err != nil {
 				return err
 			}
@@ -111,35 +124,52 @@ It asks for confirmation unless --yes is given.`,
 	return cmd
 }
 
-// resetOffsets resolves --to for each partition.
-func resetOffsets(cmd *cobra.Command, p *pipeline.Pipeline, parts []catchup.Partition, to string) (map[catchup.Partition]int64, error) {
+// resetTo is reset's --to: earliest or latest (end), an offset, or a time.
+type resetTo struct {
+	end    string // "earliest" or "latest", or empty
+	offset int64
+	isTime bool
+	at     time.Time
+}
+
+// parseResetTo reads --to.
+func parseResetTo(to string) (resetTo, error) {
+	if to == "earliest" || to == "latest" {
+		return resetTo{end: to}, nil
+	}
+	if off, err := strconv.ParseInt(to, 10, 64); err == nil && off >= 0 {
+		return resetTo{offset: off}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, to); err == nil {
+		return resetTo{isTime: true, at: t}, nil
+	}
+	return resetTo{}, usageError{fmt.Errorf("--to %q: use earliest, latest, an offset (0 or more), or an RFC 3339 timestamp", to)}
+}
+
+// resetOffsets resolves to for each partition.
+func resetOffsets(cmd *cobra.Command, p *pipeline.Pipeline, parts []catchup.Partition, to resetTo) (map[catchup.Partition]int64, error) {
 	ctx := cmd.Context()
 	out := map[catchup.Partition]int64{}
-	switch to {
-	case "earliest", "latest":
+	switch {
+	case to.end != "":
 		marks, err := p.Source.ListOffsets(ctx, parts)
 		if err != nil {
 			return nil, err
 		}
 		for _, m := range marks {
 			out[m.Partition] = m.LogStart
-			if to == "latest" {
+			if to.end == "latest" {
 				out[m.Partition] = m.HighWatermark
 			}
 		}
-	default:
-		if off, err := strconv.ParseInt(to, 10, 64); err == nil && off >= 0 {
-			for _, q := range parts {
-				out[q] = off
-			}
-			return out, nil
-		}
-		t, err := time.Parse(time.RFC3339Nano, to)
-		if err != nil {
-			return nil, usageError{fmt.Errorf("--to %q: use earliest, latest, an offset, or an RFC 3339 timestamp", to)}
-		}
-		if out, err = p.Source.OffsetsForTime(ctx, parts, t); err != nil {
+	case to.isTime:
+		var err error
+		if out, err = p.Source.OffsetsForTime(ctx, parts, to.at); err != nil {
 			return nil, err
+		}
+	default:
+		for _, q := range parts {
+			out[q] = to.offset
 		}
 	}
 	return out, nil

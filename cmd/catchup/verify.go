@@ -17,7 +17,7 @@ import (
 )
 
 func (a *app) verifyCmd() *cobra.Command {
-	var from, to string
+	var fromFlag, toFlag string
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Compare the source with the target record for record, through the provenance headers",
@@ -40,6 +40,12 @@ run does. Checkpoints written before catchup recorded where copying began are
 compared from the source log start.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Before anything connects: a bad range is bad usage, and an
+			// empty one would store a verification of nothing as exact.
+			from, to, err := verifyRange(fromFlag, toFlag)
+			if err != nil {
+				return err
+			}
 			f, err := a.load(cmd.Context())
 			if err != nil {
 				return err
@@ -62,8 +68,8 @@ compared from the source log start.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "first source offset or RFC 3339 time to compare (default: where copying began, else the source log start)")
-	cmd.Flags().StringVar(&to, "to", "", "source offset or RFC 3339 time to stop before (default: the checkpoint)")
+	cmd.Flags().StringVar(&fromFlag, "from", "", "first source offset or RFC 3339 time to compare (default: where copying began, else the source log start)")
+	cmd.Flags().StringVar(&toFlag, "to", "", "source offset or RFC 3339 time to stop before (default: the checkpoint)")
 	a.addJSONFlag(cmd.Flags(), "print one JSON document (docs/json.md)")
 	return cmd
 }
@@ -71,7 +77,7 @@ compared from the source log start.`,
 // verify compares pipeline pc's source with its target, prints the table,
 // then records every partition's result in the store. It reports whether
 // every partition matched.
-func (a *app) verify(ctx context.Context, f *config.File, pc *config.Pipeline, from, to string) (bool, error) {
+func (a *app) verify(ctx context.Context, f *config.File, pc *config.Pipeline, from, to rangeBound) (bool, error) {
 	if !pc.ProvenanceEnabled() {
 		return false, usageError{fmt.Errorf("verify matches records through the provenance header, which pipeline %s turns off", pc.Name)}
 	}
@@ -107,7 +113,7 @@ func (a *app) verify(ctx context.Context, f *config.File, pc *config.Pipeline, f
 // compare runs verify.Partition on every partition of pc's topics, with
 // progress (records, rate, ETA) on a terminal and a log line every 10
 // seconds elsewhere.
-func (a *app) compare(ctx context.Context, p *pipeline.Pipeline, pc *config.Pipeline, from, to string, log *slog.Logger) ([]verify.Result, error) {
+func (a *app) compare(ctx context.Context, p *pipeline.Pipeline, pc *config.Pipeline, from, to rangeBound, log *slog.Logger) ([]verify.Result, error) {
 	dst, err := pipeline.ConnectReader(pc.Target, "read_uncommitted")
 	if err != nil {
 		return nil, err
@@ -192,24 +198,64 @@ func (a *app) compare(ctx context.Context, p *pipeline.Pipeline, pc *config.Pipe
 	return out, nil
 }
 
-// bound resolves a --from or --to value: an offset for every partition, or a
-// time resolved per partition; empty gives no bound.
-func bound(ctx context.Context, p *pipeline.Pipeline, parts []catchup.Partition, v string) (map[catchup.Partition]int64, error) {
+// rangeBound is verify's --from or --to: a source offset, or a time
+// resolved per partition. The zero rangeBound is no bound.
+type rangeBound struct {
+	set    bool
+	isTime bool
+	offset int64     // when !isTime
+	at     time.Time // when isTime: resolved per partition
+}
+
+// parseBound reads the value v of flag: empty (no bound), an offset or an
+// RFC 3339 time.
+func parseBound(flag, v string) (rangeBound, error) {
 	if v == "" {
-		return nil, nil
+		return rangeBound{}, nil
 	}
 	if off, err := strconv.ParseInt(v, 10, 64); err == nil && off >= 0 {
-		out := map[catchup.Partition]int64{}
-		for _, q := range parts {
-			out[q] = off
-		}
-		return out, nil
+		return rangeBound{set: true, offset: off}, nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("%q: use an offset or an RFC 3339 time", v)}
+		return rangeBound{}, usageError{fmt.Errorf("%s %q: use an offset (0 or more) or an RFC 3339 time (2026-11-01T00:00:00Z)", flag, v)}
 	}
-	return p.Source.OffsetsForTime(ctx, parts, t)
+	return rangeBound{set: true, isTime: true, at: t}, nil
+}
+
+// verifyRange reads --from and --to, and refuses a range that holds
+// nothing when both are offsets or both are times (an offset and a time
+// are compared only per partition, once the time is resolved).
+func verifyRange(from, to string) (lo, hi rangeBound, err error) {
+	if lo, err = parseBound("--from", from); err != nil {
+		return lo, hi, err
+	}
+	if hi, err = parseBound("--to", to); err != nil {
+		return lo, hi, err
+	}
+	if !lo.set || !hi.set || lo.isTime != hi.isTime {
+		return lo, hi, nil
+	}
+	if empty := !lo.isTime && hi.offset <= lo.offset || lo.isTime && !hi.at.After(lo.at); empty {
+		return lo, hi, usageError{fmt.Errorf("--to %s is not after --from %s: the range [--from, --to) holds no record; "+
+			"give a --to above --from", to, from)}
+	}
+	return lo, hi, nil
+}
+
+// bound resolves b for every partition of parts; the zero b gives no bound.
+func bound(ctx context.Context, p *pipeline.Pipeline, parts []catchup.Partition, b rangeBound) (map[catchup.Partition]int64, error) {
+	if !b.set {
+		return nil, nil
+	}
+	if !b.isTime {
+		out := map[catchup.Partition]int64{}
+		for _, q := range parts {
+			out[q] = b.offset
+		}
+		return out, nil
+	}
+	return p.Source.OffsetsForTime(ctx, parts, b.at)
 }
 
 // printVerify prints the table and reports whether every partition matched

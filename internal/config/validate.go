@@ -312,6 +312,26 @@ func (s *SASL) checkSecretSources(c *checker, path string) {
 	if err := checkFile(s.PasswordFile); err != nil {
 		c.addf(path+".password_file", "%v", err)
 	}
+	if v := s.PasswordEnv; v != "" && !isEnvName(v) {
+		// Not echoed: what is not a variable name is most likely the password.
+		c.addf(path+".password_env", "is not the name of an environment variable (letters, digits, '_', '.' and '-', "+
+			"not starting with a digit); give the name of the variable that holds the password, never the password itself")
+	}
+}
+
+// isEnvName reports whether s can name an environment variable: a shell's
+// names (letters, digits and '_', not starting with a digit), and the '.'
+// and '-' that Kubernetes also allows.
+func isEnvName(s string) bool {
+	for i, r := range s {
+		switch {
+		case r == '_' || r == '.' || r == '-' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z':
+		case '0' <= r && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return s != ""
 }
 
 // Role returns the AWS role s names for its cluster's AWS calls, the zero

@@ -203,6 +203,42 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestPasswordEnvNotAName: a password_env that cannot name a variable is
+// most likely the password itself, and the error must not repeat it.
+func TestPasswordEnvNotAName(t *testing.T) {
+	tests := []struct {
+		name string
+		sasl SASL
+		side string
+	}{
+		{"PLAIN", SASL{Mechanism: "PLAIN", Username: "u", PasswordEnv: "Tr0ub4dor&3"}, "source"},
+		{"SCRAM with a space", SASL{Mechanism: "SCRAM-SHA-512", Username: "u", PasswordEnv: "correct horse"}, "target"},
+		{"starts with a digit", SASL{Mechanism: "SCRAM-SHA-256", Username: "u", PasswordEnv: "9lives"}, "source"},
+		{"OAUTHBEARER client secret", SASL{Mechanism: "OAUTHBEARER", TokenEndpointURL: "https://idp.example.com/token",
+			ClientID: "catchup", PasswordEnv: "s3cr3t/+=="}, "source"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := validFile()
+			s := tt.sasl
+			if tt.side == "source" {
+				f.Pipelines[0].Source.SASL = &s
+			} else {
+				f.Pipelines[0].Target.SASL = &s
+			}
+			err := f.Validate()
+			got := problems(t, err)
+			field := tt.side + ".sasl.password_env"
+			if len(got) != 1 || got[0].Field != field || !strings.Contains(got[0].Msg, "is not the name of an environment variable") {
+				t.Errorf("Validate() with password_env %q = %q\nwant one error at %q saying it is not a variable name", s.PasswordEnv, got, field)
+			}
+			if err != nil && strings.Contains(err.Error(), s.PasswordEnv) {
+				t.Errorf("Validate() = %q, which repeats password_env %q", err, s.PasswordEnv)
+			}
+		})
+	}
+}
+
 func TestValidateAllowed(t *testing.T) {
 	dir := t.TempDir()
 	cert, key := filepath.Join(dir, "c.pem"), filepath.Join(dir, "k.pem")
@@ -217,6 +253,12 @@ func TestValidateAllowed(t *testing.T) {
 	}{
 		{"acks none with allow_data_loss", func(f *File) { f.Pipelines[0].Producer.Acks = "none"; f.Pipelines[0].Producer.AllowDataLoss = true }},
 		{"acks leader", func(f *File) { f.Pipelines[0].Producer.Acks = "leader" }},
+		{"password_env of a shell", func(f *File) {
+			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "PLAIN", Username: "u", PasswordEnv: "_KAFKA_PASSWORD_2"}
+		}},
+		{"password_env of Kubernetes", func(f *File) {
+			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "PLAIN", Username: "u", PasswordEnv: "kafka.dr-password"}
+		}},
 		{"zero retries", func(f *File) { f.Pipelines[0].Producer.Retries = 0 }},
 		{"zstd level", func(f *File) {
 			f.Pipelines[0].Producer.Compression, f.Pipelines[0].Producer.CompressionLevel = "zstd", MaxZstdLevel

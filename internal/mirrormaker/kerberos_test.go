@@ -110,6 +110,32 @@ func TestKerberosRefused(t *testing.T) {
 	}
 }
 
+// TestLoginModuleMechanism: a login module beside a sasl.mechanism it does
+// not serve is invalid, and the notice names the mechanisms it serves.
+func TestLoginModuleMechanism(t *testing.T) {
+	tests := []struct {
+		name, mechanism, jaas, want string
+	}{
+		{"Kerberos module", "PLAIN", `com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true keyTab="/k" principal="p@R";`,
+			"invalid: login module com.sun.security.auth.module.Krb5LoginModule does not go with sasl.mechanism=PLAIN (it serves GSSAPI)"},
+		{"SCRAM module", "PLAIN", `org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";`,
+			"invalid: login module org.apache.kafka.common.security.scram.ScramLoginModule does not go with sasl.mechanism=PLAIN " +
+				"(it serves SCRAM-SHA-256 or SCRAM-SHA-512)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := convert(t, plainConsumer+"security.protocol=SASL_SSL\nsasl.mechanism="+tt.mechanism+"\nsasl.jaas.config="+tt.jaas+"\n",
+				plainProducer, Flags{})
+			if err == nil {
+				t.Fatalf("no error for %s with sasl.mechanism=%s (yaml %s)", tt.jaas, tt.mechanism, m.YAML)
+			}
+			if got := noticesOf(m, "sasl.jaas.config"); !slices.Equal(got, []string{tt.want}) {
+				t.Errorf("notices of sasl.jaas.config:\n got %q\nwant %q", got, []string{tt.want})
+			}
+		})
+	}
+}
+
 // TestKerberosMM2: a MirrorMaker 2 cluster's GSSAPI settings convert as a
 // client file's do.
 func TestKerberosMM2(t *testing.T) {

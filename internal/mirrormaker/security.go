@@ -135,7 +135,8 @@ func (fc *propFile) jaas(k, v string) {
 		fc.cover(fc.at + ".sasl")
 		return
 	case mech != "" && !slices.Contains(want, mech):
-		fc.note(k, NoticeInvalid, "login module %s does not go with sasl.mechanism=%s (it serves %s)", mod.class, mech, strings.Join(want, " or "))
+		named := slices.DeleteFunc(slices.Clone(want), func(m string) bool { return m == "" }) // "": sasl.mechanism unset
+		fc.note(k, NoticeInvalid, "login module %s does not go with sasl.mechanism=%s (it serves %s)", mod.class, mech, strings.Join(named, " or "))
 		fc.cover(fc.at + ".sasl")
 		return
 	case mod.class == oauthModule:

@@ -287,6 +287,7 @@ func TestCorruptJournal(t *testing.T) {
 		{"OtherPipeline", `{"version":1,"pipeline":"other","journal":true}` + "\n", `holds pipeline "other", want "pl"`},
 		{"BadLine", head + "{\"topic\":\"t\",\"nxt\":5}\n" + line, `line 2: json: unknown field "nxt"`},
 		{"NoTopic", head + "{\"partition\":0}\n", "line 2 has no topic"},
+		{"NegativeNext", head + line + "{\"topic\":\"t\",\"partition\":0,\"exists\":true,\"next\":-1}\n", "line 3: t/0: next -1 is negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

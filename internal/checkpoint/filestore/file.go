@@ -133,6 +133,9 @@ func decode(path, pipeline string, data []byte) (map[catchup.Partition]checkpoin
 		if _, dup := cps[p]; dup {
 			return nil, nil, fmt.Errorf("read %s: checkpoint %d: %s appears twice", path, i, p)
 		}
+		if err := fc.check(); err != nil {
+			return nil, nil, fmt.Errorf("read %s: checkpoint %d: %w", path, i, err)
+		}
 		cp := fromFile(fc)
 		cps[p] = cp
 	}
@@ -141,6 +144,25 @@ func decode(path, pipeline string, data []byte) (map[catchup.Partition]checkpoin
 		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return cps, begins, nil
+}
+
+// check returns an error naming fc's partition and field if one of its
+// offsets is one no catchup writes: taken as it is, a negative next would
+// fail the partition as a gap, and a target_end below -1 would skip the
+// read-back that keeps a resumed copy from duplicating records.
+func (fc fileCheckpoint) check() error {
+	p := catchup.Partition{Topic: fc.Topic, Partition: fc.Partition}
+	switch {
+	case fc.Partition < 0:
+		return fmt.Errorf("topic %s: partition %d is negative; the file is damaged", fc.Topic, fc.Partition)
+	case fc.Next < 0:
+		return fmt.Errorf("%s: next %d is negative; the file is damaged", p, fc.Next)
+	case fc.TargetEnd < -1:
+		return fmt.Errorf("%s: target_end %d is below -1 (unknown); the file is damaged", p, fc.TargetEnd)
+	case fc.Start != nil && *fc.Start < 0:
+		return fmt.Errorf("%s: start %d is negative; the file is damaged", p, *fc.Start)
+	}
+	return nil
 }
 
 // toFile returns cp as the file spells it.

@@ -89,6 +89,9 @@ func replay(path, pipeline string, cps map[catchup.Partition]checkpoint.Checkpoi
 		if fc.Topic == "" {
 			return 0, fmt.Errorf("read %s: line %d has no topic", path, n+1)
 		}
+		if err := fc.check(); err != nil {
+			return 0, fmt.Errorf("read %s: line %d: %w", path, n+1, err)
+		}
 		cp := fromFile(fc)
 		cps[cp.Partition] = cp
 	}

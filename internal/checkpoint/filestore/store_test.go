@@ -429,6 +429,14 @@ func TestCorruptFile(t *testing.T) {
 		{"OtherPipeline", `{"version": 1, "pipeline": "other", "checkpoints": []}`, `holds pipeline "other", want "pl"`},
 		{"NoTopic", `{"version": 1, "pipeline": "pl", "checkpoints": [{"partition": 0}]}`, "checkpoint 0 has no topic"},
 		{"Duplicate", `{"version": 1, "pipeline": "pl", "checkpoints": [{"topic": "t", "partition": 0}, {"topic": "t", "partition": 0}]}`, "checkpoint 1: t/0 appears twice"},
+		{"NegativePartition", `{"version": 1, "pipeline": "pl", "checkpoints": [{"topic": "t", "partition": -1}]}`,
+			"checkpoint 0: topic t: partition -1 is negative; the file is damaged"},
+		{"NegativeNext", `{"version": 1, "pipeline": "pl", "checkpoints": [{"topic": "t", "partition": 2, "exists": true, "next": -7}]}`,
+			"checkpoint 0: t/2: next -7 is negative; the file is damaged"},
+		{"TargetEndBelowUnknown", `{"version": 1, "pipeline": "pl", "checkpoints": [{"topic": "t", "partition": 0, "next": 5, "target_end": -3}]}`,
+			"checkpoint 0: t/0: target_end -3 is below -1 (unknown)"},
+		{"NegativeStart", `{"version": 1, "pipeline": "pl", "checkpoints": [{"topic": "t", "partition": 0, "start": -2}]}`,
+			"checkpoint 0: t/0: start -2 is negative"},
 		{"BadTime", `{"version": 1, "pipeline": "pl", "checkpoints": [{"topic": "t", "partition": 0, "updated": "yesterday"}]}`, "parsing time"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
