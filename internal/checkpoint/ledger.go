@@ -65,8 +65,8 @@ func (lg Ledger) Release(l Lease, now time.Time) (Checkpoint, error) {
 // Commit writes c under l if l is still held (see Held) and c.Next is not
 // below the stored Next (else an error wrapping ErrRegress): Exists, Next
 // and TargetEnd are set, Start kept or taken from c (Commit.KeepStart),
-// the counters added, c.Gap appended, LastError replaced, and with
-// c.Release the lease freed keeping the epoch.
+// the counters added, c.Gap appended (the oldest dropped past MaxGaps),
+// LastError replaced, and with c.Release the lease freed keeping the epoch.
 func (lg Ledger) Commit(l Lease, c Commit, now time.Time) (Checkpoint, error) {
 	cp, err := lg.Held(l)
 	if err != nil {
@@ -82,6 +82,9 @@ func (lg Ledger) Commit(l Lease, c Commit, now time.Time) (Checkpoint, error) {
 	cp.Commits++
 	if c.Gap != nil {
 		cp.Gaps = append(slices.Clip(cp.Gaps), *c.Gap)
+		if n := len(cp.Gaps); n > MaxGaps {
+			cp.Gaps = slices.Clone(cp.Gaps[n-MaxGaps:])
+		}
 	}
 	cp.LastError, cp.Updated = c.Error, now
 	if c.Release {

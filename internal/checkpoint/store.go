@@ -75,7 +75,7 @@ type Checkpoint struct {
 	Expires time.Time // lease expiry; the lease is free after it
 
 	LastError string    // last error recorded by a commit, "" after a clean one
-	Gaps      []Gap     // gaps skipped with on_gap: skip, oldest first
+	Gaps      []Gap     // gaps skipped with on_gap: skip, oldest first; the last MaxGaps
 	Updated   time.Time // time of the last write, RecordVerification excepted
 
 	// LastVerification is the result RecordVerification stored last; nil if
@@ -92,6 +92,12 @@ func (cp Checkpoint) Progress() catchup.Progress {
 // Verification is what one `catchup verify` found for one partition; it
 // lives in internal/catchup, the vocabulary verify and the stores share.
 type Verification = catchup.Verification
+
+// MaxGaps is the most gaps a checkpoint keeps: a Commit that records one
+// more drops the oldest. A pipeline behind retention with on_gap: skip
+// records a gap on every run, and a DynamoDB item holds 400 KB (about
+// 12,000 gaps), past which every commit of the partition would fail.
+const MaxGaps = 100
 
 // Gap is a range of source offsets [From, To) that were deleted before they
 // could be copied and were skipped deliberately (on_gap: skip).
@@ -115,7 +121,7 @@ type Commit struct {
 	TargetEnd int64 // target partition end offset after the acknowledged produce
 	Records   int64 // records copied since the previous commit (added to the counters)
 	Bytes     int64 // bytes copied since the previous commit (added to the counters)
-	Gap       *Gap  // a gap skipped since the previous commit, if any (appended)
+	Gap       *Gap  // a gap skipped since the previous commit, if any (appended; the oldest dropped past MaxGaps)
 	Error     string
 	// Start, if set, is stored as the checkpoint's Start when it has none
 	// yet; a checkpoint's Start never changes once stored.

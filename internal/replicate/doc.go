@@ -51,7 +51,7 @@
 //
 //	stateDiagram-v2
 //	    [*] --> leased: Acquire
-//	    [*] --> taken_over: Acquire of a lease never released, with provenance
+//	    [*] --> taken_over: Acquire of a lease never released, or taken by another run since the survey, with provenance
 //	    taken_over --> in_doubt: plan.Window
 //	    leased --> anchoring: plan.Window, reconcileFrom or adopt; the checkpoint has a target end, or copies were adopted
 //	    leased --> copying: plan.Window, reconcileFrom, adopt or no provenance; commitProgress
@@ -76,7 +76,7 @@
 // checks that this list, the diagram and copyState.may agree):
 //
 //   - [*] → leased: TestStoreWritesOfEachPath, TestRunCopiesEveryWindowExactly
-//   - [*] → taken_over: TestTakeoverWaitsForTheDeadHoldersLastRequest, TestTakeoverWaitsForReplication
+//   - [*] → taken_over: TestTakeoverWaitsForTheDeadHoldersLastRequest, TestTakeoverWaitsForReplication, TestTakeoverAfterTheSurveyWaitsForReplication
 //   - taken_over → in_doubt: TestTakeoverWaitsForTheDeadHoldersLastRequest, TestTakeoverWaitsForReplication
 //   - leased → anchoring: TestAnchorCheckRidesOnTheFirstFetch, TestRecreatedSourceTopicRefilledPastTheCheckpointFailsClosed, TestAdoptedCopiesOfARecreatedSourceTopicFailClosed
 //   - leased → copying: TestStoreWritesOfEachPath, TestCrashAfterProduceBeforeCommitResumesWithoutDuplicates

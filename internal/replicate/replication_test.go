@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/plan"
 )
 
 // deadRunInFlight stages a run that copied and committed source offsets
@@ -118,6 +119,45 @@ func TestTakeoverWaitsForReplication(t *testing.T) {
 			r.checkDuplicates(t, 10, tc.dups)
 		})
 	}
+}
+
+// TestTakeoverAfterTheSurveyWaitsForReplication: a run whose survey found
+// the lease free, but which acquires it only after another run took it and
+// died holding it (a long run reaches its later partitions long after its
+// survey), is a takeover all the same: it waits for the target to
+// replicate the dead run's last request before it reconciles, and copies
+// nothing twice.
+func TestTakeoverAfterTheSurveyWaitsForReplication(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 10})
+	o := r.options("first")
+	o.Policy.MaxRecords = 4
+	r.run(t, t.Context(), o) // committed [0, 4) and released
+	o = r.options("heir")
+	o.OnPlan = func([]plan.Planned) {
+		// Between the heir's survey and its acquire, another run takes
+		// pA, sends [4, 7), which the target's leader appends but its
+		// followers do not replicate yet, and dies holding the lease.
+		if _, _, err := r.store.Acquire(t.Context(), "p1", pA, "dies", 20*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		r.dst.mu.Lock()
+		r.dst.logs[pA].stalledAt = 4
+		r.dst.mu.Unlock()
+		for _, span := range [][2]int{{4, 6}, {6, 7}} {
+			recs := slices.Clone(r.src.logs[pA].recs[span[0]:span[1]])
+			if _, _, err := r.dst.Produce(t.Context(), pA, recs, &catchup.Provenance{Cluster: "src", Partition: pA}); err != nil {
+				t.Fatalf("dead run's request: %v", err)
+			}
+		}
+		r.clock.add(21 * time.Minute)
+		r.dst.onLogEnd = replicateAfter(4)
+		r.catchUpOnFirstProduce() // or at the heir's first produce, at the latest
+	}
+	res := r.run(t, t.Context(), o).Partitions[0]
+	if res.Status != StatusDone || res.ReplicationWaits != 1 {
+		t.Errorf("heir: status %s, %d replication waits, err %v; want done after 1 wait", res.Status, res.ReplicationWaits, res.Err)
+	}
+	r.checkDuplicates(t, 10, 0)
 }
 
 // TestUnknownProduceWaitsForReplication: a produce that times out while the

@@ -14,9 +14,9 @@ const (
 	// with the target next.
 	stateLeased copyState = iota
 	// stateTakenOver: the lease was found unreleased (its holder died, or is
-	// this owner restarted) and, with provenance, the run is in doubt: a
-	// produce request of the holder may still land. The window is not
-	// planned yet.
+	// this owner restarted), or another run held it between the survey and
+	// the acquire, and, with provenance, the run is in doubt: a produce
+	// request of the holder may still land. The window is not planned yet.
 	stateTakenOver
 	// stateInDoubt: the window is planned, and the target may hold copies
 	// this run has not reconciled (a takeover not yet reconciled, a produce

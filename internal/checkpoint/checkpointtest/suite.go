@@ -76,6 +76,7 @@ func subtests() []struct {
 		{"CommitAndRelease", testCommitAndRelease},
 		{"Commit", testCommit},
 		{"CommitGaps", testCommitGaps},
+		{"CommitGapsBounded", testCommitGapsBounded},
 		{"CommitLastError", testCommitLastError},
 		{"CommitExpiredUntaken", testCommitExpiredUntaken},
 		{"CommitRegress", testCommitRegress},
@@ -348,6 +349,26 @@ func testCommitGaps(t *testing.T, e *env) {
 	e.commit(l, checkpoint.Commit{Next: 35, TargetEnd: 10, Gap: &g2})
 	if d := cmp.Diff([]checkpoint.Gap{g1, g2}, e.get(p).Gaps); d != "" {
 		t.Errorf("gaps, oldest first, mismatch (-want +got):\n%s", d)
+	}
+}
+
+// testCommitGapsBounded: a partition that skips a gap on every run (a
+// pipeline behind retention, on_gap: skip) keeps its last MaxGaps gaps, so
+// that its checkpoint never outgrows what the store holds in one item and
+// its commits keep working.
+func testCommitGapsBounded(t *testing.T, e *env) {
+	p := catchup.Partition{Topic: "orders", Partition: 0}
+	l := e.acquire(p, "run-a")
+	var want []checkpoint.Gap
+	for i := range int64(checkpoint.MaxGaps + 3) {
+		g := checkpoint.Gap{From: i * 10, To: i*10 + 5, At: e.clk.Now()}
+		e.commit(l, checkpoint.Commit{Next: g.To, TargetEnd: i, Gap: &g})
+		want = append(want, g)
+		e.clk.Advance(time.Second)
+	}
+	want = want[len(want)-checkpoint.MaxGaps:]
+	if d := cmp.Diff(want, e.get(p).Gaps); d != "" {
+		t.Errorf("gaps after %d gap commits, want the last %d (-want +got):\n%s", checkpoint.MaxGaps+3, checkpoint.MaxGaps, d)
 	}
 }
 

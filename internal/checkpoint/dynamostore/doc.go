@@ -20,7 +20,7 @@
 //	bytes         N     bytes copied, all runs together
 //	commits       N     commits written
 //	last_error    S     error recorded by the last commit; absent after a clean one
-//	gaps          L     skipped gaps, oldest first: maps {from N, to N, at N (unix ms)}
+//	gaps          L     skipped gaps, oldest first, the last checkpoint.MaxGaps: maps {from N, to N, at N (unix ms)}
 //	updated       N     time of the last write, unix milliseconds
 //	last_op       S     random id of the last Commit or Release (retry idempotency)
 //	verification  M     last verify result, absent until one: {at N (unix ms), from N, to N,
@@ -97,7 +97,8 @@
 // LoadPartitions for why not a Query per sort key range). Reads reports the
 // items read and the units consumed. Every other method is one
 // UpdateItem (RecordVerification included), plus one GetItem after a failed
-// Commit or Release condition. LoadBegins is one Query of the pipeline's
+// Commit or Release condition, and one UpdateItem that drops the oldest gap
+// after a Commit whose gap made the list longer than checkpoint.MaxGaps. LoadBegins is one Query of the pipeline's
 // begin items; PutBegin one conditional PutItem, plus one GetItem when another
 // writer's begin was there first.
 // Requests counts every HTTP attempt the store makes, retries included.

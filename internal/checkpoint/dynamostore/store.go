@@ -300,7 +300,7 @@ func (s *Store) Commit(ctx context.Context, l checkpoint.Lease, c checkpoint.Com
 		values[":gap"] = &types.AttributeValueMemberL{Value: []types.AttributeValue{gapValue(*c.Gap)}}
 	}
 	update := set + remove + " ADD #records :records, #bytes :bytes, #commits :one"
-	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	in := &dynamodb.UpdateItemInput{
 		TableName:                           s.tableName(),
 		Key:                                 key(l.Pipeline, sk),
 		ConditionExpression:                 aws.String(cond),
@@ -308,7 +308,14 @@ func (s *Store) Commit(ctx context.Context, l checkpoint.Lease, c checkpoint.Com
 		ExpressionAttributeNames:            names(cond, update),
 		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}, s.options)
+	}
+	if c.Gap != nil {
+		in.ReturnValues = types.ReturnValueUpdatedNew // the gaps, for trimGaps
+	}
+	out, err := s.client.UpdateItem(ctx, in, s.options)
+	if err == nil && c.Gap != nil {
+		s.trimGaps(ctx, l.Pipeline, sk, out.Attributes)
+	}
 	if ccf := (*types.ConditionalCheckFailedException)(nil); errors.As(err, &ccf) {
 		old, err := s.oldItem(ctx, ccf, l.Pipeline, sk)
 		if err != nil {
@@ -326,6 +333,36 @@ func (s *Store) Commit(ctx context.Context, l checkpoint.Lease, c checkpoint.Com
 		return fail(err)
 	}
 	return nil
+}
+
+// trimGaps drops the oldest gaps of the item at sk past
+// checkpoint.MaxGaps, given the attributes a Commit that appended one
+// returned. An update expression cannot append to a list and remove from
+// it at once, so this is a second UpdateItem, sent only when the list is
+// too long, and only if the list still has the length seen (a retry, or
+// another run's commit since, leaves it to the next gap). It is best
+// effort: the commit it follows has succeeded, and a list left a little
+// long is trimmed by the next commit of a gap.
+func (s *Store) trimGaps(ctx context.Context, pipeline, sk string, attrs map[string]types.AttributeValue) {
+	l, ok := attrs[attrGaps].(*types.AttributeValueMemberL)
+	if !ok || len(l.Value) <= checkpoint.MaxGaps {
+		return
+	}
+	n := len(l.Value)
+	paths := make([]string, n-checkpoint.MaxGaps)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("#gaps[%d]", i)
+	}
+	cond := "size(#gaps) = :n"
+	update := "REMOVE " + strings.Join(paths, ", ")
+	_, _ = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 s.tableName(),
+		Key:                       key(pipeline, sk),
+		ConditionExpression:       aws.String(cond),
+		UpdateExpression:          aws.String(update),
+		ExpressionAttributeNames:  names(cond, update),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":n": num(int64(n))},
+	}, s.options)
 }
 
 // classifyCommit tells why a Commit's condition failed, from the item as it
