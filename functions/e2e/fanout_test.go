@@ -3,7 +3,12 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +19,10 @@ import (
 	"github.com/kafka-catchup/catchup/internal/checkpoint/dynamostore/dynamotest"
 	"github.com/kafka-catchup/catchup/internal/fanout"
 	"github.com/kafka-catchup/catchup/internal/metrics"
+	"github.com/kafka-catchup/catchup/internal/metrics/emftest"
+	"github.com/kafka-catchup/catchup/internal/plan"
+	"github.com/kafka-catchup/catchup/internal/replicate"
+	"github.com/kafka-catchup/catchup/internal/runmetrics"
 	"github.com/kafka-catchup/catchup/internal/worker"
 )
 
@@ -164,7 +173,10 @@ func TestScheduledDispatchFansOut(t *testing.T) {
 	if n := double.count("AmazonSSM.GetParameter"); n != len(procs) {
 		t.Errorf("GetParameter called %d times, want once per process (%d)", n, len(procs))
 	}
-	docs := checkOutput(t, []string{password}, procs...)
+	workerDocs := checkOutput(t, []string{password}, workers.procs...)
+	dispatchDocs := checkOutput(t, []string{password}, dispatcher.procs...)
+	checkMetricCounts(t, workerDocs, dispatchDocs, "dr")
+	docs := append(workerDocs, dispatchDocs...)
 	var records, lag float64
 	for _, d := range docs {
 		records += d.Values[metrics.Records]
@@ -185,4 +197,114 @@ func with(env map[string]string, key, value string) map[string]string {
 	}
 	out[key] = value
 	return out
+}
+
+// metricNames returns the names of the metrics docs write under the
+// dimension set {dim} alone, with dim's value value: each is one metric
+// to CloudWatch, billed once a month however often it is written.
+func metricNames(docs []*emftest.Document, dim, value string) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range docs {
+		if d.Members[dim] != value {
+			continue
+		}
+		for _, set := range d.Dimensions {
+			if len(set) == 1 && set[0] == dim {
+				for name := range d.Units {
+					out[name] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// costRow is the default row of the metrics cost table that
+// docs/lambda.md and docs/operations.md both show.
+var costRow = regexp.MustCompile("\\| (\\d+) per pipeline \\((\\d+) from the worker, (\\d+) from the dispatcher, ([^)]*) written by both\\) " +
+	"\\+ the same (\\d+) per service \\+ `ETATicks` \\| (\\d+) ≈ \\$([0-9.]+) a month \\| (\\d+) ≈ \\$([0-9.]+) a month \\|")
+
+// topicRow is the row of the same table for TopicMetrics=true.
+var topicRow = regexp.MustCompile(`the default \+ (\d+) per topic \(the worker's (\d+) outcome counts, ` + "`LagRecords` and `LagBytes`" + ` from the dispatcher\) \| \+ \$([0-9.]+) a month per topic`)
+
+// checkMetricCounts holds the docs' metrics cost table to the metrics the
+// functions write per pipeline: how many each function writes, which both
+// write, the per-service set, and the totals and prices at 1 and 10
+// pipelines ($0.30 a metric). The worker's are what runmetrics makes of a
+// report that has every figure (a copy with lag left on a topic that
+// deletes by time: the time figures are absent from a run without), and
+// must include what the worker wrote here; the dispatcher's are what it
+// wrote, all of them unconditional.
+func checkMetricCounts(t *testing.T, workerDocs, dispatchDocs []*emftest.Document, pipeline string) {
+	t.Helper()
+	now := time.Now()
+	rep := &replicate.Report{Now: now, Partitions: []replicate.Result{{Copied: 1, Newest: now, Oldest: now,
+		Deletion: plan.Retention{Time: time.Hour}.Deletes(now)}}}
+	w := map[string]bool{}
+	for _, v := range append(runmetrics.Copy(rep, false)[""], runmetrics.Run(rep, 0, false)...) {
+		w[v.Name] = true
+	}
+	for _, n := range []string{metrics.ReplicationLatency, metrics.RecordAge, metrics.RetentionHeadroom} {
+		if !w[n] {
+			t.Fatalf("runmetrics left %s out of a report that has it: the test's report lacks a figure", n)
+		}
+	}
+	for n := range metricNames(workerDocs, metrics.DimPipeline, pipeline) {
+		if !w[n] {
+			t.Errorf("EMF: the worker wrote %s, which runmetrics.Copy and Run do not make: the cost table cannot count it", n)
+		}
+	}
+	d := metricNames(dispatchDocs, metrics.DimPipeline, pipeline)
+	per, both := map[string]bool{}, []string{}
+	for n := range w {
+		per[n] = true
+		if d[n] {
+			both = append(both, "`"+n+"`")
+		}
+	}
+	for n := range d {
+		per[n] = true
+	}
+	slices.Sort(both)
+	docs := append(slices.Clone(workerDocs), dispatchDocs...)
+	var service string
+	for _, doc := range docs {
+		if v, ok := doc.Members[metrics.DimService].(string); ok {
+			service = v
+		}
+	}
+	perService := metricNames(docs, metrics.DimService, service)
+	for n := range metricNames(docs, metrics.DimPipeline, pipeline) {
+		if !perService[n] {
+			t.Errorf("EMF: %s is written per pipeline but not per service", n)
+		}
+	}
+	if !perService[metrics.ETATicks] {
+		t.Errorf("EMF: no %s per service", metrics.ETATicks)
+	}
+	// Per topic: the worker's outcome counts, and the dispatcher's
+	// LagRecords and LagBytes.
+	rep.Partitions[0].Topic = "orders"
+	perTopic := len(runmetrics.Copy(rep, true)["orders"])
+	topicWant := []string{strconv.Itoa(perTopic + 2), strconv.Itoa(perTopic), fmt.Sprintf("%.2f", float64(perTopic+2)*0.30)}
+	one, ten := 2*len(per)+1, 11*len(per)+1
+	want := []string{strconv.Itoa(len(per)), strconv.Itoa(len(w)), strconv.Itoa(len(d)), strings.Join(both, " and "), strconv.Itoa(len(per)),
+		strconv.Itoa(one), fmt.Sprintf("%.2f", float64(one)*0.30), strconv.Itoa(ten), fmt.Sprintf("%.2f", float64(ten)*0.30)}
+	for _, doc := range []string{"lambda.md", "operations.md"} {
+		text, err := os.ReadFile(filepath.Join("..", "..", "docs", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := costRow.FindStringSubmatch(string(text))
+		if m == nil {
+			t.Errorf("docs/%s: no default row in the metrics cost table (%s)", doc, costRow)
+			continue
+		}
+		if !slices.Equal(m[1:], want) {
+			t.Errorf("docs/%s: the cost table says\n\t%q\nthe functions write\n\t%q\n(per pipeline, worker, dispatcher, both, per service, at 1, $, at 10, $)", doc, m[1:], want)
+		}
+		if m := topicRow.FindStringSubmatch(string(text)); m == nil || !slices.Equal(m[1:], topicWant) {
+			t.Errorf("docs/%s: the TopicMetrics row says %q, want %q (per topic, the worker's, $ a topic)", doc, m, topicWant)
+		}
+	}
 }
