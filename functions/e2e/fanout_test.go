@@ -176,7 +176,7 @@ func TestScheduledDispatchFansOut(t *testing.T) {
 	workerDocs := checkOutput(t, []string{password}, workers.procs...)
 	dispatchDocs := checkOutput(t, []string{password}, dispatcher.procs...)
 	checkMetricCounts(t, workerDocs, dispatchDocs, "dr")
-	docs := append(workerDocs, dispatchDocs...)
+	docs := append(slices.Clone(workerDocs), dispatchDocs...)
 	var records, lag float64
 	for _, d := range docs {
 		records += d.Values[metrics.Records]
