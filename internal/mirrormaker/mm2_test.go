@@ -223,3 +223,34 @@ spec:
 		}
 	}
 }
+
+// TestSyntaxErrorQuotesNothing: a MirrorMaker 2 file that does not parse
+// as JSON or YAML gets a notice that says where, never what: the parser's
+// own message quotes the text it stopped at, here a password.
+func TestSyntaxErrorQuotesNothing(t *testing.T) {
+	for _, tt := range []struct {
+		name, data, where string
+	}{
+		{"a flow mapping broken at the secret", "{|s3cret0", "line 1, column 2"},
+		{"JSON missing a comma after the secret", `{"sasl.jaas.config": "password=s3cret" "b": 1}`, "line 1, column "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := ConvertMM2(File{Name: "mm2.json", Data: []byte(tt.data)}, Flags{})
+			if err == nil {
+				t.Fatalf("ConvertMM2(%q) = nil error, want the file refused", tt.data)
+			}
+			var syntax *Notice
+			for i, n := range m.Notices {
+				if strings.Contains(n.Msg, "s3cret") || strings.Contains(n.Key, "s3cret") {
+					t.Errorf("notice %q quotes the password", n)
+				}
+				if strings.Contains(n.Msg, "not a MirrorMaker 2 configuration (JSON or YAML)") {
+					syntax = &m.Notices[i]
+				}
+			}
+			if syntax == nil || !strings.Contains(syntax.Msg, tt.where) {
+				t.Errorf("notices %q: want one saying the file is not JSON or YAML, at %q", m.Notices, tt.where)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package mirrormaker
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
 	"github.com/magiconair/properties"
 )
 
@@ -104,13 +106,27 @@ func (n *ynode) str() string {
 	return *n.scalar
 }
 
+// syntaxError says where err, the parser's, found the file broken, and not
+// what: the parser's messages quote the text they stopped at, which may be
+// a password (a secret never reaches a notice).
+func syntaxError(err error) string {
+	var pe interface{ GetToken() *token.Token }
+	if errors.As(err, &pe) {
+		if tk := pe.GetToken(); tk != nil && tk.Position != nil {
+			return fmt.Sprintf("a syntax error at line %d, column %d (the parser's message is left out: it quotes the file, secrets included)",
+				tk.Position.Line, tk.Position.Column)
+		}
+	}
+	return "a syntax error (the parser's message is left out: it quotes the file, secrets included)"
+}
+
 // yamlTree parses f (YAML, or JSON, which is YAML) with its lines.
 func (c *converter) yamlTree(f File) (*ynode, bool) {
 	file, err := parser.ParseBytes(f.Data, 0)
 	if err != nil || len(file.Docs) == 0 || file.Docs[0].Body == nil {
 		msg := "empty"
 		if err != nil {
-			msg = strings.SplitN(err.Error(), "\n", 2)[0]
+			msg = syntaxError(err)
 		}
 		c.add(Notice{File: f.Name, Kind: NoticeInvalid, Msg: "not a MirrorMaker 2 configuration (JSON or YAML): " + msg})
 		return nil, false
