@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,14 +104,32 @@ func (f *File) locatePasswords(filename string, pos map[string]token.Position) {
 	}
 }
 
-// syntaxError turns a goccy/go-yaml parse error into an *Error with a position.
+// syntaxError turns a goccy/go-yaml parse error into an *Error with a
+// position. The parser's message quotes the text it stopped at, which may
+// be a password written inline: what it quotes is left out, unless it is
+// a key of the schema (a duplicate key).
 func syntaxError(filename string, err error) error {
 	var ye yaml.Error
 	if errors.As(err, &ye) && ye.GetToken() != nil {
 		p := ye.GetToken().Position
-		return &Error{File: filename, Line: p.Line, Column: p.Column, Msg: "invalid YAML: " + ye.GetMessage()}
+		return &Error{File: filename, Line: p.Line, Column: p.Column, Msg: "invalid YAML: " + unquoted(ye.GetMessage())}
 	}
-	return &Error{File: filename, Msg: "invalid YAML: " + err.Error()}
+	return &Error{File: filename, Msg: "invalid YAML: " + unquoted(strings.SplitN(err.Error(), "\n", 2)[0])}
+}
+
+// quotedText is a string or a rune as Go's %q writes them.
+var quotedText = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)+'`)
+
+// unquoted is msg with every quoted text in it that is not a key of the
+// schema replaced by "…".
+func unquoted(msg string) string {
+	homes := keyHomes()
+	return quotedText.ReplaceAllStringFunc(msg, func(q string) string {
+		if k, err := strconv.Unquote(q); err == nil && homes[k] != nil {
+			return q
+		}
+		return `"…"`
+	})
 }
 
 func docLine(d *ast.DocumentNode) int {

@@ -393,6 +393,12 @@ func TestParseDocumentErrors(t *testing.T) {
 		{"duplicate key", "store: a\nstore: b\n", &Error{File: "t.yaml", Line: 2, Column: 1,
 			Msg: `invalid YAML: mapping key "store" already defined at [1:1]`}},
 		{"not a mapping", "- a\n", &Error{File: "t.yaml", Line: 1, Column: 1, Msg: "want a mapping, got a list"}},
+		// The parser quotes what it stopped at: here a password written
+		// inline, which the message must not repeat.
+		{"a password the parser quotes", "store: {|s3cret0\n", &Error{File: "t.yaml", Line: 1, Column: 9,
+			Msg: `invalid YAML: invalid header option: "…"`}},
+		{"an escape the parser quotes", "store: \"pa\\qss\"\n", &Error{File: "t.yaml", Line: 1, Column: 12,
+			Msg: `invalid YAML: found unknown escape character "…"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
