@@ -22,7 +22,7 @@
 //	last_error    S     error recorded by the last commit; absent after a clean one
 //	gaps          L     skipped gaps, oldest first, the last checkpoint.MaxGaps: maps {from N, to N, at N (unix ms)}
 //	updated       N     time of the last write, unix milliseconds
-//	last_op       S     random id of the last Commit or Release (retry idempotency)
+//	last_op       S     random id of the last Acquire, Commit or Release (retry idempotency)
 //	verification  M     last verify result, absent until one: {at N (unix ms), from N, to N,
 //	                    source N, matched N, missing N, duplicated N, differing N,
 //	                    out_of_order N, loop_skipped N, replaced N, foreign N, outside N,
@@ -75,12 +75,15 @@
 // throttling, 5xx and connection errors are retried with jittered exponential
 // backoff until the attempts or the caller's context deadline run out. A
 // retried request may be one whose first attempt was applied but whose
-// response was lost. Acquire, Renew, Reset and RecordVerification are
-// harmless to repeat; Commit is not (it adds to the counters), so every
-// Commit carries a random id in last_op and its condition refuses an item
-// that already holds that id: a repeat fails the condition, and the store
-// reports the commit as done.
-// Release uses the same id to recognise its own repeat.
+// response was lost. Renew, Reset and RecordVerification are harmless to
+// repeat; Commit is not (it adds to the counters), so every Commit carries
+// a random id in last_op and its condition refuses an item that already
+// holds that id: a repeat fails the condition, and the store reports the
+// commit as done. Acquire does the same, since a repeat would add to the
+// epoch again, which the engine reads as another run having held the
+// lease (and settles before reconciling); the repeat returns the lease
+// its first attempt took. Release uses the same id to recognise its own
+// repeat.
 //
 // A Commit that runs out of context returns the context error. Its outcome is
 // then unknown to the caller (on AWS the write may have landed just before

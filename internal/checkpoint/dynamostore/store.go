@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -115,8 +116,13 @@ func (s *Store) Acquire(ctx context.Context, pipeline string, p catchup.Partitio
 		return fail(err)
 	}
 	now := s.now()
-	cond := "attribute_not_exists(#owner) OR #lease_expires < :now OR #owner = :owner"
-	update := "SET #owner = :owner, #lease_expires = :expires, #updated = :now, " +
+	// last_op tells a repeat of this request (its first attempt applied,
+	// its response lost) from another run: the repeat would add to the
+	// epoch a second time, which the engine reads as another run's turn.
+	op, attempts := rand.Text(), 0
+	cond := "(attribute_not_exists(#owner) OR #lease_expires < :now OR #owner = :owner) " +
+		"AND (attribute_not_exists(#last_op) OR #last_op <> :op)"
+	update := "SET #owner = :owner, #lease_expires = :expires, #updated = :now, #last_op = :op, " +
 		"#next = if_not_exists(#next, :zero), #target_end = if_not_exists(#target_end, :unknown) " +
 		"ADD #epoch :one"
 	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -132,20 +138,36 @@ func (s *Store) Acquire(ctx context.Context, pipeline string, p catchup.Partitio
 			":zero":    num(0),
 			":unknown": num(-1),
 			":one":     num(1),
+			":op":      str(op),
 		},
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}, s.options)
+	}, s.options, countAttempts(&attempts))
+	attrs := map[string]types.AttributeValue(nil)
 	if ccf := (*types.ConditionalCheckFailedException)(nil); errors.As(err, &ccf) {
-		if old, derr := decode(ccf.Item); ccf.Item != nil && derr == nil {
-			return fail(&checkpoint.LeasedError{Owner: old.Owner, Expires: old.Expires})
+		item := ccf.Item
+		if item == nil && attempts > 1 {
+			// Only a retry can be refused by its own first attempt; DynamoDB
+			// returns the item with the failure, dynalite does not.
+			if item, err = s.oldItem(ctx, ccf, pipeline, sk); err != nil {
+				return fail(err)
+			}
 		}
-		return fail(checkpoint.ErrLeased)
-	}
-	if err != nil {
+		old, derr := decode(item)
+		switch {
+		case item != nil && derr == nil && lastOp(item) == op:
+			attrs = item // this very request, applied by an earlier attempt
+		case item != nil && derr == nil:
+			return fail(&checkpoint.LeasedError{Owner: old.Owner, Expires: old.Expires})
+		default:
+			return fail(checkpoint.ErrLeased)
+		}
+	} else if err != nil {
 		return fail(err)
+	} else {
+		attrs = out.Attributes
 	}
-	c, err := decode(out.Attributes)
+	c, err := decode(attrs)
 	if err != nil {
 		return fail(err)
 	}
@@ -339,30 +361,31 @@ func (s *Store) Commit(ctx context.Context, l checkpoint.Lease, c checkpoint.Com
 // checkpoint.MaxGaps, given the attributes a Commit that appended one
 // returned. An update expression cannot append to a list and remove from
 // it at once, so this is a second UpdateItem, sent only when the list is
-// too long, and only if the list still has the length seen (a retry, or
-// another run's commit since, leaves it to the next gap). It is best
-// effort: the commit it follows has succeeded, and a list left a little
-// long is trimmed by the next commit of a gap.
+// too long: it sets the list to its last MaxGaps (one REMOVE per index
+// would outgrow an expression's 4 KB on an item that holds hundreds), and
+// only if the list still has the length seen (a retry, or another run's
+// commit since, leaves it to the next gap). It is best effort, tried once:
+// the commit it follows has succeeded, and a list left long is trimmed by
+// the next commit of a gap.
 func (s *Store) trimGaps(ctx context.Context, pipeline, sk string, attrs map[string]types.AttributeValue) {
 	l, ok := attrs[attrGaps].(*types.AttributeValueMemberL)
 	if !ok || len(l.Value) <= checkpoint.MaxGaps {
 		return
 	}
 	n := len(l.Value)
-	paths := make([]string, n-checkpoint.MaxGaps)
-	for i := range paths {
-		paths[i] = fmt.Sprintf("#gaps[%d]", i)
-	}
 	cond := "size(#gaps) = :n"
-	update := "REMOVE " + strings.Join(paths, ", ")
+	update := "SET #gaps = :kept"
 	_, _ = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 s.tableName(),
-		Key:                       key(pipeline, sk),
-		ConditionExpression:       aws.String(cond),
-		UpdateExpression:          aws.String(update),
-		ExpressionAttributeNames:  names(cond, update),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":n": num(int64(n))},
-	}, s.options)
+		TableName:                s.tableName(),
+		Key:                      key(pipeline, sk),
+		ConditionExpression:      aws.String(cond),
+		UpdateExpression:         aws.String(update),
+		ExpressionAttributeNames: names(cond, update),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":n":    num(int64(n)),
+			":kept": &types.AttributeValueMemberL{Value: l.Value[n-checkpoint.MaxGaps:]},
+		},
+	}, s.options, func(o *dynamodb.Options) { o.Retryer = retry.AddWithMaxAttempts(o.Retryer, 1) })
 }
 
 // classifyCommit tells why a Commit's condition failed, from the item as it
