@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -225,7 +226,26 @@ var costRow = regexp.MustCompile("\\| (\\d+) per pipeline \\((\\d+) from the wor
 	"\\+ the same (\\d+) per service \\+ `ETATicks` \\| (\\d+) ≈ \\$([0-9.]+) a month \\| (\\d+) ≈ \\$([0-9.]+) a month \\|")
 
 // topicRow is the row of the same table for TopicMetrics=true.
-var topicRow = regexp.MustCompile(`the default \+ (\d+) per topic \(the worker's (\d+) outcome counts, ` + "`LagRecords` and `LagBytes`" + ` from the dispatcher\) \| \+ \$([0-9.]+) a month per topic`)
+var topicRow = regexp.MustCompile(`the default \+ (\d+) per topic \(the worker's (\d+) outcome counts, ` + "`LagRecords` and `LagBytes`" +
+	` from the dispatcher\) \| \+ \$([0-9.]+) a month per topic: 100 topics \+ \$([0-9,]+) \| 1,000 topics: ([0-9,]+) metrics, \+ \$([0-9,]+) a month`)
+
+// syncRow is the row of the same table for the syncs.
+var syncRow = regexp.MustCompile("`ACLSyncFailed`, `TopicConfigSyncFailed` \\(worker\\), per pipeline that syncs and per service \\| \\+ (\\d+) or (\\d+) \\| \\+ (\\d+) or (\\d+) at most \\|")
+
+// monthly is what CloudWatch charges a month for n custom metrics: $0.30
+// each for the first 10,000, $0.10 for the next 240,000.
+func monthly(n int) float64 {
+	return 0.30*float64(min(n, 10_000)) + 0.10*float64(min(max(n-10_000, 0), 240_000))
+}
+
+// thousands formats n with a comma every three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
 
 // checkMetricCounts holds the docs' metrics cost table to the metrics the
 // functions write per pipeline: how many each function writes, which both
@@ -286,8 +306,14 @@ func checkMetricCounts(t *testing.T, workerDocs, dispatchDocs []*emftest.Documen
 	// LagRecords and LagBytes.
 	rep.Partitions[0].Topic = "orders"
 	perTopic := len(runmetrics.Copy(rep, true)["orders"])
-	topicWant := []string{strconv.Itoa(perTopic + 2), strconv.Itoa(perTopic), fmt.Sprintf("%.2f", float64(perTopic+2)*0.30)}
 	one, ten := 2*len(per)+1, 11*len(per)+1
+	topics := 1000 * (perTopic + 2)
+	topicWant := []string{strconv.Itoa(perTopic + 2), strconv.Itoa(perTopic), fmt.Sprintf("%.2f", float64(perTopic+2)*0.30),
+		thousands(int(math.Round(100 * float64(perTopic+2) * 0.30))), thousands(topics), thousands(int(math.Round(monthly(ten+topics) - monthly(ten))))}
+	// The syncs: each of their metrics per pipeline that syncs and per service.
+	synced, _ := runmetrics.Syncs(&replicate.Report{ACLs: &replicate.ACLSync{}, ConfigSynced: true})
+	k := len(synced)
+	syncWant := []string{"2", strconv.Itoa(2 * k), "11", strconv.Itoa(11 * k)}
 	want := []string{strconv.Itoa(len(per)), strconv.Itoa(len(w)), strconv.Itoa(len(d)), strings.Join(both, " and "), strconv.Itoa(len(per)),
 		strconv.Itoa(one), fmt.Sprintf("%.2f", float64(one)*0.30), strconv.Itoa(ten), fmt.Sprintf("%.2f", float64(ten)*0.30)}
 	for _, doc := range []string{"lambda.md", "operations.md"} {
@@ -304,7 +330,10 @@ func checkMetricCounts(t *testing.T, workerDocs, dispatchDocs []*emftest.Documen
 			t.Errorf("docs/%s: the cost table says\n\t%q\nthe functions write\n\t%q\n(per pipeline, worker, dispatcher, both, per service, at 1, $, at 10, $)", doc, m[1:], want)
 		}
 		if m := topicRow.FindStringSubmatch(string(text)); m == nil || !slices.Equal(m[1:], topicWant) {
-			t.Errorf("docs/%s: the TopicMetrics row says %q, want %q (per topic, the worker's, $ a topic)", doc, m, topicWant)
+			t.Errorf("docs/%s: the TopicMetrics row says %q, want %q (per topic, the worker's, $ a topic, $ for 100, metrics and $ for 1,000 at 10 pipelines)", doc, m, topicWant)
+		}
+		if m := syncRow.FindStringSubmatch(string(text)); m == nil || !slices.Equal(m[1:], syncWant) {
+			t.Errorf("docs/%s: the syncs row says %q, want %q (one sync or both, at 1 and at 10 pipelines)", doc, m, syncWant)
 		}
 	}
 }
