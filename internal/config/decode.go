@@ -82,7 +82,10 @@ func (d *decoder) resolve(n ast.Node) (ast.Node, error) {
 				}
 			}
 			if found == nil {
-				return nil, fmt.Errorf("alias *%s refers to no anchor &%s defined before it", name, name)
+				// The name is not repeated: a password that starts with '*'
+				// is read as an alias.
+				return nil, errors.New("an alias (*name) refers to no anchor (&name) defined before it; " +
+					"quote a value that starts with '*'")
 			}
 			n = found
 		case *ast.TagNode:

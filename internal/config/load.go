@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -120,12 +121,17 @@ func syntaxError(filename string, err error) error {
 // quotedText is a string or a rune as Go's %q writes them.
 var quotedText = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)+'`)
 
-// unquoted is msg with every quoted text in it that is not a key of the
-// schema replaced by "…".
+// unquoted is msg with every quoted text in it replaced by "…", but for a
+// key of the schema and a single punctuation character (a bracket or a
+// quote the parser looked for).
 func unquoted(msg string) string {
 	homes := keyHomes()
 	return quotedText.ReplaceAllStringFunc(msg, func(q string) string {
-		if k, err := strconv.Unquote(q); err == nil && homes[k] != nil {
+		k, err := strconv.Unquote(q)
+		if err == nil && homes[k] != nil {
+			return q
+		}
+		if r := []rune(k); err == nil && len(r) == 1 && unicode.IsPunct(r[0]) {
 			return q
 		}
 		return `"…"`

@@ -362,7 +362,7 @@ func TestParseValueErrors(t *testing.T) {
 		{"partition not a number", "    start_offsets: {orders: {p0: 5}}\n",
 			&Error{Line: 10, Column: 30, Field: "start_offsets[orders][p0]", Msg: `want an integer from -2147483648 to 2147483647, got "p0"`}},
 		{"unknown alias", "    window: *nope\n",
-			&Error{Line: 10, Column: 13, Field: "window", Msg: `alias *nope refers to no anchor &nope defined before it`}},
+			&Error{Line: 10, Column: 13, Field: "window", Msg: `an alias (*name) refers to no anchor (&name) defined before it; quote a value that starts with '*'`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -397,6 +397,10 @@ func TestParseDocumentErrors(t *testing.T) {
 		// inline, which the message must not repeat.
 		{"a password the parser quotes", "store: {|s3cret0\n", &Error{File: "t.yaml", Line: 1, Column: 9,
 			Msg: `invalid YAML: invalid header option: "…"`}},
+		{"a password read as an alias", "store: *Tr0ub4dor\n", &Error{File: "t.yaml", Line: 1, Column: 8, Field: "store",
+			Msg: `an alias (*name) refers to no anchor (&name) defined before it; quote a value that starts with '*'`}},
+		{"a bracket the parser looked for", "store: [a, b\n", &Error{File: "t.yaml", Line: 1, Column: 8,
+			Msg: `invalid YAML: sequence end token ']' not found`}},
 		{"an escape the parser quotes", "store: \"pa\\qss\"\n", &Error{File: "t.yaml", Line: 1, Column: 12,
 			Msg: `invalid YAML: found unknown escape character "…"`}},
 	}

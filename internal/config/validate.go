@@ -307,9 +307,19 @@ func (s *SASL) checkOAuth(c *checker, path string) {
 // ARN and password_file a readable file, when set.
 func (s *SASL) checkSecretSources(c *checker, path string) {
 	if a := s.PasswordSecretARN; a != "" && (!strings.HasPrefix(a, "arn:") || !strings.Contains(a, ":secretsmanager:")) {
-		c.addf(path+".password_secret_arn", "%q is not a Secrets Manager secret ARN (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME)", a)
+		if strings.HasPrefix(a, "arn:") {
+			c.addf(path+".password_secret_arn", "%q is not a Secrets Manager secret ARN (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME)", a)
+		} else {
+			// Not echoed: what is not an ARN at all may be the password.
+			c.addf(path+".password_secret_arn", "is not a Secrets Manager secret ARN (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME); "+
+				"give the ARN of the secret that holds the password, never the password itself")
+		}
 	}
 	if err := checkFile(s.PasswordFile); err != nil {
+		if !isPathLike(s.PasswordFile) {
+			// Not echoed: a name of a password's characters may be the password.
+			err = errors.New("names no readable file; give the path of the file that holds the password, never the password itself")
+		}
 		c.addf(path+".password_file", "%v", err)
 	}
 	if v := s.PasswordEnv; v != "" && !isEnvName(v) {
@@ -317,6 +327,20 @@ func (s *SASL) checkSecretSources(c *checker, path string) {
 		c.addf(path+".password_env", "is not the name of an environment variable (letters, digits, '_', '.' and '-', "+
 			"not starting with a digit); give the name of the variable that holds the password, never the password itself")
 	}
+}
+
+// isPathLike reports whether s is made only of what file paths are
+// usually made of (letters, digits, '/', '_', '.', '-', '~'), so that an
+// error may repeat it: a generated password has other characters.
+func isPathLike(s string) bool {
+	for _, r := range s {
+		switch {
+		case r == '/' || r == '_' || r == '.' || r == '-' || r == '~' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // isEnvName reports whether s can name an environment variable: a shell's

@@ -135,7 +135,7 @@ func TestValidate(t *testing.T) {
 		}, p0, "source.sasl", "only one of password_env, password_file and password_secret_arn"},
 		{"secret not an ARN", func(f *File) {
 			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "SCRAM-SHA-512", Username: "u", PasswordSecretARN: "kafka-password"}
-		}, p0, "source.sasl.password_secret_arn", `"kafka-password" is not a Secrets Manager secret ARN`},
+		}, p0, "source.sasl.password_secret_arn", `is not a Secrets Manager secret ARN (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME); give the ARN`},
 		{"iam with secret", func(f *File) {
 			f.Pipelines[0].Target.TLS = &TLS{}
 			f.Pipelines[0].Target.SASL = &SASL{Mechanism: "AWS_MSK_IAM", PasswordSecretARN: testSecretARN}
@@ -186,7 +186,7 @@ func TestValidate(t *testing.T) {
 		}, p0, "source.sasl.username", "not used with OAUTHBEARER"},
 		{"oauth client secret not an ARN", func(f *File) {
 			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "OAUTHBEARER", TokenEndpointURL: "https://idp/token", ClientID: "c", PasswordSecretARN: "idp-secret"}
-		}, p0, "source.sasl.password_secret_arn", `"idp-secret" is not a Secrets Manager secret ARN`},
+		}, p0, "source.sasl.password_secret_arn", `is not a Secrets Manager secret ARN (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME); give the ARN`},
 		{"token file without oauth", func(f *File) {
 			f.Pipelines[0].Source.SASL = &SASL{Mechanism: "PLAIN", Username: "u", PasswordEnv: "P", TokenFile: existing}
 		}, p0, "source.sasl.token_file", "only with mechanism OAUTHBEARER"},
@@ -234,6 +234,42 @@ func TestPasswordEnvNotAName(t *testing.T) {
 			}
 			if err != nil && strings.Contains(err.Error(), s.PasswordEnv) {
 				t.Errorf("Validate() = %q, which repeats password_env %q", err, s.PasswordEnv)
+			}
+		})
+	}
+}
+
+// TestSecretSourceNotEchoed: a password pasted where the name of its
+// source goes (the secret's ARN, the file's path) is refused at its key
+// without being repeated; what looks like an ARN or a path still is, since
+// that is what its owner needs to fix a typo.
+func TestSecretSourceNotEchoed(t *testing.T) {
+	tests := []struct {
+		name, field, value string
+		echoed             bool
+		sasl               SASL
+	}{
+		{"a password as the secret's ARN", "password_secret_arn", "Tr0ub4dor&3", false,
+			SASL{Mechanism: "PLAIN", Username: "u", PasswordSecretARN: "Tr0ub4dor&3"}},
+		{"an ARN of another service", "password_secret_arn", "arn:aws:ssm:us-east-1:1:parameter/p", true,
+			SASL{Mechanism: "PLAIN", Username: "u", PasswordSecretARN: "arn:aws:ssm:us-east-1:1:parameter/p"}},
+		{"a password as the file", "password_file", "Tr0ub4dor&3", false,
+			SASL{Mechanism: "SCRAM-SHA-512", Username: "u", PasswordFile: "Tr0ub4dor&3"}},
+		{"a missing path", "password_file", "/etc/kafka/no-such-password", true,
+			SASL{Mechanism: "SCRAM-SHA-512", Username: "u", PasswordFile: "/etc/kafka/no-such-password"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := validFile()
+			s := tt.sasl
+			f.Pipelines[0].Source.SASL = &s
+			err := f.Validate()
+			got := problems(t, err)
+			if len(got) != 1 || got[0].Field != "source.sasl."+tt.field {
+				t.Fatalf("Validate() = %q, want one error at source.sasl.%s", got, tt.field)
+			}
+			if echoed := strings.Contains(err.Error(), tt.value); echoed != tt.echoed {
+				t.Errorf("Validate() = %q: repeats %q %v, want %v", err, tt.value, echoed, tt.echoed)
 			}
 		})
 	}
