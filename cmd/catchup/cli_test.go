@@ -782,3 +782,29 @@ func TestEveryUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyEmptyRangeRefused: --from and --to that leave no record on any
+// partition, once resolved against the checkpoints and the source (a --to
+// of 0, a --from past every high watermark), are bad usage: verify would
+// report an exact copy of nothing and record it as verified.
+func TestVerifyEmptyRangeRefused(t *testing.T) {
+	e := newCLIEnv(t)
+	mustCLI(t, exitOK, "", "run", "-c", e.cfg)
+	before := loadCheckpoints(t, e)
+	for _, args := range [][]string{{"--to", "0"}, {"--from", "1000000"}, {"--from", "5", "--to", "5"}} {
+		code, stdout, stderr := cli(t, "", append([]string{"verify", "-c", e.cfg}, args...)...)
+		if code != exitUsage || !strings.Contains(stderr, "leave no record to compare") && !strings.Contains(stderr, "is not after") {
+			t.Errorf("verify %v: exit code %d, stderr %q; want %d and the empty range named", args, code, stderr, exitUsage)
+		}
+		if strings.Contains(stdout, "exact copy") {
+			t.Errorf("verify %v reported an exact copy of an empty range:\n%s", args, stdout)
+		}
+	}
+	if after := loadCheckpoints(t, e); !cmp.Equal(before, after) {
+		t.Errorf("an empty verify range changed the checkpoints (-before +after):\n%s", cmp.Diff(before, after))
+	}
+	// A range that holds records is still compared.
+	if stdout, _ := mustCLI(t, exitOK, "", "verify", "-c", e.cfg, "--to", "10"); !strings.Contains(stdout, "exact copy") {
+		t.Errorf("verify --to 10: no exact copy:\n%s", stdout)
+	}
+}

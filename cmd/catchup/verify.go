@@ -165,6 +165,13 @@ func (a *app) compare(ctx context.Context, p *pipeline.Pipeline, pc *config.Pipe
 		spans[i] = span{lo, hi}
 		total += max(0, hi-lo)
 	}
+	if total == 0 && len(marks) > 0 && (from.set || to.set) {
+		// Compared, every partition would come out an "exact copy" of
+		// nothing, and be recorded as verified.
+		return nil, usageError{fmt.Errorf("--from and --to leave no record to compare on any of the %d partitions "+
+			"(the range stops at each partition's checkpoint and high watermark and starts no lower than its log start); "+
+			"run catchup status to see them, and give a range that holds records, or leave the flags out", len(marks))}
+	}
 	prog := a.newProgress(pc.Name, log)
 	prog.stop = prog.show(total)
 	defer prog.finish()
