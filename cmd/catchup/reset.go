@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -124,12 +122,11 @@ It asks for confirmation unless --yes is given.`,
 	return cmd
 }
 
-// resetTo is reset's --to: earliest or latest (end), an offset, or a time.
+// resetTo is reset's --to: earliest or latest (end), else an offset or a
+// time (at, as verify's --from and --to).
 type resetTo struct {
-	end    string // "earliest" or "latest", or empty
-	offset int64
-	isTime bool
-	at     time.Time
+	end string // "earliest" or "latest", or empty
+	at  rangeBound
 }
 
 // parseResetTo reads --to.
@@ -137,11 +134,8 @@ func parseResetTo(to string) (resetTo, error) {
 	if to == "earliest" || to == "latest" {
 		return resetTo{end: to}, nil
 	}
-	if off, err := strconv.ParseInt(to, 10, 64); err == nil && off >= 0 {
-		return resetTo{offset: off}, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, to); err == nil {
-		return resetTo{isTime: true, at: t}, nil
+	if b, err := parseBound("--to", to); err == nil && b.set {
+		return resetTo{at: b}, nil
 	}
 	return resetTo{}, usageError{fmt.Errorf("--to %q: use earliest, latest, an offset (0 or more), or an RFC 3339 timestamp", to)}
 }
@@ -149,27 +143,18 @@ func parseResetTo(to string) (resetTo, error) {
 // resetOffsets resolves to for each partition.
 func resetOffsets(cmd *cobra.Command, p *pipeline.Pipeline, parts []catchup.Partition, to resetTo) (map[catchup.Partition]int64, error) {
 	ctx := cmd.Context()
+	if to.end == "" {
+		return bound(ctx, p, parts, to.at)
+	}
+	marks, err := p.Source.ListOffsets(ctx, parts)
+	if err != nil {
+		return nil, err
+	}
 	out := map[catchup.Partition]int64{}
-	switch {
-	case to.end != "":
-		marks, err := p.Source.ListOffsets(ctx, parts)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range marks {
-			out[m.Partition] = m.LogStart
-			if to.end == "latest" {
-				out[m.Partition] = m.HighWatermark
-			}
-		}
-	case to.isTime:
-		var err error
-		if out, err = p.Source.OffsetsForTime(ctx, parts, to.at); err != nil {
-			return nil, err
-		}
-	default:
-		for _, q := range parts {
-			out[q] = to.offset
+	for _, m := range marks {
+		out[m.Partition] = m.LogStart
+		if to.end == "latest" {
+			out[m.Partition] = m.HighWatermark
 		}
 	}
 	return out, nil
