@@ -100,15 +100,17 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		committedNext: cp.Next, committedTargetEnd: cp.TargetEnd,
 		lastCommit: e.o.Now(), surveyedEnd: -1, surveyedLogEnd: -1,
 	}
-	if (loaded.Owner != "" || cp.Epoch != loaded.Epoch+1) && e.o.Provenance {
-		// A lease still recorded when the survey read the store was never
-		// released: its holder died (or is this owner, restarted) and may
-		// have left a produce request in flight. An epoch that moved by
-		// more than our acquire means another run held the lease after the
-		// survey, and the acquire cannot say whether it released it.
+	// A lease still recorded when the survey read the store was never
+	// released: its holder died (or is this owner, restarted) and may have
+	// left a produce request in flight. An epoch that moved by more than
+	// our acquire means another run held the lease after the survey, and
+	// the acquire cannot say whether it released it. Only a clean acquire
+	// may use what the survey read of the target.
+	clean := loaded.Owner == "" && cp.Epoch == loaded.Epoch+1
+	if !clean && e.o.Provenance {
 		pc.state = stateTakenOver
 	}
-	if loaded.Owner == "" && cp.Epoch == loaded.Epoch+1 {
+	if clean {
 		pc.surveyedEnd, pc.surveyedLogEnd = sv.end, sv.logEnd
 	}
 	if !cp.Exists {
