@@ -332,30 +332,26 @@ func (s *SASL) checkSecretSources(c *checker, path string) {
 // isPathLike reports whether s is made only of what file paths are
 // usually made of (letters, digits, '/', '_', '.', '-', '~'), so that an
 // error may repeat it: a generated password has other characters.
-func isPathLike(s string) bool {
-	for _, r := range s {
-		switch {
-		case r == '/' || r == '_' || r == '.' || r == '-' || r == '~' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9':
-		default:
-			return false
-		}
-	}
-	return true
-}
+func isPathLike(s string) bool { return madeOf(s, "/_.-~") }
 
 // isEnvName reports whether s can name an environment variable: a shell's
 // names (letters, digits and '_', not starting with a digit), and the '.'
 // and '-' that Kubernetes also allows.
 func isEnvName(s string) bool {
-	for i, r := range s {
+	return s != "" && (s[0] < '0' || s[0] > '9') && madeOf(s, "_.-")
+}
+
+// madeOf reports whether every character of s is an ASCII letter, a digit
+// or one of extra.
+func madeOf(s, extra string) bool {
+	for _, r := range s {
 		switch {
-		case r == '_' || r == '.' || r == '-' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z':
-		case '0' <= r && r <= '9' && i > 0:
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9', strings.ContainsRune(extra, r):
 		default:
 			return false
 		}
 	}
-	return s != ""
+	return true
 }
 
 // Role returns the AWS role s names for its cluster's AWS calls, the zero
