@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
+	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/config"
 )
 
@@ -543,5 +544,22 @@ func TestManPagesAndCompletions(t *testing.T) {
 	}
 	if len(want) < 12 {
 		t.Errorf("%d man pages expected from the command tree: %v; want one per command", len(want), want)
+	}
+}
+
+// TestDocsGapBound: the docs that say how many gaps a checkpoint keeps
+// say checkpoint.MaxGaps.
+func TestDocsGapBound(t *testing.T) {
+	for doc, phrase := range map[string]string{
+		"guarantees.md": "the last %d per partition",
+		"json.md":       "as the checkpoint keeps them: the last %d",
+	} {
+		text, err := os.ReadFile(filepath.Join("..", "..", "docs", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf(phrase, checkpoint.MaxGaps); !strings.Contains(string(text), want) {
+			t.Errorf("docs/%s does not say %q (checkpoint.MaxGaps)", doc, want)
+		}
 	}
 }
