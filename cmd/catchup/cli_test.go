@@ -254,6 +254,7 @@ pipelines:
 // does not have is bad usage that says what the source has, and stores nothing.
 func TestResetNoSuchPartition(t *testing.T) {
 	e := newCLIEnv(t)
+	cfg := e.writeConfigWith(t, "ord.yaml", "file://"+filepath.Join(e.dir, "store"), "ord.*", "") // selects ordres too
 	tests := []struct {
 		name string
 		args []string
@@ -265,7 +266,7 @@ func TestResetNoSuchPartition(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"reset", "-c", e.cfg, "--pipeline", cliPipeline, "--to", "0", "--yes"}, tt.args...)
+			args := append([]string{"reset", "-c", cfg, "--pipeline", cliPipeline, "--to", "0", "--yes"}, tt.args...)
 			_, stderr := mustCLI(t, exitUsage, "", args...)
 			if !strings.Contains(stderr, tt.want) {
 				t.Errorf("catchup %v: stderr %q does not contain %q", args, stderr, tt.want)
@@ -274,6 +275,31 @@ func TestResetNoSuchPartition(t *testing.T) {
 				t.Errorf("catchup %v stored checkpoints %v, want none", args, cps)
 			}
 		})
+	}
+}
+
+// TestResetTopicNotCopied: a reset of a topic the source has but the
+// pipeline does not copy is bad usage that names the pipeline's topics; it
+// stores no checkpoint that no run would read and status would not show.
+func TestResetTopicNotCopied(t *testing.T) {
+	e := newCLIEnv(t)
+	cfg := e.writeConfigWith(t, "payments.yaml", "file://"+filepath.Join(e.dir, "store"), "payments", "")
+	args := []string{"reset", "-c", cfg, "--pipeline", cliPipeline, "--topic", cliTopic, "--to", "0", "--yes"}
+	_, stderr := mustCLI(t, exitUsage, "", args...)
+	want := fmt.Sprintf(`--topic %s: pipeline %s does not copy this topic (its topics: include ["payments"]); `+
+		"add it to the pipeline's topics first", cliTopic, cliPipeline)
+	if !strings.Contains(stderr, want) {
+		t.Errorf("catchup %v: stderr %q does not contain %q", args, stderr, want)
+	}
+	if cps := loadCheckpoints(t, e); len(cps) != 0 {
+		t.Errorf("catchup %v stored checkpoints %v, want none", args, cps)
+	}
+	doc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "troubleshooting.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if form := "`--topic T: pipeline P does not copy this topic (its topics: include [...])`"; !strings.Contains(string(doc), form) {
+		t.Errorf("docs/troubleshooting.md has no row for %s", form)
 	}
 }
 

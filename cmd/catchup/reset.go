@@ -22,8 +22,8 @@ func (a *app) resetCmd() *cobra.Command {
 		Short: "Move checkpoints deliberately, after a gap or a recreated topic",
 		Long: `reset moves the checkpoints of a topic's partitions (or of one partition with
 --partition) to the source's earliest offset, its latest offset, an offset, or
-the first record at or after an RFC 3339 timestamp. It refuses partitions
-leased by a live run, and, with provenance, a position below the copies the
+the first record at or after an RFC 3339 timestamp. It refuses a topic the
+pipeline does not copy, partitions leased by a live run, and, with provenance, a position below the copies the
 target already holds (they would be copied twice) unless --allow-duplicates.
 It asks for confirmation unless --yes is given.`,
 		Args: cobra.NoArgs,
@@ -48,6 +48,16 @@ It asks for confirmation unless --yes is given.`,
 			pc, err := f.Pipeline(a.pipeline)
 			if err != nil {
 				return usageError{err}
+			}
+			if !pc.Topics.Match(topic) {
+				// A checkpoint no run of the pipeline reads, and status does
+				// not show: most likely a mistyped or mixed-up topic.
+				sel := fmt.Sprintf("include %q", pc.Topics.Include)
+				if len(pc.Topics.Exclude) > 0 {
+					sel += fmt.Sprintf(", exclude %q", pc.Topics.Exclude)
+				}
+				return usageError{fmt.Errorf("--topic %s: pipeline %s does not copy this topic (its topics: %s); "+
+					"add it to the pipeline's topics first, or name the pipeline that copies it", topic, pc.Name, sel)}
 			}
 			p, err := pipeline.Open(ctx, f, pc, pipeline.Options{Log: a.logger()})
 			if err != nil {
