@@ -26,12 +26,16 @@ import (
 	"github.com/kafka-catchup/catchup/internal/awsapi"
 )
 
+// DefaultDialTimeout bounds TCP, the TLS handshake and SASL together when
+// Settings give no DialTimeout: the configuration's default too
+// (config.DefaultDialTimeout).
+const DefaultDialTimeout = 10 * time.Second
+
 // Transport settings. MetadataTTL is short because kafka-go's Transport does
 // not refresh metadata on NOT_LEADER_OR_FOLLOWER: with its default of 6s a
 // leader move stalled produce for up to 6.4s (KAFKA-GO-NOTES.md).
 const (
 	metadataTTL = time.Second
-	dialTimeout = 10 * time.Second // TCP, TLS handshake and SASL together, unless Settings say otherwise
 	// idleTimeout stays well below Kafka's connections.max.idle.ms (10m), so
 	// that the broker does not close a connection the Transport still
 	// believes usable: a produce on such a connection ends in EOF after the
@@ -173,7 +177,7 @@ func Dial(c Settings) (*Cluster, error) {
 	}
 	cl := &Cluster{name: c.Name, clientID: c.ClientID, dialTimeout: c.DialTimeout}
 	if cl.dialTimeout <= 0 {
-		cl.dialTimeout = dialTimeout
+		cl.dialTimeout = DefaultDialTimeout
 	}
 	tc, err := tlsConfig(c.TLS)
 	if err != nil {

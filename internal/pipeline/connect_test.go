@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
 
@@ -69,5 +70,14 @@ func TestConnectRejects(t *testing.T) {
 			!strings.Contains(err.Error(), `pipeline p: source: cluster "x": sasl `+tc.sasl.Mechanism+`: password of user "u"`) {
 			t.Errorf("%s: Connect error = %v, want one naming the pipeline, cluster, mechanism and user and containing %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestDialTimeoutDefaultsAgree: the Kafka adapter's fallback for a caller
+// that gives no dial timeout is the configuration's default, as
+// docs/configuration.md says.
+func TestDialTimeoutDefaultsAgree(t *testing.T) {
+	if kafkago.DefaultDialTimeout != config.DefaultDialTimeout {
+		t.Errorf("kafkago.DefaultDialTimeout = %v, config.DefaultDialTimeout = %v: want the same", kafkago.DefaultDialTimeout, config.DefaultDialTimeout)
 	}
 }
