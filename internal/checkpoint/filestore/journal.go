@@ -117,8 +117,12 @@ func appendJournal(path, pipeline string, size int64, data []byte) (int64, error
 		}
 		data = append(append(h, '\n'), data...)
 	}
+	// Every failure below cuts the file back (best effort): the caller
+	// keeps size, so the next append is written at size, and a shorter line
+	// written over this one would leave its tail after it as a line of its
+	// own, which replay refuses.
 	if _, err := f.WriteAt(data, size); err != nil {
-		_ = f.Truncate(size) // best effort; replay drops a torn last line anyway
+		_ = f.Truncate(size)
 		return 0, fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {
@@ -126,12 +130,22 @@ func appendJournal(path, pipeline string, size int64, data []byte) (int64, error
 		return 0, fmt.Errorf("sync %s: %w", path, err)
 	}
 	if size == 0 {
-		if err := syncDir(filepath.Dir(path)); err != nil {
+		if err := syncJournalDir(filepath.Dir(path)); err != nil {
+			_ = f.Truncate(size)
 			return 0, fmt.Errorf("sync directory of %s: %w", path, err)
 		}
 	}
-	if err := f.Close(); err != nil {
+	if err := closeJournal(f); err != nil {
+		_ = os.Truncate(path, size)
 		return 0, fmt.Errorf("close %s: %w", path, err)
 	}
 	return int64(len(data)), nil
 }
+
+// syncJournalDir and closeJournal are what appendJournal calls to make a
+// new journal's name durable and to close it; variables so that a test can
+// make them fail.
+var (
+	syncJournalDir = syncDir
+	closeJournal   = (*os.File).Close
+)
