@@ -3,6 +3,7 @@ package catchup
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"strconv"
 )
 
@@ -46,21 +47,36 @@ func AppendProvenancePrefix(dst []byte, p Partition, cluster string) []byte {
 
 // ProvenanceLen is len(AppendProvenance(nil, pv)), without formatting it.
 func ProvenanceLen(pv Provenance) int {
-	return len("v1:") + len(pv.Cluster) + 1 + len(pv.Topic) + 1 + decimalLen(int64(pv.Partition.Partition)) + 1 + decimalLen(pv.Offset)
+	return ProvenancePrefixLen(pv.Partition, pv.Cluster) + DecimalLen(pv.Offset)
 }
 
-// decimalLen is the length of strconv.FormatInt(x, 10).
-func decimalLen(x int64) int {
-	n := 1
-	if x < 0 {
-		n++ // the sign; -x may overflow, so count on x itself
-	}
-	for x <= -10 || x >= 10 {
-		x /= 10
-		n++
-	}
-	return n
+// ProvenancePrefixLen is len(AppendProvenancePrefix(nil, p, cluster)): the
+// length of a header value without its offset, the same for every record
+// of p, so that a copy sizes it once and adds DecimalLen of each offset.
+func ProvenancePrefixLen(p Partition, cluster string) int {
+	return len("v1:") + len(cluster) + 1 + len(p.Topic) + 1 + DecimalLen(int64(p.Partition)) + 1
 }
+
+// DecimalLen is the length of strconv.FormatInt(x, 10), counted from the
+// bit length of x and one comparison rather than a division per digit.
+func DecimalLen(x int64) int {
+	u, sign := uint64(x), 0
+	if x < 0 {
+		u, sign = -u, 1 // -MinInt64 wraps to itself, which is right as a uint64
+	}
+	// bits.Len64(u)*1233>>12 is floor(log10(2^Len64(u))): the digit count of
+	// u, or one more.
+	d := bits.Len64(u|1) * 1233 >> 12
+	if u >= powersOf10[d] {
+		d++
+	}
+	return sign + d
+}
+
+// powersOf10[i] is 10^i, for every power of 10 a uint64 holds; [0] is 0 so
+// that DecimalLen counts one digit for 0.
+var powersOf10 = [...]uint64{0, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
 
 // ParseProvenance decodes a provenance header value.
 func ParseProvenance(v []byte) (Provenance, error) {
@@ -129,6 +145,24 @@ func SourceOffset(r *Record, cluster string, p Partition) (int64, bool) {
 		}
 	}
 	return off, found
+}
+
+// CopiedPrefix is how the value of a provenance header naming cluster as
+// the source starts: CopiedFrom(r, cluster) is
+// CopiedWith(r, CopiedPrefix(cluster)), which a caller testing many records
+// against one cluster uses to build the prefix once.
+func CopiedPrefix(cluster string) string { return "v1:" + cluster + ":" }
+
+// CopiedWith reports whether r carries a provenance header whose value
+// starts with prefix (CopiedPrefix).
+func CopiedWith(r *Record, prefix string) bool {
+	for i := range r.Headers {
+		h := &r.Headers[i]
+		if h.Key == ProvenanceHeader && len(h.Value) >= len(prefix) && string(h.Value[:len(prefix)]) == prefix {
+			return true
+		}
+	}
+	return false
 }
 
 // CopiedFrom reports whether r carries a provenance header naming cluster as

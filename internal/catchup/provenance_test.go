@@ -2,6 +2,8 @@ package catchup
 
 import (
 	"math"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -53,6 +55,66 @@ func TestCopiedFrom(t *testing.T) {
 		{Key: ProvenanceHeader, Value: AppendProvenance(nil, Provenance{"east", Partition{"t", 0}, 5})}}}
 	if !CopiedFrom(&r, "east") || CopiedFrom(&r, "dst") || CopiedFrom(&Record{}, "east") {
 		t.Errorf("CopiedFrom: want true only for the cluster named in a %s header", ProvenanceHeader)
+	}
+}
+
+// TestCopiedWith wants CopiedWith of CopiedPrefix to answer as CopiedFrom
+// does, for header values around the length of the prefix.
+func TestCopiedWith(t *testing.T) {
+	values := []string{"", "v1", "v1:", "v1:eas", "v1:east", "v1:east:", "v1:east:t", "v1:east:t:0:5", "v1:easter:t:0:5",
+		"v2:east:t:0:5", "v1:eas:t:0:5", "v1:east;t:0:5"}
+	for _, key := range []string{ProvenanceHeader, "other"} {
+		for _, v := range values {
+			r := Record{Headers: []Header{{Key: "a", Value: nil}, {Key: key, Value: []byte(v)}}}
+			for _, cluster := range []string{"east", "eas", ""} {
+				if got, want := CopiedWith(&r, CopiedPrefix(cluster)), CopiedFrom(&r, cluster); got != want {
+					t.Errorf("header %s=%q, cluster %q: CopiedWith = %t, CopiedFrom = %t", key, v, cluster, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestDecimalLen checks DecimalLen against strconv at both sides of every
+// power of 10, at the ends of int64 and at random values of every length.
+func TestDecimalLen(t *testing.T) {
+	xs := []int64{0, math.MaxInt64, math.MinInt64, math.MaxInt64 - 1, math.MinInt64 + 1}
+	for p := int64(1); ; p *= 10 {
+		xs = append(xs, p-1, p, p+1, -p+1, -p, -p-1)
+		if p > math.MaxInt64/10 {
+			break
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 10_000 {
+		x := r.Int64() >> r.IntN(64)
+		xs = append(xs, x, -x)
+	}
+	for _, x := range xs {
+		if got, want := DecimalLen(x), len(strconv.FormatInt(x, 10)); got != want {
+			t.Errorf("DecimalLen(%d) = %d, want %d", x, got, want)
+		}
+	}
+}
+
+func TestProvenancePrefixLen(t *testing.T) {
+	for _, part := range []int32{0, 9, 10, 2147483647, -1, math.MinInt32} {
+		p := Partition{"orders.eu", part}
+		if got, want := ProvenancePrefixLen(p, "eu-prod"), len(AppendProvenancePrefix(nil, p, "eu-prod")); got != want {
+			t.Errorf("ProvenancePrefixLen(%v) = %d, want %d", p, got, want)
+		}
+	}
+}
+
+func BenchmarkProvenanceLen(b *testing.B) {
+	pv := Provenance{Cluster: "onprem", Partition: Partition{"orders", 3}, Offset: 123456789}
+	n := 0
+	for b.Loop() {
+		pv.Offset++
+		n += ProvenanceLen(pv)
+	}
+	if n == 0 {
+		b.Fatal("no length")
 	}
 }
 
