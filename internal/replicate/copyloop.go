@@ -36,9 +36,12 @@ func (pc *partitionCopy) dropLooped(recs []catchup.Record) []catchup.Record {
 	if pc.e.o.LoopCluster == "" {
 		return recs
 	}
+	if pc.loopPrefix == "" {
+		pc.loopPrefix = catchup.CopiedPrefix(pc.e.o.LoopCluster)
+	}
 	kept := -1 // records before kept are all kept, in place
 	for i := range recs {
-		looped := catchup.CopiedFrom(&recs[i], pc.e.o.LoopCluster)
+		looped := catchup.CopiedWith(&recs[i], pc.loopPrefix)
 		switch {
 		case looped && kept < 0:
 			kept = i
@@ -422,9 +425,8 @@ func (pc *partitionCopy) requestLen(recs []catchup.Record) int {
 		return n
 	}
 	left := pc.e.o.MaxBytes - pc.res.Bytes
-	stamp := pc.stamp()
 	for i := range n {
-		if left -= pc.sizeAsWritten(&recs[i], stamp); left <= 0 {
+		if left -= pc.sizeAsWritten(&recs[i]); left <= 0 {
 			return i + 1
 		}
 	}
@@ -432,14 +434,24 @@ func (pc *partitionCopy) requestLen(recs []catchup.Record) int {
 }
 
 // sizeAsWritten is r's size as counted in Result.Bytes: catchup.Record.Size
-// plus, with stamp, the provenance header's key and value.
-func (pc *partitionCopy) sizeAsWritten(r *catchup.Record, stamp *catchup.Provenance) int64 {
+// plus, with provenance, the provenance header's key and value. The part
+// of the header that is the same for every record is sized once
+// (stampFixed); only the offset's digits are counted per record.
+func (pc *partitionCopy) sizeAsWritten(r *catchup.Record) int64 {
 	n := int64(r.Size())
-	if stamp != nil {
-		stamp.Offset = r.Offset
-		n += int64(len(catchup.ProvenanceHeader) + catchup.ProvenanceLen(*stamp))
+	if pc.e.o.Provenance {
+		n += int64(pc.stampFixed() + catchup.DecimalLen(r.Offset))
 	}
 	return n
+}
+
+// stampFixed is the length of the provenance header's key and of its value
+// without the offset, for the records of pc.p.
+func (pc *partitionCopy) stampFixed() int {
+	if pc.stampLen == 0 {
+		pc.stampLen = len(catchup.ProvenanceHeader) + catchup.ProvenancePrefixLen(pc.p, pc.e.o.Cluster)
+	}
+	return pc.stampLen
 }
 
 // stamp returns the provenance the target stamps on each record, nil
@@ -462,9 +474,8 @@ func (pc *partitionCopy) acked(recs []catchup.Record, end int64) {
 
 func (pc *partitionCopy) countCopied(recs []catchup.Record) {
 	var n int64
-	stamp := pc.stamp()
 	for i := range recs {
-		n += pc.sizeAsWritten(&recs[i], stamp) // as written: with the provenance header
+		n += pc.sizeAsWritten(&recs[i]) // as written: with the provenance header
 		if ts := recs[i].Timestamp; ts.After(pc.res.Newest) {
 			pc.res.Newest = ts
 		}

@@ -68,6 +68,11 @@ type partitionCopy struct {
 	// those of the request that bridges two batches (copyloop.go), reused.
 	held    heldTail
 	bridged []catchup.Record
+	// stampLen is stampFixed's length once computed; 0 before.
+	stampLen int
+	// loopPrefix is catchup.CopiedPrefix of the loop cluster once
+	// dropLooped computed it; "" before.
+	loopPrefix string
 }
 
 // surveyed is what the run read of a target partition at plan time: its
