@@ -131,7 +131,8 @@ func (*ProduceRequest) MaxVersion() int16 { return 8 }
 // the frames a compressed copy keeps in flight are the size of what it
 // sends rather than of its records uncompressed.
 func (r *ProduceRequest) bodyCap() int {
-	n := recordsCap(r.Records, newStamper(r.Stamp))
+	st := newStamper(r.Stamp)
+	n := recordsCap(r.Records, &st)
 	if r.Compression != compress.None {
 		n /= 4
 	}
@@ -166,6 +167,7 @@ func appendString(b []byte, s string) []byte {
 const (
 	batchLengthAt = 8
 	batchCRCAt    = 17
+	batchMaxTSAt  = 35
 )
 
 // appendRecordBatch appends recs to b as one record batch of format v2,
@@ -184,10 +186,6 @@ func appendProducerBatch(b []byte, recs []catchup.Record, stamp *catchup.Provena
 		return b, fmt.Errorf("record batch: no records")
 	}
 	first := recs[0].Timestamp.UnixMilli()
-	maxTS := first
-	for i := range recs {
-		maxTS = max(maxTS, recs[i].Timestamp.UnixMilli())
-	}
 	start := len(b)
 	b = binary.BigEndian.AppendUint64(b, 0)          // base offset: the broker assigns it
 	b = binary.BigEndian.AppendUint32(b, 0)          // batch length, set below
@@ -197,7 +195,7 @@ func appendProducerBatch(b []byte, recs []catchup.Record, stamp *catchup.Provena
 	b = binary.BigEndian.AppendUint16(b, uint16(c)&attrCompression)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(recs)-1)) // last offset delta
 	b = binary.BigEndian.AppendUint64(b, uint64(first))
-	b = binary.BigEndian.AppendUint64(b, uint64(maxTS))
+	b = binary.BigEndian.AppendUint64(b, uint64(first)) // max timestamp, set below
 	if !seq.On {
 		seq = ProducerSeq{ID: -1, Epoch: -1, Base: -1}
 	}
@@ -206,36 +204,68 @@ func appendProducerBatch(b []byte, recs []catchup.Record, stamp *catchup.Provena
 	b = binary.BigEndian.AppendUint32(b, uint32(seq.Base))
 	b = binary.BigEndian.AppendUint32(b, uint32(len(recs)))
 	st := newStamper(stamp)
+	var maxTS int64
 	if c == compress.None {
-		for i := range recs {
-			b = appendRecord(b, &recs[i], i, first, st)
-		}
+		b, maxTS = appendRecords(b, recs, first, &st)
 	} else {
 		var err error
-		if b, err = appendCompressed(b, recs, first, st, c, level); err != nil {
+		if b, maxTS, err = appendCompressed(b, recs, first, &st, c, level); err != nil {
 			return b, err
 		}
 	}
+	binary.BigEndian.PutUint64(b[start+batchMaxTSAt:], uint64(maxTS))
 	binary.BigEndian.PutUint32(b[start+batchLengthAt:], uint32(len(b)-start-batchLogOverlap))
 	binary.BigEndian.PutUint32(b[start+batchCRCAt:], crc32.Checksum(b[start+batchCRCFrom:], castagnoli))
 	return b, nil
 }
 
-func appendCompressed(b []byte, recs []catchup.Record, first int64, st stamper, c compress.Compression, level int) ([]byte, error) {
+// appendRecords appends recs as the records of a batch whose first
+// timestamp is first, and returns the largest timestamp: each record's
+// timestamp is read once.
+func appendRecords(b []byte, recs []catchup.Record, first int64, st *stamper) ([]byte, int64) {
+	maxTS := first
+	for i := range recs {
+		ts := recs[i].Timestamp.UnixMilli()
+		maxTS = max(maxTS, ts)
+		b = appendRecord(b, &recs[i], i, ts-first, st)
+	}
+	return b, maxTS
+}
+
+// appendCompressed appends recs compressed with c at level, as the records
+// of a batch whose first timestamp is first, and returns the largest
+// timestamp.
+func appendCompressed(b []byte, recs []catchup.Record, first int64, st *stamper, c compress.Compression, level int) ([]byte, int64, error) {
+	if _, err := codecOf(c, level); err != nil {
+		return b, 0, err
+	}
+	s := getFrame(scratch, recordsCap(recs, st))
+	defer s.Release()
+	var maxTS int64
+	s.buf, maxTS = appendRecords(s.buf, recs, first, st)
+	b, err := appendCompressedRaw(b, s.buf, c, level)
+	return b, maxTS, err
+}
+
+// codecOf is the codec of c at level.
+func codecOf(c compress.Compression, level int) (compress.Codec, error) {
 	codec := c.Codec()
 	if c == compress.Gzip && level >= 1 && level < len(gzipCodecs) {
 		codec = gzipCodecs[level]
 	}
 	if codec == nil {
-		return b, fmt.Errorf("record batch: unknown compression codec %d", c)
+		return nil, fmt.Errorf("record batch: unknown compression codec %d", c)
 	}
-	s := getFrame(scratch, recordsCap(recs, st))
-	raw := s.buf
-	for i := range recs {
-		raw = appendRecord(raw, &recs[i], i, first, st)
+	return codec, nil
+}
+
+// appendCompressedRaw appends raw, encoded records, compressed with c at
+// level.
+func appendCompressedRaw(b, raw []byte, c compress.Compression, level int) ([]byte, error) {
+	codec, err := codecOf(c, level)
+	if err != nil {
+		return b, err
 	}
-	s.buf = raw
-	defer s.Release()
 	if c == compress.Zstd {
 		return appendZstd(b, raw, level)
 	}
@@ -274,9 +304,13 @@ const produceHeaderLen = 4 + 2 + 2 + 4 + 2 + 2 + 2 + 4 + 4 + 2 + 4 + 4 + 4
 // value's prefix ("v1:<cluster>:<topic>:<partition>:") is the same for every
 // record of the batch, so it is formatted once; only the offset is formatted
 // per record, which matters for small records, where the header is a large
-// share of each record's bytes.
+// share of each record's bytes. The offsets of a batch mostly follow one
+// another, so the last one's digits are kept and incremented in place.
 type stamper struct {
-	prefix []byte // catchup.AppendProvenancePrefix of the batch's stamp; nil: no header
+	prefix []byte                // catchup.AppendProvenancePrefix of the batch's stamp; nil: no header
+	digits [maxDecimalInt64]byte // the last offset formatted, in digits[:n]
+	n      int                   // 0: none yet
+	last   int64                 // the offset digits[:n] holds
 }
 
 func newStamper(stamp *catchup.Provenance) stamper {
@@ -284,6 +318,31 @@ func newStamper(stamp *catchup.Provenance) stamper {
 		return stamper{}
 	}
 	return stamper{prefix: catchup.AppendProvenancePrefix(make([]byte, 0, 64), stamp.Partition, stamp.Cluster)}
+}
+
+// offset returns off in decimal, strconv.AppendInt's digits, in st's memory
+// until the next call. The offset after the last one is the last one's
+// digits plus one, carried by hand; any other offset, and one that takes a
+// digit more, is formatted by strconv.
+func (st *stamper) offset(off int64) []byte {
+	d := st.digits[:st.n]
+	if st.n > 0 && st.last >= 0 && off > st.last && off-st.last == 1 {
+		i := len(d) - 1
+		for i >= 0 && d[i] == '9' {
+			i--
+		}
+		if i >= 0 {
+			d[i]++
+			for j := i + 1; j < len(d); j++ {
+				d[j] = '0'
+			}
+			st.last = off
+			return d
+		}
+	}
+	d = strconv.AppendInt(st.digits[:0], off, 10)
+	st.n, st.last = len(d), off
+	return d
 }
 
 // maxRecordOverhead bounds what a record adds to its key, value and headers:
@@ -298,7 +357,7 @@ const maxDecimalInt64 = 20
 // in a batch: it sizes the frame without sizing every varint and offset of
 // the batch in a pass of its own, which would cost about as much as encoding
 // small records.
-func recordsCap(recs []catchup.Record, st stamper) int {
+func recordsCap(recs []catchup.Record, st *stamper) int {
 	per := maxRecordOverhead
 	if st.prefix != nil {
 		per += varintLen(int64(len(catchup.ProvenanceHeader))) + len(catchup.ProvenanceHeader) +
@@ -338,11 +397,16 @@ func BatchLen(r *catchup.Record, stamp *catchup.Provenance) int {
 // recordLen is the size of r encoded, without its length prefix, with a
 // provenance header value of stamp bytes (-1: none).
 func recordLen(r *catchup.Record, i int, first int64, stamp int) int {
+	return recordBodyLen(r, i, r.Timestamp.UnixMilli()-first, stamp)
+}
+
+// recordBodyLen is recordLen of r at offset delta i and timestamp delta ts.
+func recordBodyLen(r *catchup.Record, i int, ts int64, stamp int) int {
 	headers := len(r.Headers)
 	if stamp >= 0 {
 		headers++
 	}
-	n := 1 + varintLen(r.Timestamp.UnixMilli()-first) + varintLen(int64(i)) + bytesLen(r.Key) + bytesLen(r.Value) + varintLen(int64(headers))
+	n := 1 + varintLen(ts) + varintLen(int64(i)) + bytesLen(r.Key) + bytesLen(r.Value) + varintLen(int64(headers))
 	for _, h := range r.Headers {
 		n += varintLen(int64(len(h.Key))) + len(h.Key) + bytesLen(h.Value)
 	}
@@ -352,22 +416,21 @@ func recordLen(r *catchup.Record, i int, first int64, stamp int) int {
 	return n
 }
 
-// appendRecord appends r as the record at offset delta i of a batch whose
-// first timestamp is first, with the provenance header of st last if st
-// has one. A nil key, value or header value is written as null, an empty
-// one as empty.
-func appendRecord(b []byte, r *catchup.Record, i int, first int64, st stamper) []byte {
-	var digits [maxDecimalInt64]byte
+// appendRecord appends r as the record at offset delta i and timestamp
+// delta ts of a batch, with the provenance header of st last if st has
+// one. A nil key, value or header value is written as null, an empty one
+// as empty.
+func appendRecord(b []byte, r *catchup.Record, i int, ts int64, st *stamper) []byte {
 	var offset []byte // r.Offset in decimal, the end of the header value
 	sl, headers := -1, len(r.Headers)
 	if st.prefix != nil {
-		offset = strconv.AppendInt(digits[:0], r.Offset, 10)
+		offset = st.offset(r.Offset)
 		sl = len(st.prefix) + len(offset)
 		headers++
 	}
-	b = binary.AppendVarint(b, int64(recordLen(r, i, first, sl)))
+	b = binary.AppendVarint(b, int64(recordBodyLen(r, i, ts, sl)))
 	b = append(b, 0) // attributes: unused
-	b = binary.AppendVarint(b, r.Timestamp.UnixMilli()-first)
+	b = binary.AppendVarint(b, ts)
 	b = binary.AppendVarint(b, int64(i))
 	b = appendBytes(b, r.Key)
 	b = appendBytes(b, r.Value)

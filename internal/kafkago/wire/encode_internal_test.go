@@ -7,7 +7,9 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -125,7 +127,8 @@ func testEncodeProduce(t *testing.T, in []catchup.Record, c compress.Compression
 	if c == compress.None && len(f.buf) != want {
 		t.Errorf("frame of %d bytes, want %d", len(f.buf), want)
 	}
-	if bound := recordsCap(in, newStamper(stamp)); bound < recordsLen(in, stamp) {
+	if st := newStamper(stamp); recordsCap(in, &st) < recordsLen(in, stamp) {
+		bound := recordsCap(in, &st)
 		t.Errorf("recordsCap = %d, below the %d bytes the records take: the frame grows while encoding", bound, recordsLen(in, stamp))
 	}
 	req, b, recs := decodeProduce(t, f.buf, version)
@@ -273,4 +276,138 @@ func BenchmarkEncodeProduce(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestStamperOffset wants stamper.offset to give strconv's digits for runs
+// of offsets that follow one another across every decimal length, for
+// jumps, for offsets going back and for the ends of int64.
+func TestStamperOffset(t *testing.T) {
+	var offs []int64
+	for o := int64(-3); o < 1_100_000; o++ {
+		offs = append(offs, o)
+	}
+	for p := int64(10); p <= math.MaxInt64/10; p *= 10 {
+		offs = append(offs, p*10-2, p*10-1, p*10, p*10+1, p-1, p, 3*p-1, 3*p)
+	}
+	offs = append(offs, math.MaxInt64-2, math.MaxInt64-1, math.MaxInt64, math.MinInt64, math.MinInt64+1, 0, 0, 1, 1, 0, -1, 0)
+	st := stamper{prefix: []byte("v1:c:t:0:")}
+	for _, o := range offs {
+		if got, want := string(st.offset(o)), strconv.FormatInt(o, 10); got != want {
+			t.Fatalf("offset(%d) after %d = %q, want %q", o, st.last, got, want)
+		}
+	}
+}
+
+// TestEncodeMatchesReference encodes random batches, stamped and not, in
+// every codec, and wants the frame that refProducerBatch, which formats
+// each record's provenance header whole and prefixes each record with the
+// length of its encoded body, writes.
+func TestEncodeMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	stamp := &catchup.Provenance{Cluster: "src", Partition: catchup.Partition{Topic: "orders", Partition: 7}}
+	off := int64(0)
+	for round := range 300 {
+		recs := make([]catchup.Record, 1+r.IntN(40))
+		for i := range recs {
+			switch r.IntN(10) {
+			case 0:
+				off += int64(r.IntN(1_000_000)) // a compacted hole
+			case 1:
+				off = int64(r.IntN(100)) * 9_999 // elsewhere
+			default:
+				off++
+			}
+			rec := catchup.Record{Offset: off, Timestamp: time.UnixMilli(1_700_000_000_000 + r.Int64N(1<<20) - 1<<19)}
+			if r.IntN(3) > 0 {
+				rec.Key = benchValue(round*100+i, r.IntN(20))
+			}
+			if r.IntN(8) > 0 {
+				rec.Value = benchValue(round*100+i, []int{0, 30, 60, 64, 200, 8150, 8192}[r.IntN(7)]+r.IntN(40))
+			}
+			for range r.IntN(3) {
+				rec.Headers = append(rec.Headers, catchup.Header{Key: "h", Value: benchValue(i, r.IntN(70))})
+			}
+			recs[i] = rec
+		}
+		c := []compress.Compression{compress.None, compress.Gzip, compress.Snappy, compress.Lz4, compress.Zstd}[round%5]
+		st := stamp
+		if round%2 == 1 {
+			st = nil
+		}
+		seq := ProducerSeq{}
+		if round%3 == 0 {
+			seq = ProducerSeq{On: true, ID: int64(round), Epoch: 1, Base: int32(round * 7)}
+		}
+		got, err := appendProducerBatch(nil, recs, st, c, 0, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := refProducerBatch(recs, st, c, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("round %d (%s, stamped %t, %d records): the batch differs from the reference's", round, c, st != nil, len(recs))
+		}
+	}
+}
+
+// refProducerBatch is appendProducerBatch written independently of the
+// encoder's sizing: each record's body is encoded on its own and then
+// prefixed with its length, its provenance header value formatted whole.
+// Compression goes through the encoder's own appendCompressedRaw.
+func refProducerBatch(recs []catchup.Record, stamp *catchup.Provenance, c compress.Compression, seq ProducerSeq) ([]byte, error) {
+	first := recs[0].Timestamp.UnixMilli()
+	maxTS := first
+	var raw []byte
+	for i := range recs {
+		rec := &recs[i]
+		maxTS = max(maxTS, rec.Timestamp.UnixMilli())
+		body := []byte{0}
+		body = binary.AppendVarint(body, rec.Timestamp.UnixMilli()-first)
+		body = binary.AppendVarint(body, int64(i))
+		body = appendBytes(body, rec.Key)
+		body = appendBytes(body, rec.Value)
+		hs := rec.Headers
+		if stamp != nil {
+			pv := *stamp
+			pv.Offset = rec.Offset
+			hs = append(slices.Clone(hs), catchup.Header{Key: catchup.ProvenanceHeader, Value: catchup.AppendProvenance(nil, pv)})
+		}
+		body = binary.AppendVarint(body, int64(len(hs)))
+		for _, h := range hs {
+			body = binary.AppendVarint(body, int64(len(h.Key)))
+			body = append(body, h.Key...)
+			body = appendBytes(body, h.Value)
+		}
+		raw = binary.AppendVarint(raw, int64(len(body)))
+		raw = append(raw, body...)
+	}
+	if !seq.On {
+		seq = ProducerSeq{ID: -1, Epoch: -1, Base: -1}
+	}
+	b := binary.BigEndian.AppendUint64(nil, 0)
+	b = binary.BigEndian.AppendUint32(b, 0)
+	b = binary.BigEndian.AppendUint32(b, 0xffffffff)
+	b = append(b, 2)
+	b = binary.BigEndian.AppendUint32(b, 0)
+	b = binary.BigEndian.AppendUint16(b, uint16(c))
+	b = binary.BigEndian.AppendUint32(b, uint32(len(recs)-1))
+	b = binary.BigEndian.AppendUint64(b, uint64(first))
+	b = binary.BigEndian.AppendUint64(b, uint64(maxTS))
+	b = binary.BigEndian.AppendUint64(b, uint64(seq.ID))
+	b = binary.BigEndian.AppendUint16(b, uint16(seq.Epoch))
+	b = binary.BigEndian.AppendUint32(b, uint32(seq.Base))
+	b = binary.BigEndian.AppendUint32(b, uint32(len(recs)))
+	if c == compress.None {
+		b = append(b, raw...)
+	} else {
+		var err error
+		if b, err = appendCompressedRaw(b, raw, c, 0); err != nil {
+			return nil, err
+		}
+	}
+	binary.BigEndian.PutUint32(b[batchLengthAt:], uint32(len(b)-batchLogOverlap))
+	binary.BigEndian.PutUint32(b[batchCRCAt:], crc32.Checksum(b[batchCRCFrom:], castagnoli))
+	return b, nil
 }

@@ -244,7 +244,8 @@ func TestCompressedFramesHoldWhatTheySend(t *testing.T) {
 			Timestamp: time.UnixMilli(1_700_000_000_000)}
 	}
 	stamp := &catchup.Provenance{Cluster: "source", Partition: catchup.Partition{Topic: "orders", Partition: 1}}
-	raw := recordsCap(recs, newStamper(stamp))
+	st := newStamper(stamp)
+	raw := recordsCap(recs, &st)
 	for _, c := range []compress.Compression{compress.Zstd, compress.Gzip, compress.Snappy, compress.Lz4} {
 		r := ProduceRequest{Acks: -1, TimeoutMillis: 30_000, Partition: stamp.Partition, Compression: c, Records: recs, Stamp: stamp}
 		for round := range 2 { // a new frame, then one from the free list
