@@ -148,31 +148,17 @@ func SourceOffset(r *Record, cluster string, p Partition) (int64, bool) {
 }
 
 // CopiedPrefix is how the value of a provenance header naming cluster as
-// the source starts: CopiedFrom(r, cluster) is
-// CopiedWith(r, CopiedPrefix(cluster)), which a caller testing many records
-// against one cluster uses to build the prefix once.
+// a source starts. A caller that tests many records against one cluster
+// builds it once and calls CopiedWith.
 func CopiedPrefix(cluster string) string { return "v1:" + cluster + ":" }
 
 // CopiedWith reports whether r carries a provenance header whose value
-// starts with prefix (CopiedPrefix).
+// starts with prefix, CopiedPrefix of a cluster: r was copied from that
+// cluster at some hop.
 func CopiedWith(r *Record, prefix string) bool {
 	for i := range r.Headers {
 		h := &r.Headers[i]
 		if h.Key == ProvenanceHeader && len(h.Value) >= len(prefix) && string(h.Value[:len(prefix)]) == prefix {
-			return true
-		}
-	}
-	return false
-}
-
-// CopiedFrom reports whether r carries a provenance header naming cluster as
-// a source: r was copied from cluster at some hop.
-func CopiedFrom(r *Record, cluster string) bool {
-	for i := range r.Headers {
-		h := &r.Headers[i]
-		// "v1:" + cluster + ":" without allocating; cluster names hold no ':'.
-		if h.Key == ProvenanceHeader && len(h.Value) > len(cluster)+3 &&
-			string(h.Value[:3]) == "v1:" && string(h.Value[3:3+len(cluster)]) == cluster && h.Value[3+len(cluster)] == ':' {
 			return true
 		}
 	}

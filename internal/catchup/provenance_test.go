@@ -50,26 +50,34 @@ func TestSourceOffset(t *testing.T) {
 	}
 }
 
-func TestCopiedFrom(t *testing.T) {
+func TestCopiedWith(t *testing.T) {
 	r := Record{Headers: []Header{{Key: "x", Value: []byte("v1:dst:t:0:1")},
 		{Key: ProvenanceHeader, Value: AppendProvenance(nil, Provenance{"east", Partition{"t", 0}, 5})}}}
-	if !CopiedFrom(&r, "east") || CopiedFrom(&r, "dst") || CopiedFrom(&Record{}, "east") {
-		t.Errorf("CopiedFrom: want true only for the cluster named in a %s header", ProvenanceHeader)
+	if !CopiedWith(&r, CopiedPrefix("east")) || CopiedWith(&r, CopiedPrefix("dst")) || CopiedWith(&Record{}, CopiedPrefix("east")) {
+		t.Errorf("CopiedWith: want true only for the cluster named in a %s header", ProvenanceHeader)
 	}
 }
 
-// TestCopiedWith wants CopiedWith of CopiedPrefix to answer as CopiedFrom
-// does, for header values around the length of the prefix.
-func TestCopiedWith(t *testing.T) {
-	values := []string{"", "v1", "v1:", "v1:eas", "v1:east", "v1:east:", "v1:east:t", "v1:east:t:0:5", "v1:easter:t:0:5",
-		"v2:east:t:0:5", "v1:eas:t:0:5", "v1:east;t:0:5"}
-	for _, key := range []string{ProvenanceHeader, "other"} {
-		for _, v := range values {
-			r := Record{Headers: []Header{{Key: "a", Value: nil}, {Key: key, Value: []byte(v)}}}
-			for _, cluster := range []string{"east", "eas", ""} {
-				if got, want := CopiedWith(&r, CopiedPrefix(cluster)), CopiedFrom(&r, cluster); got != want {
-					t.Errorf("header %s=%q, cluster %q: CopiedWith = %t, CopiedFrom = %t", key, v, cluster, got, want)
-				}
+// TestCopiedWithBoundaries: a header value shorter than the prefix, equal
+// to it, one character off, or another version is no copy from the cluster.
+func TestCopiedWithBoundaries(t *testing.T) {
+	tests := []struct {
+		value, cluster string
+		want           bool
+	}{
+		{"", "east", false}, {"v1", "east", false}, {"v1:", "east", false}, {"v1:eas", "east", false},
+		{"v1:east", "east", false}, {"v1:east:", "east", true}, {"v1:east:t", "east", true},
+		{"v1:east:t:0:5", "east", true}, {"v1:easter:t:0:5", "east", false}, {"v2:east:t:0:5", "east", false},
+		{"v1:eas:t:0:5", "east", false}, {"v1:east;t:0:5", "east", false},
+		{"v1:east:t:0:5", "eas", false}, {"v1:eas:t:0:5", "eas", true},
+		{"v1::t:0:5", "", true}, {"v1:east:t:0:5", "", false},
+	}
+	for _, tt := range tests {
+		for _, key := range []string{ProvenanceHeader, "other"} {
+			r := Record{Headers: []Header{{Key: "a", Value: nil}, {Key: key, Value: []byte(tt.value)}}}
+			want := tt.want && key == ProvenanceHeader
+			if got := CopiedWith(&r, CopiedPrefix(tt.cluster)); got != want {
+				t.Errorf("header %s=%q, cluster %q: CopiedWith = %t, want %t", key, tt.value, tt.cluster, got, want)
 			}
 		}
 	}

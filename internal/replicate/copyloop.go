@@ -33,15 +33,12 @@ func (pc *partitionCopy) targetPartition() catchup.Partition {
 // dropLooped removes the records that were copied from the target cluster
 // (loop prevention) and counts them.
 func (pc *partitionCopy) dropLooped(recs []catchup.Record) []catchup.Record {
-	if pc.e.o.LoopCluster == "" {
+	if pc.e.loopPrefix == "" {
 		return recs
-	}
-	if pc.loopPrefix == "" {
-		pc.loopPrefix = catchup.CopiedPrefix(pc.e.o.LoopCluster)
 	}
 	kept := -1 // records before kept are all kept, in place
 	for i := range recs {
-		looped := catchup.CopiedWith(&recs[i], pc.loopPrefix)
+		looped := catchup.CopiedWith(&recs[i], pc.e.loopPrefix)
 		switch {
 		case looped && kept < 0:
 			kept = i

@@ -134,6 +134,9 @@ type Options struct {
 // Engine copies the windows of one pipeline.
 type Engine struct {
 	o Options
+	// loopPrefix is catchup.CopiedPrefix(o.LoopCluster), "" without loop
+	// prevention.
+	loopPrefix string
 
 	mu             sync.Mutex
 	lastConfigSync time.Time // start of the last config sync
@@ -190,7 +193,11 @@ func New(o Options) (*Engine, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Engine{o: o}, nil
+	e := &Engine{o: o}
+	if o.LoopCluster != "" {
+		e.loopPrefix = catchup.CopiedPrefix(o.LoopCluster)
+	}
+	return e, nil
 }
 
 // survey lists the selected partitions, their watermarks and checkpoints.

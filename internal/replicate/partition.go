@@ -70,9 +70,6 @@ type partitionCopy struct {
 	bridged []catchup.Record
 	// stampLen is stampFixed's length once computed; 0 before.
 	stampLen int
-	// loopPrefix is catchup.CopiedPrefix of the loop cluster once
-	// dropLooped computed it; "" before.
-	loopPrefix string
 }
 
 // surveyed is what the run read of a target partition at plan time: its

@@ -75,6 +75,9 @@ func Partition(ctx context.Context, src, dst Reader, p, tp catchup.Partition, fr
 		equal: bitset.New(n), differed: bitset.New(n), skip: bitset.New(n),
 		maxCopied: -1,
 	}
+	if o.LoopCluster != "" {
+		m.loopPrefix = catchup.CopiedPrefix(o.LoopCluster)
+	}
 	t := &cursor{r: dst, p: tp, next: marks[0].LogStart, end: marks[0].HighWatermark, bytes: o.FetchBytes}
 	for {
 		tr, err := t.peek(ctx)
@@ -109,8 +112,9 @@ type matcher struct {
 	// was found; the offset needs no copy (a hole in the source, or a
 	// record that loop prevention skips).
 	equal, differed, skip *bitset.BitSet
-	looped, loopCopied    int64 // loop-skippable source records; those of them with a copy all the same
-	maxCopied             int64 // highest source offset of a copy seen so far in the range; -1 before one
+	looped, loopCopied    int64  // loop-skippable source records; those of them with a copy all the same
+	maxCopied             int64  // highest source offset of a copy seen so far in the range; -1 before one
+	loopPrefix            string // catchup.CopiedPrefix(o.LoopCluster); "" without loop prevention
 }
 
 // copyAt classifies target record tr.
@@ -205,7 +209,7 @@ func (m *matcher) pass(off int64) {
 // count counts source record r, at high.
 func (m *matcher) count(r *catchup.Record) {
 	m.res.Source++
-	if m.o.LoopCluster != "" && catchup.CopiedFrom(r, m.o.LoopCluster) {
+	if m.loopPrefix != "" && catchup.CopiedWith(r, m.loopPrefix) {
 		m.looped++
 		m.skip.Set(uint(r.Offset - m.res.From))
 	}
