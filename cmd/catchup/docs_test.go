@@ -512,6 +512,33 @@ func TestReadmeFiguresFromReport(t *testing.T) {
 	}
 }
 
+// TestReadmeRatiosFromReport: the ratios and the peak RSS the README's
+// sentence after the figures table quotes are ones bench/REPORT.md states.
+func TestReadmeRatiosFromReport(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := os.ReadFile(filepath.Join(repoRoot, "bench", "REPORT.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, para, ok := strings.Cut(string(readme), "<!-- end of figures -->")
+	para, _, ok2 := strings.Cut(para, "The full\nreport")
+	if !ok || !ok2 || !strings.Contains(para, "franz-go copier") {
+		t.Fatal("README.md has no sentence of ratios between <!-- end of figures --> and \"The full report\"")
+	}
+	figures := regexp.MustCompile(`\b\d+\.\d+\b|\b\d+ MiB\b`).FindAllString(para, -1)
+	if len(figures) < 5 {
+		t.Fatalf("README.md's sentence of ratios quotes %d figures %v; want its ratios and peak RSS", len(figures), figures)
+	}
+	for _, f := range figures {
+		if !regexp.MustCompile(`(^|[^0-9.])` + regexp.QuoteMeta(f) + `($|[^0-9])`).Match(report) {
+			t.Errorf("README.md's figure %s is nowhere in bench/REPORT.md: quote the report (make bench regenerates it)", f)
+		}
+	}
+}
+
 // TestManPagesAndCompletions: catchup docs (what make release packs) writes
 // a man page for every command users see, from the command tree, and the
 // bash, zsh and fish completions.
