@@ -241,7 +241,7 @@ bench-go: ## Go benchmarks of the hot path and kfake copies, via benchstat; BASE
 	bench/gobench.sh $(BASE)
 
 .PHONY: bench
-bench: ## real brokers, single-broker and 3-broker RF=3 targets: the model copier (the per-byte limit), catchup, franz-go copier in 5 interleaved rounds of >= 20 s steps (perf stat CPU), MirrorMaker 2 (defaults, tuned, exactly-once) and 1, kcat over a steady-state window (every peer on 1 KiB, MirrorMaker 2 tuned on the other shapes; within an hour) -> bench/REPORT.md (BENCH_QUICK=1: 1 KiB, single broker; BENCH_BASELINE=REV also runs REV; BENCH_PIN=1 pins; bench/run.sh --help)
+bench: ## real brokers, single-broker and 3-broker RF=3 targets: the model copier (the per-byte limit), catchup, franz-go copier in 5 interleaved rounds of >= 20 s steps (perf stat CPU), MirrorMaker 2 (defaults, tuned, exactly-once) and 1, kcat over a steady-state window (every peer on 1 KiB, MirrorMaker 2 tuned on the other shapes; within an hour) -> docs/benchmarks.md (BENCH_QUICK=1: 1 KiB, single broker; BENCH_BASELINE=REV also runs REV; BENCH_PIN=1 pins; bench/run.sh --help)
 	bench/run.sh
 
 .PHONY: bench-scale

@@ -68,7 +68,7 @@
 # The report shows each fast copier's median with its lowest–highest over
 # the rounds, and a ratio between two tools as decided only when their
 # ranges do not overlap. The results (raw outputs, one folder per step) go
-# to BENCH_OUT, and bench/cmd/report turns them into bench/REPORT.md.
+# to BENCH_OUT, and bench/cmd/report turns them into docs/benchmarks.md.
 #
 # Baseline: with BENCH_BASELINE=REV (any git revision), catchup is also
 # built from REV into $BENCH_OUT/bin/baseline/ (from a git archive unpacked
@@ -102,7 +102,7 @@
 #   BENCH_PARTITIONS   [8]
 #   BENCH_BASELINE     git revision to compare with, side by side ["": none]
 #   BENCH_OUT          results folder [bench/out/<UTC time>]
-#   BENCH_REPORT       the report written at the end ["bench/REPORT.md"; "" skips]
+#   BENCH_REPORT       the report written at the end ["docs/benchmarks.md"; "" skips]
 #   BENCH_KAFKA_VERSION / BENCH_MM1_VERSION / BENCH_MM2_VERSION  [4.4.0 / 3.9.2 / 4.3.1]
 #   BENCH_BROKER_HEAP  broker heap ["-Xms1g -Xmx1g"]
 #   BENCH_TIMEOUT      seconds one measurement may take [3600]
@@ -165,7 +165,7 @@ BENCH_WINDOW_FROM="${BENCH_WINDOW_FROM:-20}"
 BENCH_PIN="${BENCH_PIN:-0}"
 BENCH_BASELINE="${BENCH_BASELINE:-}"
 BENCH_OUT="${BENCH_OUT:-$HERE/out/$(date -u +%Y%m%dT%H%M%SZ)}"
-BENCH_REPORT="${BENCH_REPORT-$REPO/bench/REPORT.md}"
+BENCH_REPORT="${BENCH_REPORT-$REPO/docs/benchmarks.md}"
 BENCH_KAFKA_VERSION="${BENCH_KAFKA_VERSION:-4.4.0}"
 BENCH_MM1_VERSION="${BENCH_MM1_VERSION:-3.9.2}"
 BENCH_MM2_VERSION="${BENCH_MM2_VERSION:-4.3.1}"

@@ -41,7 +41,7 @@ func decodeStrict(t *testing.T, file string, obj any, kind string) {
 // runs twice at once, reads the ConfigMap's file and the Secret's key that
 // exist, mounts the claim of pvc.yaml where the ConfigMap's file store
 // points, runs as non-root, and requests at least the peak RSS
-// bench/REPORT.md measured at the defaults (69 MiB).
+// docs/benchmarks.md measured at the defaults (69 MiB).
 func TestKubernetesManifests(t *testing.T) {
 	entries, err := os.ReadDir("kubernetes")
 	if err != nil {

@@ -479,14 +479,14 @@ func TestReadmeFrontDoor(t *testing.T) {
 }
 
 // TestReadmeFiguresFromReport: every number of the README's figures table
-// is one bench/REPORT.md holds, so that the front page quotes the
+// is one docs/benchmarks.md holds, so that the front page quotes the
 // generated report rather than typing figures by hand.
 func TestReadmeFiguresFromReport(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	report, err := os.ReadFile(filepath.Join(repoRoot, "bench", "REPORT.md"))
+	report, err := os.ReadFile(filepath.Join(repoRoot, "docs", "benchmarks.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,7 +501,7 @@ func TestReadmeFiguresFromReport(t *testing.T) {
 	for _, m := range cells.FindAllStringSubmatch(table, -1) {
 		n++
 		if !regexp.MustCompile(`\|\s*` + regexp.QuoteMeta(m[1]) + `\s*\|`).Match(report) {
-			t.Errorf("README.md's figure %s is in no cell of bench/REPORT.md: quote the report (make bench regenerates it)", m[1])
+			t.Errorf("README.md's figure %s is in no cell of docs/benchmarks.md: quote the report (make bench regenerates it)", m[1])
 		}
 	}
 	// Each row after the header and the rule holds three figures at least:
@@ -513,13 +513,13 @@ func TestReadmeFiguresFromReport(t *testing.T) {
 }
 
 // TestReadmeRatiosFromReport: the ratios and the peak RSS the README's
-// sentence after the figures table quotes are ones bench/REPORT.md states.
+// sentence after the figures table quotes are ones docs/benchmarks.md states.
 func TestReadmeRatiosFromReport(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	report, err := os.ReadFile(filepath.Join(repoRoot, "bench", "REPORT.md"))
+	report, err := os.ReadFile(filepath.Join(repoRoot, "docs", "benchmarks.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +534,7 @@ func TestReadmeRatiosFromReport(t *testing.T) {
 	}
 	for _, f := range figures {
 		if !regexp.MustCompile(`(^|[^0-9.])` + regexp.QuoteMeta(f) + `($|[^0-9])`).Match(report) {
-			t.Errorf("README.md's figure %s is nowhere in bench/REPORT.md: quote the report (make bench regenerates it)", f)
+			t.Errorf("README.md's figure %s is nowhere in docs/benchmarks.md: quote the report (make bench regenerates it)", f)
 		}
 	}
 }

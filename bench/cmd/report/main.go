@@ -1,7 +1,7 @@
 // Command report turns the results folder of bench/run.sh into
-// bench/REPORT.md:
+// docs/benchmarks.md:
 //
-//	report -in bench/out/<run> -o bench/REPORT.md
+//	report -in bench/out/<run> -o docs/benchmarks.md
 //
 // It reads meta.env (machine, versions, settings, timings) and one folder
 // per step under steps/ (step.env, the tools' own outputs, /usr/bin/time
@@ -21,6 +21,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +39,7 @@ func main() {
 	r, err := load(*in)
 	if err == nil {
 		r.scalePath = *scale
+		r.scaleLink = scaleLink(*out, *scale)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "report:", err)
@@ -64,6 +66,29 @@ func main() {
 		fmt.Fprintln(os.Stderr, "report:", err)
 		os.Exit(1)
 	}
+}
+
+// scaleLink is the scale report's address as a link in the report written to
+// out: relative to out's folder, so that it resolves wherever the two files
+// sit (docs/benchmarks.md links ../bench/SCALE.md).
+func scaleLink(out, scale string) string {
+	if scale == "" {
+		return ""
+	}
+	from := "."
+	if out != "" {
+		from = filepath.Dir(out)
+	}
+	absFrom, err1 := filepath.Abs(from)
+	absScale, err2 := filepath.Abs(scale)
+	if err1 != nil || err2 != nil {
+		return filepath.ToSlash(scale)
+	}
+	rel, err := filepath.Rel(absFrom, absScale)
+	if err != nil {
+		return filepath.ToSlash(absScale)
+	}
+	return filepath.ToSlash(rel)
 }
 
 // ---------------------------------------------------------------- figures

@@ -235,3 +235,25 @@ func TestPeerShapesText(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleLink: the scale report's link resolves from the folder the report
+// is written to, so that docs/benchmarks.md reaches bench/SCALE.md.
+func TestScaleLink(t *testing.T) {
+	tests := []struct{ out, scale, want string }{
+		{"docs/benchmarks.md", "bench/SCALE.md", "../bench/SCALE.md"},
+		{"bench/REPORT.md", "bench/SCALE.md", "SCALE.md"},
+		{"", "bench/SCALE.md", "bench/SCALE.md"},
+		{"docs/benchmarks.md", "", ""},
+	}
+	for _, tt := range tests {
+		if got := scaleLink(tt.out, tt.scale); got != tt.want {
+			t.Errorf("scaleLink(%q, %q) = %q, want %q", tt.out, tt.scale, got, tt.want)
+		}
+	}
+	// run.sh passes absolute paths
+	dir := t.TempDir()
+	out, scale := filepath.Join(dir, "docs", "benchmarks.md"), filepath.Join(dir, "bench", "SCALE.md")
+	if got := scaleLink(out, scale); got != "../bench/SCALE.md" {
+		t.Errorf("scaleLink(%q, %q) = %q, want ../bench/SCALE.md", out, scale, got)
+	}
+}

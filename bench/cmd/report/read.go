@@ -50,6 +50,7 @@ type step struct {
 type results struct {
 	dir       string
 	scalePath string // bench/SCALE.md; "" leaves its summary out
+	scaleLink string // scalePath relative to the report's folder
 	meta      map[string]string
 	steps     []*step
 }

@@ -408,10 +408,6 @@ func (r *results) writeCommands(w *bufio.Writer) {
 		fmt.Fprintf(w, "# %s %s\n%s\n", s.shape, s.tool, text)
 	}
 	fmt.Fprintf(w, "```\n")
-	// The scale tables are not this report's: `make bench-scale` writes them.
-	fmt.Fprintf(w, "\n## Scale: 100 to 10,000 partitions\n\n")
-	fmt.Fprintf(w, "See [SCALE.md](SCALE.md): `make bench-scale` writes its tables there (Kafka requests per API key, ")
-	fmt.Fprintf(w, "DynamoDB requests and items read, peak RSS, goroutines, bytes written, at 100 to 10,000 partitions).\n")
 }
 
 // scaleRow is one row of a bench/SCALE.md table, with the heading it is under.
@@ -458,7 +454,7 @@ func (r *results) writeScale(w *bufio.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "## Scale: 100 to 10,000 partitions (from bench/SCALE.md)\n\n")
-	fmt.Fprintf(w, "`make bench-scale` (not run by `make bench`: in-process kfake clusters of 3 brokers each and dynalite, the real binary; see [SCALE.md](SCALE.md) for every step and the history). ")
+	fmt.Fprintf(w, "`make bench-scale` (not run by `make bench`: in-process kfake clusters of 3 brokers each and dynalite, the real binary; see [SCALE.md](%s) for every step and the history). ", r.scaleLink)
 	fmt.Fprintf(w, "The newest measurement of each size and step, as that file has it; DynamoDB $/month at a 5-minute schedule with the prices stated there.\n\n")
 	fmt.Fprintf(w, "| partitions/topics | step | Kafka requests (source) | Kafka requests (target) | DynamoDB requests | peak RSS MiB | DynamoDB $/month at 5 min | from the table |\n|---|---|---|---|---|--:|--:|---|\n")
 	for _, size := range []string{"100/10", "1000/100", "10000/100"} {

@@ -232,7 +232,7 @@ func BenchmarkEncodeProduce(b *testing.B) {
 	// Unstamped zstd: the benchmark's random letters hold no repeat but
 	// the provenance header, so zstd stores the unstamped batch raw, fast,
 	// and compresses the stamped one at many times the CPU: what
-	// the 1k-zstd shape of bench/REPORT.md measures against franzcopy.
+	// the 1k-zstd shape of docs/benchmarks.md measures against franzcopy.
 	// zstd level 1 (producer.compression_level): klauspost's fastest encoder.
 	for _, bc := range []struct {
 		size      int

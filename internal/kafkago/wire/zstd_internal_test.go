@@ -63,7 +63,7 @@ func TestZstdDecodeBound(t *testing.T) {
 
 // benchValue is the value of record i of a benchmark: size random upper
 // case letters drawn anew for every record, as Kafka's ProducerPerformance
-// writes them (bench/REPORT.md seeds with it), so that a codec sees what
+// writes them (docs/benchmarks.md seeds with it), so that a codec sees what
 // it sees in the real-broker runs rather than one repeated byte.
 func benchValue(i, size int) []byte {
 	r := rand.New(rand.NewPCG(uint64(i), 1))
