@@ -350,6 +350,11 @@ put "$META" cores "$(nproc)"
 put "$META" mem_gib "$(awk '/MemTotal/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo)"
 put "$META" kernel "$(uname -sr)"
 put "$META" load_start "$(load1)"
+# On a virtual machine that hands the memory it frees back to its host
+# (Linux free page reporting), how much it handed back during the run: each
+# copy frees a deleted target's log pages and writes new ones.
+REPORTED=/sys/module/page_reporting/parameters/reported_kib
+if [[ -r "$REPORTED" ]]; then put "$META" page_reported_kib_start "$(cat "$REPORTED")"; fi
 put "$META" java "$java_version"
 put "$META" go "$(go version)"
 put "$META" commit "$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$REPO" diff --quiet HEAD -- 2>/dev/null || echo '+uncommitted changes')"
@@ -1032,6 +1037,7 @@ fi
 put "$META" finished "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 put "$META" total_s "$((($(now_ms) - T0) / 1000))"
 put "$META" load_end "$(load1)"
+if [[ -r "$REPORTED" ]]; then put "$META" page_reported_kib_end "$(cat "$REPORTED")"; fi
 put "$META" failed "${FAILED[*]}"
 if [[ -n "$BENCH_REPORT" ]]; then
 	mkdir -p "$(dirname "$BENCH_REPORT")"

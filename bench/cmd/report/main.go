@@ -251,6 +251,9 @@ func (r *results) writeMachine(w *bufio.Writer) {
 	row("CPU", fmt.Sprintf("%s cores, %s", m["cores"], m["cpu_model"]))
 	row("memory", m["mem_gib"]+" GiB")
 	row("kernel", m["kernel"])
+	if a, b := num(m, "page_reported_kib_start"), num(m, "page_reported_kib_end"); b >= a {
+		row("free page reporting", fmt.Sprintf("on: the kernel handed %s GiB of freed memory back to the virtual machine's host during the run (/sys/module/page_reporting)", f1((b-a)/1048576)))
+	}
 	row("load (1 min) at start / end", m["load_start"]+" / "+m["load_end"]+" — the machine is shared with other jobs; the load before each step is in the tables")
 	row("catchup", "commit "+m["commit"]+", "+m["go"])
 	if b := m["baseline"]; b != "" {
@@ -377,7 +380,61 @@ func (r *results) writeShape(w *bufio.Writer, shape string) {
 	if len(notes) > 0 {
 		fmt.Fprintln(w)
 	}
+	r.writeTargetCost(w, shape)
 	r.writeRatios(w, shape)
+}
+
+// writeTargetCost says what the target's brokers spent a GB in the fast
+// copiers' steps, and how that goes with the steps' records/s: the brokers
+// share the cores with the copier, so a step in which they spend more on the
+// same bytes is slower whoever copies, and the throughput's range shows it.
+func (r *results) writeTargetCost(w *bufio.Writer, shape string) {
+	var rates, costs []float64
+	var parts []string
+	for _, tool := range r.tools(shape) {
+		runs := r.runs(shape, tool)
+		if len(runs) < 2 { // the rounds' copiers, not a one-off step
+			continue
+		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, s := range runs {
+			c := s.targetCPU / (s.mb() / 1000)
+			if !s.ok || s.copies == 0 || s.rateSelf || math.IsNaN(c) || c <= 0 || s.rate <= 0 {
+				continue
+			}
+			rates, costs = append(rates, s.rate), append(costs, c)
+			lo, hi = min(lo, c), max(hi, c)
+		}
+		if !math.IsInf(lo, 1) {
+			parts = append(parts, fmt.Sprintf("%s %s–%s", r.label(tool), f2(lo), f2(hi)))
+		}
+	}
+	if len(rates) < 6 {
+		return
+	}
+	fmt.Fprintf(w, "The target's brokers spent, in CPU-s a GB copied, lowest–highest over the steps: %s. ", strings.Join(parts, "; "))
+	fmt.Fprintf(w, "Over these %d steps a step's records/s and its target brokers' CPU-s a GB correlate at r = %s", len(rates), f2(pearson(rates, costs)))
+	fmt.Fprintf(w, " (-1: every step that cost the brokers more was slower; 0: no relation): where r is near -1, the spread of records/s is the brokers' cost of writing the same bytes, which the copier does not set.\n\n")
+}
+
+// pearson is the correlation coefficient of x and y (NaN without spread).
+func pearson(x, y []float64) float64 {
+	n := float64(len(x))
+	var mx, my float64
+	for i := range x {
+		mx += x[i] / n
+		my += y[i] / n
+	}
+	var sxy, sxx, syy float64
+	for i := range x {
+		sxy += (x[i] - mx) * (y[i] - my)
+		sxx += (x[i] - mx) * (x[i] - mx)
+		syy += (y[i] - my) * (y[i] - my)
+	}
+	if sxx == 0 || syy == 0 {
+		return math.NaN()
+	}
+	return sxy / math.Sqrt(sxx*syy)
 }
 
 // tools returns the measured tools of shape (not the seeding and the

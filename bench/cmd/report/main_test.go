@@ -257,3 +257,47 @@ func TestScaleLink(t *testing.T) {
 		t.Errorf("scaleLink(%q, %q) = %q, want ../bench/SCALE.md", out, scale, got)
 	}
 }
+
+// TestReportTargetCost: the fast copiers' steps are set beside what the
+// target's brokers spent a GB in each, with the correlation of the two; a
+// one-off step is left out of both.
+func TestReportTargetCost(t *testing.T) {
+	dir := t.TempDir()
+	write := writer(t, dir)
+	write("meta.env", "partitions=8\nrepeat=3\ncores=2\n")
+	// one copy of 1000 records of 100 bytes (0.0001 GB) a step: records/s
+	// 1000/wall; the target's CPU-s a GB (1000 - records/s) / 100, a line
+	steps := []struct {
+		tool string
+		wall float64
+	}{{"catchup", 10}, {"franzcopy", 5}, {"catchup", 4}, {"franzcopy", 2.5}, {"catchup", 2}, {"franzcopy", 1.25}, {"catchup-dynamodb", 50}}
+	for i, st := range steps {
+		fastRun(write, i+1, "100b", st.tool, i/2+1, 1, st.wall, 100)
+		dst := (1000 - 1000/st.wall) / 1e6
+		write(fmt.Sprintf("steps/%02d-100b-%s/step.env", i+1, st.tool), fmt.Sprintf("shape=100b\ntool=%s\nround=%d\nvalue_bytes=100\nrecords=1000\nstatus=ok\n"+
+			"src_cpu_before=0\nsrc_cpu_after=1\ndst_cpu_before=2\ndst_cpu_after=%g\n", st.tool, i/2+1, 2+dst))
+	}
+	got := report(t, dir)
+	want := "The target's brokers spent, in CPU-s a GB copied, lowest–highest over the steps: **catchup run**, file store 5.00–9.00; " +
+		"franz-go copier (bench/cmd/franzcopy) 2.00–8.00. Over these 6 steps a step's records/s and its target brokers' CPU-s a GB correlate at r = -1.00 "
+	if !strings.Contains(got, want) {
+		t.Errorf("report lacks %q; got:\n%s", want, got)
+	}
+}
+
+func TestPearson(t *testing.T) {
+	tests := []struct {
+		x, y []float64
+		want string
+	}{
+		{[]float64{1, 2, 3}, []float64{2, 4, 6}, "1.00"},
+		{[]float64{1, 2, 3}, []float64{3, 2, 1}, "-1.00"},
+		{[]float64{1, 2, 3, 4}, []float64{1, 3, 3, 1}, "0.00"},
+		{[]float64{1, 2, 3}, []float64{5, 5, 5}, "NaN"},
+	}
+	for _, tt := range tests {
+		if got := fmt.Sprintf("%.2f", pearson(tt.x, tt.y)); got != tt.want {
+			t.Errorf("pearson(%v, %v) = %s, want %s", tt.x, tt.y, got, tt.want)
+		}
+	}
+}

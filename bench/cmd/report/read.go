@@ -37,6 +37,7 @@ type step struct {
 	steadyCPU  float64 // CPU seconds; NaN unknown
 	steadyMB   float64 // MB copied in that time
 	brokerCPU  float64 // CPU seconds of both brokers during the step
+	targetCPU  float64 // of brokerCPU, the target cluster's; NaN unknown
 	storeReqs  int64   // catchup with DynamoDB
 	engineMS   int64   // catchup: the engine's own duration
 	copies     int     // copies of the backlog in the step (a fast copier's)
@@ -210,7 +211,8 @@ func readStep(dir string) (*step, error) {
 	s.kind, s.baseline = strings.CutSuffix(s.tool, "-baseline")
 	s.records = int64(num(env, "records"))
 	s.valueBytes = int64(num(env, "value_bytes"))
-	s.brokerCPU = num(env, "src_cpu_after") - num(env, "src_cpu_before") + num(env, "dst_cpu_after") - num(env, "dst_cpu_before")
+	s.targetCPU = num(env, "dst_cpu_after") - num(env, "dst_cpu_before")
+	s.brokerCPU = num(env, "src_cpu_after") - num(env, "src_cpu_before") + s.targetCPU
 	p := func(name string) string { return filepath.Join(dir, name) }
 	var w waitJSON
 	if readJSON(p("wait.json"), &w) && w.FullS > 0 {
