@@ -149,7 +149,7 @@ func keysOf(m map[string]string) []string {
 func TestSystemdUnits(t *testing.T) {
 	known := map[string]map[string]bool{
 		"Unit": set("Description", "Documentation", "Wants", "After"),
-		"Service": set("Type", "DynamicUser", "StateDirectory", "WorkingDirectory", "EnvironmentFile", "ExecStart",
+		"Service": set("Type", "DynamicUser", "StateDirectory", "WorkingDirectory", "EnvironmentFile", "LoadCredential", "ExecStart",
 			"TimeoutStartSec", "MemoryMax", "NoNewPrivileges", "ProtectSystem", "ProtectHome", "PrivateTmp",
 			"PrivateDevices", "ProtectKernelTunables", "ProtectControlGroups", "RestrictAddressFamilies"),
 		"Timer":   set("OnCalendar", "Persistent", "Unit"),
@@ -160,8 +160,19 @@ func TestSystemdUnits(t *testing.T) {
 		units[f] = parseUnit(t, filepath.Join("systemd", f), known)
 	}
 	svc, tmr := units["catchup.service"], units["catchup.timer"]
-	if got := svc["Service"]["ExecStart"]; !strings.HasPrefix(got, "/usr/local/bin/catchup run -c ") {
-		t.Errorf("ExecStart %q, want /usr/local/bin/catchup run -c FILE", got)
+	start := svc["Service"]["ExecStart"]
+	if !strings.HasPrefix(start, "/usr/local/bin/catchup run -c ") {
+		t.Errorf("ExecStart %q, want /usr/local/bin/catchup run -c FILE", start)
+	}
+	// A dynamic user owns no file on the machine: it reads the
+	// configuration root installed 0640 only as a credential of the unit.
+	if svc["Service"]["DynamicUser"] == "yes" {
+		file, _, _ := strings.Cut(strings.TrimPrefix(start, "/usr/local/bin/catchup run -c "), " ")
+		id, _, _ := strings.Cut(svc["Service"]["LoadCredential"], ":")
+		if id == "" || file != "${CREDENTIALS_DIRECTORY}/"+id {
+			t.Errorf("ExecStart reads %s and LoadCredential is %q: under DynamicUser the configuration must be read as a credential, -c ${CREDENTIALS_DIRECTORY}/ID with LoadCredential=ID:PATH",
+				file, svc["Service"]["LoadCredential"])
+		}
 	}
 	if svc["Service"]["Type"] != "oneshot" {
 		t.Errorf("Type %q, want oneshot: the timer must not start a second run while one is active", svc["Service"]["Type"])
