@@ -18,11 +18,37 @@ launch() {
 	printf '%s\n' "$LAUNCHED" >>"$RUN/pids"
 }
 
+# WATCHED: the brokers, as PID:DATADIR words. A broker that exits during a
+# measurement (of a full disk, say) would leave the copier retrying until
+# BENCH_TIMEOUT: await ends the run instead, with that broker's last errors.
+WATCHED=""
+
+# watched_dead: prints the first watched broker that no longer runs, as
+# PID:DATADIR, and succeeds; fails when all of them run.
+watched_dead() {
+	local w
+	for w in $WATCHED; do
+		kill -0 "${w%%:*}" 2>/dev/null || {
+			printf '%s\n' "$w"
+			return 0
+		}
+	done
+	return 1
+}
+
 # await PID SECONDS: wait for a launched process; after SECONDS stop its
-# group and fail. Returns its exit status.
+# group and fail. Returns its exit status. Ends the run (die) when a
+# watched broker exits meanwhile.
 await() {
-	local pid="$1" deadline=$(($(date +%s) + $2)) rc=0
+	local pid="$1" deadline=$(($(date +%s) + $2)) rc=0 n=0 dead
 	while kill -0 "$pid" 2>/dev/null && [[ "$(proc_state "$pid")" != Z ]]; do
+		if ((++n % 10 == 0)) && dead="$(watched_dead)"; then
+			log "broker pid ${dead%%:*} exited during a measurement; the last errors of ${dead#*:}/server.log:"
+			grep -h -E 'ERROR|FATAL|Exception' "${dead#*:}/server.log" 2>/dev/null | tail -n 5 >&2
+			stop_group "$pid"
+			wait "$pid" 2>/dev/null || true
+			die "a broker exited (its errors are above; a full disk shows as 'No space left on device': free space where TMPDIR points, or point it elsewhere)"
+		fi
 		if (($(date +%s) >= deadline)); then
 			log "pid $pid still running after $2 s: stopping it"
 			stop_group "$pid"

@@ -486,6 +486,13 @@ if has_topology rf3; then
 	DST3_PIDS+="$(cat "$RUN/kafka/rf3/controller/pid")"
 fi
 DST="$DST1" DST_PIDS="$DST1_PID" RF=1
+WATCHED="$SRC_PID:$RUN/kafka/source $DST1_PID:$RUN/kafka/target"
+if has_topology rf3; then
+	for n in 1 2 3; do
+		WATCHED+=" $(field "$RUN/kafka/rf3/broker-$n.start" PID):$RUN/kafka/rf3/broker-$n"
+	done
+	WATCHED+=" $(cat "$RUN/kafka/rf3/controller/pid"):$RUN/kafka/rf3/controller"
+fi
 put "$META" brokers_up_s "$((($(now_ms) - t) / 1000))"
 put "$META" src "$SRC"
 put "$META" dst "$DST1"
