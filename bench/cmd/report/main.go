@@ -414,7 +414,8 @@ func (r *results) writeTargetCost(w *bufio.Writer, shape string) {
 	}
 	fmt.Fprintf(w, "The target's brokers spent, in CPU-s a GB copied, lowest–highest over the steps: %s. ", strings.Join(parts, "; "))
 	fmt.Fprintf(w, "Over these %d steps a step's records/s and its target brokers' CPU-s a GB correlate at r = %s", len(rates), f2(pearson(rates, costs)))
-	fmt.Fprintf(w, " (-1: every step that cost the brokers more was slower; 0: no relation): where r is near -1, the spread of records/s is the brokers' cost of writing the same bytes, which the copier does not set.\n\n")
+	fmt.Fprintf(w, " (-1: the steps that cost the target's brokers more a GB were the slower ones; 0: no relation). ")
+	fmt.Fprintf(w, "Where each copier's own range is as wide as the gaps between them, the spread of records/s is the brokers' and not the copiers' (docs/performance.md).\n\n")
 }
 
 // pearson is the correlation coefficient of x and y (NaN without spread).
