@@ -106,6 +106,8 @@
 #   BENCH_KAFKA_VERSION / BENCH_MM1_VERSION / BENCH_MM2_VERSION  [4.4.0 / 3.9.2 / 4.3.1]
 #   BENCH_BROKER_HEAP  broker heap ["-Xms1g -Xmx1g"]
 #   BENCH_TIMEOUT      seconds one measurement may take [3600]
+#   BENCH_MIN_FREE_GIB free space TMPDIR must have at the start [36 with the
+#                      rf3 topology, else 16; 0 skips the check]
 #   BENCH_KEEP=1       keep the brokers' data folder
 #
 # Needs: Go, Java 17+, Maven, python3 (test/kafka), /usr/bin/time (each
@@ -235,6 +237,17 @@ fi
 mkdir -p "$BENCH_OUT"
 OUT="$(cd "$BENCH_OUT" && pwd)"
 RUN="$(mktemp -d "${TMPDIR:-/tmp}/catchup-bench.XXXXXX")"
+# The brokers keep a deleted target topic's files for a minute
+# (file.delete.delay.ms), so with a copy every few seconds several copies of
+# the backlog are on disk at once: the whole make bench held 28.6 GiB at its
+# peak, on the 3-broker target, and 12 GiB before it. A disk that fills
+# takes brokers down mid-run, so check before the hour starts.
+need_gib="${BENCH_MIN_FREE_GIB:-$(has_topology rf3 && echo 36 || echo 16)}"
+free_gib="$(df -Pk "$RUN" | awk 'NR == 2 { print int($4 / 1048576) }')"
+if ((free_gib < need_gib)); then
+	rmdir "$RUN"
+	die "$(dirname "$RUN") has $free_gib GiB free; this run needs about $need_gib GiB for the brokers' logs: free space there, point TMPDIR at a larger disk, or set BENCH_MIN_FREE_GIB=0 to start anyway"
+fi
 BIN="$OUT/bin"
 META="$OUT/meta.env"
 : >"$RUN/pids"
