@@ -491,21 +491,19 @@ field() { tr ' ' '\n' <"$1" | sed -n "s/^$2=//p"; }
 SRC="$(field "$RUN/source.start" BROKERS)" DST1="$(field "$RUN/target.start" BROKERS)"
 SRC_PID="$(field "$RUN/source.start" PID)" DST1_PID="$(field "$RUN/target.start" PID)"
 DST3="" DST3_PIDS=""
-if has_topology rf3; then
-	for n in 1 2 3; do
-		DST3+="${DST3:+,}$(field "$RUN/kafka/rf3/broker-$n.start" BROKERS)"
-		DST3_PIDS+="$(field "$RUN/kafka/rf3/broker-$n.start" PID) "
-	done
-	DST3_PIDS+="$(cat "$RUN/kafka/rf3/controller/pid")"
-fi
-DST="$DST1" DST_PIDS="$DST1_PID" RF=1
 WATCHED="$SRC_PID:$RUN/kafka/source $DST1_PID:$RUN/kafka/target"
 if has_topology rf3; then
 	for n in 1 2 3; do
-		WATCHED+=" $(field "$RUN/kafka/rf3/broker-$n.start" PID):$RUN/kafka/rf3/broker-$n"
+		DST3+="${DST3:+,}$(field "$RUN/kafka/rf3/broker-$n.start" BROKERS)"
+		p="$(field "$RUN/kafka/rf3/broker-$n.start" PID)"
+		DST3_PIDS+="$p "
+		WATCHED+=" $p:$RUN/kafka/rf3/broker-$n"
 	done
-	WATCHED+=" $(cat "$RUN/kafka/rf3/controller/pid"):$RUN/kafka/rf3/controller"
+	p="$(cat "$RUN/kafka/rf3/controller/pid")"
+	DST3_PIDS+="$p"
+	WATCHED+=" $p:$RUN/kafka/rf3/controller"
 fi
+DST="$DST1" DST_PIDS="$DST1_PID" RF=1
 put "$META" brokers_up_s "$((($(now_ms) - t) / 1000))"
 put "$META" src "$SRC"
 put "$META" dst "$DST1"
