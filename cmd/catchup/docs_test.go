@@ -478,18 +478,25 @@ func TestReadmeFrontDoor(t *testing.T) {
 	}
 }
 
-// TestReadmeFiguresFromReport: every number of the README's figures table
-// is one docs/benchmarks.md holds, so that the front page quotes the
-// generated report rather than typing figures by hand.
-func TestReadmeFiguresFromReport(t *testing.T) {
+// readmeAndReport reads README.md and the benchmark report it quotes.
+func readmeAndReport(t *testing.T) (readme, report []byte) {
+	t.Helper()
 	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	report, err := os.ReadFile(filepath.Join(repoRoot, "docs", "benchmarks.md"))
+	report, err = os.ReadFile(filepath.Join(repoRoot, "docs", "benchmarks.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return readme, report
+}
+
+// TestReadmeFiguresFromReport: every number of the README's figures table
+// is one docs/benchmarks.md holds, so that the front page quotes the
+// generated report rather than typing figures by hand.
+func TestReadmeFiguresFromReport(t *testing.T) {
+	readme, report := readmeAndReport(t)
 	_, table, ok := strings.Cut(string(readme), "<!-- figures: ")
 	table, _, ok2 := strings.Cut(table, "<!-- end of figures -->")
 	if !ok || !ok2 {
@@ -515,14 +522,7 @@ func TestReadmeFiguresFromReport(t *testing.T) {
 // TestReadmeRatiosFromReport: the ratios and the peak RSS the README's
 // sentence after the figures table quotes are ones docs/benchmarks.md states.
 func TestReadmeRatiosFromReport(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	report, err := os.ReadFile(filepath.Join(repoRoot, "docs", "benchmarks.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	readme, report := readmeAndReport(t)
 	_, para, ok := strings.Cut(string(readme), "<!-- end of figures -->")
 	para, _, ok2 := strings.Cut(para, "The full\nreport")
 	if !ok || !ok2 || !strings.Contains(para, "franz-go copier") {
