@@ -12,6 +12,13 @@
 //	    append N records with keys ("key-<n>") and two headers (trace-id,
 //	    origin) and values of BYTES (default 1024) random letters, spread
 //	    round-robin over T's partitions, acks all (franz-go, its defaults)
+//	kafkactl payloads -want N [-value BYTES]
+//	    print N lines of BYTES (default 1024) each: JSON orders that compress
+//	    as such data does, the values of the zstd shape (ProducerPerformance
+//	    --payload-file); the same lines every time
+//	kafkactl logbytes -brokers B -topic T
+//	    print the bytes of T's log on the brokers, each partition counted
+//	    once (its largest replica; DescribeLogDirs)
 //	kafkactl latency -brokers SRC -target DST -topic T [-rate R] [-value BYTES] [-for D] [-warmup D]
 //	    produce R records a second (default 1000) of BYTES (default 1024) to
 //	    T on SRC for D (default 60s), round-robin over its partitions, and
@@ -94,6 +101,13 @@ func mainErr() int {
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		return 2
 	}
+	if os.Args[1] == "payloads" {
+		if err := writePayloads(os.Stdout, int(*want), *value); err != nil {
+			fmt.Fprintf(os.Stderr, "kafkactl payloads: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	if *brokers == "" || *topic == "" {
 		return usage()
 	}
@@ -111,6 +125,11 @@ func mainErr() int {
 			n, err = count(ctx, *brokers, *topic)
 		}
 		if err == nil {
+			fmt.Println(n)
+		}
+	case "logbytes":
+		var n int64
+		if n, err = logBytes(ctx, *brokers, *topic); err == nil {
 			fmt.Println(n)
 		}
 	case "seed":
@@ -142,7 +161,7 @@ func mainErr() int {
 }
 
 func usage() int {
-	fmt.Fprintln(os.Stderr, "usage: kafkactl recreate|count|seed|produce|wait -brokers B -topic T [-partitions N -rf R] [-committed] [-want N -value BYTES] [-want N -pid PID[,PID] -since MS -window-from M -window D]")
+	fmt.Fprintln(os.Stderr, "usage: kafkactl recreate|count|seed|logbytes|produce|wait|payloads -brokers B -topic T [-partitions N -rf R] [-committed] [-want N -value BYTES] [-want N -pid PID[,PID] -since MS -window-from M -window D]")
 	return 2
 }
 
