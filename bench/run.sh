@@ -603,12 +603,14 @@ fresh_target() {
 	"$BIN/kafkactl" recreate -brokers "$DST" -topic "$TOPIC" -partitions "$BENCH_PARTITIONS" -rf "$RF"
 }
 
-# check_target: the target topic must hold exactly the backlog.
+# check_target: the target topic must hold exactly the backlog; records the
+# bytes of its log (one replica), the last copy's in a step of several.
 check_target() {
 	local n
 	n="$("$BIN/kafkactl" count -brokers "$DST" -topic "$TOPIC")"
 	put "$STEP/step.env" target_records "$n"
 	[[ "$n" == "$RECORDS" ]] || die "the target holds $n records, want $RECORDS"
+	put "$STEP/step.env" target_log_bytes "$("$BIN/kafkactl" logbytes -brokers "$DST" -topic "$TOPIC")"
 }
 
 # start_waiter: poll the target until it holds the backlog, in the
@@ -623,17 +625,31 @@ catchup_config() { # catchup_config FILE STORE
 	render "$HERE/templates/catchup.yaml" "$1" STORE="$2" SRC="$SRC" DST="${DST//,/\", \"}" TOPIC="$TOPIC" COMPRESSION="$COMPRESSION"
 }
 
-# seed N: append N records of VALUE bytes to the source topic with ProducerPerformance.
+# seed N: append N records of VALUE bytes to the source topic with
+# ProducerPerformance: its own values (random letters) where the values are
+# not compressed; in compressed batches, values drawn from 10,000 lines of
+# JSON orders (kafkactl payloads), which compress as such data does. Random
+# letters hold no repeated run, and at its default level zstd stores a
+# block without a match raw: a copier that adds nothing to the records
+# would pass them on uncompressed, one that adds a header would compress
+# them, and the two would not be doing the same work.
 seed() {
 	local n="$1" t
+	local -a values=(--record-size "$VALUE")
 	jcmd "${HEAP_PERF[*]}" "$KAFKA_LIBS" "$STEP/java.log" WARN
 	put "$STEP/step.env" records "$n"
+	if [[ "$COMPRESSION" != none ]]; then
+		"$BIN/kafkactl" payloads -want 10000 -value "$VALUE" >"$STEP/payloads.txt"
+		values=(--payload-file "$STEP/payloads.txt")
+		put "$STEP/step.env" values "JSON orders from kafkactl payloads"
+	fi
 	t="$(now_ms)"
 	if [[ "$KEYED" == 1 ]]; then
+		put "$STEP/step.env" seeder "kafkactl seed (franz-go, acks=all, uncompressed)"
 		timed seed "$BIN/kafkactl" seed -brokers "$SRC" -topic "$TOPIC" -want "$n" -value "$VALUE"
 	else
 		timed seed "${JCMD[@]}" org.apache.kafka.tools.ProducerPerformance --bootstrap-server "$SRC" \
-			--topic "$TOPIC" --num-records "$n" --record-size "$VALUE" --throughput -1 \
+			--topic "$TOPIC" --num-records "$n" "${values[@]}" --throughput -1 \
 			--command-property acks=all --command-property compression.type="$COMPRESSION"
 	fi
 	put "$STEP/step.env" seed_s "$((($(now_ms) - t) / 1000))"

@@ -306,7 +306,12 @@ func (r *results) writeShape(w *bufio.Writer, shape string) {
 	}
 	fmt.Fprintf(w, "\n\n")
 	if seed != nil {
-		fmt.Fprintf(w, "Seeded with ProducerPerformance (acks=all) at %s records/s in %s s.\n\n", thousands(seed.rate), f0(seed.wall))
+		by := cmp.Or(seed.env["seeder"], "ProducerPerformance (acks=all)")
+		values := ""
+		if v := seed.env["values"]; v != "" {
+			values = "; values: " + v
+		}
+		fmt.Fprintf(w, "Seeded with %s at %s records/s in %s s%s.\n\n", by, thousands(seed.rate), f0(seed.wall), values)
 	}
 	fmt.Fprintf(w, "| tool | runs | records/s | lowest–highest | MB/s | MB per CPU-s | lowest–highest | CPU-s a GB | kernel share | peak RSS MiB | s a run | first record s | broker CPU-s | load |\n")
 	fmt.Fprintf(w, "|---|---|--:|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|\n")
@@ -381,7 +386,37 @@ func (r *results) writeShape(w *bufio.Writer, shape string) {
 		fmt.Fprintln(w)
 	}
 	r.writeTargetCost(w, shape)
+	r.writeStored(w, shape)
 	r.writeRatios(w, shape)
+}
+
+// writeStored says how many bytes of log the target kept a value byte
+// copied, per copier: a copier that compresses less, or adds more to each
+// record, leaves more on the target, and one that does not compress at
+// all where another does is not doing the same work.
+func (r *results) writeStored(w *bufio.Writer, shape string) {
+	var parts []string
+	for _, tool := range r.tools(shape) {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, s := range r.runs(shape, tool) {
+			if !s.ok || s.targetLogBytes <= 0 || s.records <= 0 || s.valueBytes <= 0 {
+				continue
+			}
+			x := float64(s.targetLogBytes) / float64(s.records*s.valueBytes)
+			lo, hi = min(lo, x), max(hi, x)
+		}
+		switch {
+		case math.IsInf(lo, 1):
+		case f2(lo) == f2(hi):
+			parts = append(parts, fmt.Sprintf("%s %s", r.label(tool), f2(lo)))
+		default:
+			parts = append(parts, fmt.Sprintf("%s %s–%s", r.label(tool), f2(lo), f2(hi)))
+		}
+	}
+	if len(parts) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "The target's log held, in bytes a value byte copied (one replica, after each step's last copy): %s.\n\n", strings.Join(parts, "; "))
 }
 
 // writeTargetCost says what the target's brokers spent a GB in the fast

@@ -301,3 +301,39 @@ func TestPearson(t *testing.T) {
 		}
 	}
 }
+
+// TestReportStored: the bytes of the target's log a value byte, per copier,
+// lowest–highest over its steps (one figure when they agree), and the seed
+// named by what run.sh says seeded it, with a rate of its own or from its
+// time.
+func TestReportStored(t *testing.T) {
+	dir := t.TempDir()
+	write := writer(t, dir)
+	write("meta.env", "partitions=8\nrepeat=2\ncores=2\n")
+	write("steps/01-1k-zstd-seed/step.env", "shape=1k-zstd\ntool=seed\nround=0\nvalue_bytes=100\nrecords=1000\nstatus=ok\n"+
+		"seeder=kafkactl seed (franz-go)\nvalues=JSON orders\n")
+	write("steps/01-1k-zstd-seed/seed.time", "4.00 1 1 1000\n")
+	// 1000 records of 100 bytes a step: 100,000 value bytes
+	for i, st := range []struct {
+		tool string
+		log  int
+	}{{"catchup", 25000}, {"franzcopy", 100000}, {"catchup", 26000}, {"franzcopy", 100000}} {
+		fastRun(write, i+2, "1k-zstd", st.tool, i/2+1, 1, 1, 100)
+		env := filepath.Join(dir, fmt.Sprintf("steps/%02d-1k-zstd-%s/step.env", i+2, st.tool))
+		b, err := os.ReadFile(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(strings.TrimPrefix(env, dir+"/"), fmt.Sprintf("%starget_log_bytes=%d\n", b, st.log))
+	}
+	got := report(t, dir)
+	for _, want := range []string{
+		"The target's log held, in bytes a value byte copied (one replica, after each step's last copy): " +
+			"**catchup run**, file store 0.25–0.26; franz-go copier (bench/cmd/franzcopy) 1.00.",
+		"Seeded with kafkactl seed (franz-go) at 250 records/s in 4 s; values: JSON orders.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q; got:\n%s", want, got)
+		}
+	}
+}

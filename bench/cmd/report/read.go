@@ -38,14 +38,17 @@ type step struct {
 	steadyMB   float64 // MB copied in that time
 	brokerCPU  float64 // CPU seconds of both brokers during the step
 	targetCPU  float64 // of brokerCPU, the target cluster's; NaN unknown
-	storeReqs  int64   // catchup with DynamoDB
-	engineMS   int64   // catchup: the engine's own duration
-	copies     int     // copies of the backlog in the step (a fast copier's)
-	cpuSource  string  // "perf" (perf stat) or "rusage" (/usr/bin/time)
-	userCPU    float64 // of cpu, in user mode (perf stat); NaN unknown
-	sysCPU     float64 // of cpu, in the kernel (perf stat); NaN unknown
-	window     bool    // measured over a steady-state window (a slow peer)
-	note       string
+	// the bytes of the target topic's log (one replica) after the step's
+	// last copy; 0 unknown
+	targetLogBytes int64
+	storeReqs      int64   // catchup with DynamoDB
+	engineMS       int64   // catchup: the engine's own duration
+	copies         int     // copies of the backlog in the step (a fast copier's)
+	cpuSource      string  // "perf" (perf stat) or "rusage" (/usr/bin/time)
+	userCPU        float64 // of cpu, in user mode (perf stat); NaN unknown
+	sysCPU         float64 // of cpu, in the kernel (perf stat); NaN unknown
+	window         bool    // measured over a steady-state window (a slow peer)
+	note           string
 }
 
 type results struct {
@@ -212,6 +215,7 @@ func readStep(dir string) (*step, error) {
 	s.records = int64(num(env, "records"))
 	s.valueBytes = int64(num(env, "value_bytes"))
 	s.targetCPU = num(env, "dst_cpu_after") - num(env, "dst_cpu_before")
+	s.targetLogBytes = int64(num(env, "target_log_bytes"))
 	s.brokerCPU = num(env, "src_cpu_after") - num(env, "src_cpu_before") + s.targetCPU
 	p := func(name string) string { return filepath.Join(dir, name) }
 	var w waitJSON
@@ -232,6 +236,8 @@ func readStep(dir string) (*step, error) {
 		s.wall, s.cpu, s.rssKB = t.wall, t.cpu, t.rssKB
 		if m := lastMatch(p("seed.out"), perfProduceRE); m != nil {
 			s.rate, s.rateSelf = atof(m[2]), true
+		} else if s.wall > 0 { // kafkactl seed says no rate of its own
+			s.rate = float64(s.records) / s.wall
 		}
 	case s.kind == "model":
 		var j struct {
