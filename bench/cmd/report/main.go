@@ -402,7 +402,7 @@ func (r *results) writeStored(w *bufio.Writer, shape string) {
 			if !s.ok || s.targetLogBytes <= 0 || s.records <= 0 || s.valueBytes <= 0 {
 				continue
 			}
-			x := float64(s.targetLogBytes) / float64(s.records*s.valueBytes)
+			x := float64(s.targetLogBytes) / float64(s.records/int64(max(s.copies, 1))*s.valueBytes) // the last copy's
 			lo, hi = min(lo, x), max(hi, x)
 		}
 		switch {

@@ -313,12 +313,12 @@ func TestReportStored(t *testing.T) {
 	write("steps/01-1k-zstd-seed/step.env", "shape=1k-zstd\ntool=seed\nround=0\nvalue_bytes=100\nrecords=1000\nstatus=ok\n"+
 		"seeder=kafkactl seed (franz-go)\nvalues=JSON orders\n")
 	write("steps/01-1k-zstd-seed/seed.time", "4.00 1 1 1000\n")
-	// 1000 records of 100 bytes a step: 100,000 value bytes
+	// 1000 records of 100 bytes a copy: 100,000 value bytes
 	for i, st := range []struct {
 		tool string
 		log  int
 	}{{"catchup", 25000}, {"franzcopy", 100000}, {"catchup", 26000}, {"franzcopy", 100000}} {
-		fastRun(write, i+2, "1k-zstd", st.tool, i/2+1, 1, 1, 100)
+		fastRun(write, i+2, "1k-zstd", st.tool, i/2+1, 1+i%2, 1, 100) // franzcopy's steps two copies each
 		env := filepath.Join(dir, fmt.Sprintf("steps/%02d-1k-zstd-%s/step.env", i+2, st.tool))
 		b, err := os.ReadFile(env)
 		if err != nil {
