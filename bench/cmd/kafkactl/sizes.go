@@ -74,7 +74,7 @@ func logBytes(ctx context.Context, brokers, topic string) (int64, error) {
 // writePayloads writes n lines of exactly size bytes each to w: JSON
 // objects of orders with random ids, names, amounts and timestamps, padded
 // with random letters. They compress as such data does (zstd at its default
-// level to about a quarter), where ProducerPerformance's own values,
+// level to about a third), where ProducerPerformance's own values,
 // random letters with no repeated run, hold no match for an LZ compressor.
 // The same seed gives the same lines.
 func writePayloads(w io.Writer, n, size int) error {
