@@ -610,7 +610,8 @@ check_target() {
 	n="$("$BIN/kafkactl" count -brokers "$DST" -topic "$TOPIC")"
 	put "$STEP/step.env" target_records "$n"
 	[[ "$n" == "$RECORDS" ]] || die "the target holds $n records, want $RECORDS"
-	put "$STEP/step.env" target_log_bytes "$("$BIN/kafkactl" logbytes -brokers "$DST" -topic "$TOPIC")"
+	n="$("$BIN/kafkactl" logbytes -brokers "$DST" -topic "$TOPIC")"
+	put "$STEP/step.env" target_log_bytes "$n"
 }
 
 # start_waiter: poll the target until it holds the backlog, in the
@@ -625,34 +626,37 @@ catchup_config() { # catchup_config FILE STORE
 	render "$HERE/templates/catchup.yaml" "$1" STORE="$2" SRC="$SRC" DST="${DST//,/\", \"}" TOPIC="$TOPIC" COMPRESSION="$COMPRESSION"
 }
 
-# seed N: append N records of VALUE bytes to the source topic with
-# ProducerPerformance: its own values (random letters) where the values are
-# not compressed; in compressed batches, values drawn from 10,000 lines of
-# JSON orders (kafkactl payloads), which compress as such data does. Random
-# letters hold no repeated run, and at its default level zstd stores a
-# block without a match raw: a copier that adds nothing to the records
-# would pass them on uncompressed, one that adds a header would compress
-# them, and the two would not be doing the same work.
+# seed N: append N records of VALUE bytes to the source topic: keyed, with
+# kafkactl seed; otherwise with ProducerPerformance, its own values (random
+# letters) in uncompressed batches, and in compressed ones values drawn from
+# JSON orders (docs/performance.md says why).
 seed() {
 	local n="$1" t
-	local -a values=(--record-size "$VALUE")
 	jcmd "${HEAP_PERF[*]}" "$KAFKA_LIBS" "$STEP/java.log" WARN
 	put "$STEP/step.env" records "$n"
-	if [[ "$COMPRESSION" != none ]]; then
-		"$BIN/kafkactl" payloads -want 10000 -value "$VALUE" >"$STEP/payloads.txt"
-		values=(--payload-file "$STEP/payloads.txt")
-		put "$STEP/step.env" values "JSON orders from kafkactl payloads"
-	fi
+	[[ "$KEYED" == 1 ]] || perf_values
 	t="$(now_ms)"
 	if [[ "$KEYED" == 1 ]]; then
 		put "$STEP/step.env" seeder "kafkactl seed (franz-go, acks=all, uncompressed)"
 		timed seed "$BIN/kafkactl" seed -brokers "$SRC" -topic "$TOPIC" -want "$n" -value "$VALUE"
 	else
 		timed seed "${JCMD[@]}" org.apache.kafka.tools.ProducerPerformance --bootstrap-server "$SRC" \
-			--topic "$TOPIC" --num-records "$n" "${values[@]}" --throughput -1 \
+			--topic "$TOPIC" --num-records "$n" "${PERF_VALUES[@]}" --throughput -1 \
 			--command-property acks=all --command-property compression.type="$COMPRESSION"
 	fi
 	put "$STEP/step.env" seed_s "$((($(now_ms) - t) / 1000))"
+}
+
+# perf_values: sets PERF_VALUES to ProducerPerformance's value arguments:
+# --record-size VALUE, or with compression --payload-file of 10,000 lines of
+# JSON orders (kafkactl payloads, the same lines every time) in $STEP.
+perf_values() {
+	PERF_VALUES=(--record-size "$VALUE")
+	if [[ "$COMPRESSION" != none ]]; then
+		"$BIN/kafkactl" payloads -want 10000 -value "$VALUE" >"$STEP/payloads.txt"
+		PERF_VALUES=(--payload-file "$STEP/payloads.txt")
+		put "$STEP/step.env" values "JSON orders from kafkactl payloads"
+	fi
 }
 
 step_seed() {
@@ -774,10 +778,11 @@ step_producer_perf() {
 	put "$STEP/step.env" records "$RECORDS"
 	fresh_target
 	jcmd "${HEAP_PERF[*]}" "$KAFKA_LIBS" "$STEP/java.log" WARN
+	perf_values
 	# Its best settings at catchup's durability (acks=all): large batches
-	# given time to fill, buffer room for them, no compression.
+	# given time to fill, buffer room for them, the shape's compression.
 	timed perf "${JCMD[@]}" org.apache.kafka.tools.ProducerPerformance --bootstrap-server "$DST" \
-		--topic "$TOPIC" --num-records "$RECORDS" --record-size "$VALUE" --throughput -1 \
+		--topic "$TOPIC" --num-records "$RECORDS" "${PERF_VALUES[@]}" --throughput -1 \
 		--command-property acks=all --command-property batch.size=262144 --command-property compression.type="$COMPRESSION" \
 		--command-property linger.ms=10 --command-property buffer.memory=134217728
 	check_target
@@ -900,7 +905,8 @@ step_mm1() {
 # (both processes: CPU summed, peak RSS summed).
 # Only values cross the pipe, each followed by the byte 0x1e (-D '\x1e'):
 # keys, headers, timestamps and the source partition are lost, and a value
-# holding that byte would be split in two (ProducerPerformance writes A-Z only).
+# holding that byte would be split in two (neither ProducerPerformance's
+# letters nor the JSON orders of the compressed shape hold it).
 # With keys (1k-keyed), -K '\x1f' on both ends keeps the key (headers,
 # timestamps and partition are still lost); zstd: kcat -P -z zstd.
 step_kcat() {

@@ -84,7 +84,7 @@ func mainErr() int {
 	brokers := fs.String("brokers", "", "bootstrap broker host:port")
 	topic := fs.String("topic", "", "topic")
 	partitions := fs.Int("partitions", 8, "partitions (recreate)")
-	want := fs.Int64("want", 0, "records to wait for (wait)")
+	want := fs.Int64("want", 0, "records to wait for (wait), to seed (seed), lines to print (payloads)")
 	pid := fs.String("pid", "", "processes to measure, comma separated (wait)")
 	windowFrom := fs.Int64("window-from", 0, "wait: open the window at this many records")
 	window := fs.Duration("window", 0, "wait: the window's length (at most; it also ends at -want)")
@@ -93,7 +93,7 @@ func mainErr() int {
 	stall := fs.Duration("stall", 2*time.Minute, "wait: give up when the count has not grown for this long")
 	rf := fs.Int("rf", 1, "replication factor (recreate)")
 	committed := fs.Bool("committed", false, "count: read the records under read_committed")
-	value := fs.Int("value", 1024, "value bytes (seed, latency)")
+	value := fs.Int("value", 1024, "value bytes (seed, latency, payloads)")
 	target := fs.String("target", "", "target brokers (latency)")
 	rate := fs.Int("rate", 1000, "records a second (latency)")
 	dur := fs.Duration("for", time.Minute, "how long to produce (latency)")
@@ -161,7 +161,8 @@ func mainErr() int {
 }
 
 func usage() int {
-	fmt.Fprintln(os.Stderr, "usage: kafkactl recreate|count|seed|logbytes|produce|wait|payloads -brokers B -topic T [-partitions N -rf R] [-committed] [-want N -value BYTES] [-want N -pid PID[,PID] -since MS -window-from M -window D]")
+	fmt.Fprintln(os.Stderr, "usage: kafkactl recreate|count|seed|logbytes|latency|produce|wait -brokers B -topic T [-partitions N -rf R] [-committed] [-want N -value BYTES] [-want N -pid PID[,PID] -since MS -window-from M -window D]")
+	fmt.Fprintln(os.Stderr, "       kafkactl payloads -want N [-value BYTES]")
 	return 2
 }
 

@@ -39,7 +39,7 @@ type step struct {
 	brokerCPU  float64 // CPU seconds of both brokers during the step
 	targetCPU  float64 // of brokerCPU, the target cluster's; NaN unknown
 	// the bytes of the target topic's log (one replica) after the step's
-	// last copy; 0 unknown
+	// last copy; 0 or less: not recorded
 	targetLogBytes int64
 	storeReqs      int64   // catchup with DynamoDB
 	engineMS       int64   // catchup: the engine's own duration

@@ -231,8 +231,8 @@ func TestEncodeEmpty(t *testing.T) {
 func BenchmarkEncodeProduce(b *testing.B) {
 	// Unstamped zstd: the benchmark's random letters hold no repeat but
 	// the provenance header, so zstd stores the unstamped batch raw, fast,
-	// and compresses the stamped one at many times the CPU: what
-	// the 1k-zstd shape of docs/benchmarks.md measures against franzcopy.
+	// and compresses the stamped one at many times the CPU: why the
+	// 1k-zstd shape of docs/benchmarks.md copies JSON orders instead.
 	// zstd level 1 (producer.compression_level): klauspost's fastest encoder.
 	for _, bc := range []struct {
 		size      int
