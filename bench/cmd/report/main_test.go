@@ -337,3 +337,22 @@ func TestReportStored(t *testing.T) {
 		}
 	}
 }
+
+// TestReportCopiesRSS: the peak RSS target shows, beside the median run's
+// peak, the spread of every copy's peak and how many were above 128 MiB.
+func TestReportCopiesRSS(t *testing.T) {
+	dir := t.TempDir()
+	write := writer(t, dir)
+	write("meta.env", "partitions=8\nrepeat=2\ncores=2\n")
+	// two runs of two copies; the second copy of the second run at 130 MiB
+	for i, mib := range [][]int{{100, 110}, {120, 130}} {
+		fastRun(write, i+1, "1k-zstd", "catchup", i+1, 2, float64(1+i), 100)
+		for c, m := range mib {
+			write(fmt.Sprintf("steps/%02d-1k-zstd-catchup/catchup-%d.time", i+1, c+1), fmt.Sprintf("%d.00 0.40 0.40 %d\n", 1+i, m*1024))
+		}
+	}
+	got := report(t, dir)
+	if want := "(its 4 copies: 100–130 MiB, 1 above 128)"; !strings.Contains(got, want) {
+		t.Errorf("report lacks %q; got:\n%s", want, got)
+	}
+}

@@ -31,6 +31,7 @@ type step struct {
 	rateSelf   bool    // rate is the tool's own figure, not records/wall
 	cpu        float64 // CPU seconds of the replicator process(es)
 	rssKB      int64   // peak RSS, KiB; -1 unknown or not meaningful
+	copyRSSKB  []int64 // a fast copier's: each copy's peak RSS, KiB
 	first      float64 // seconds to the first record in the target; -1 unknown
 	// after start-up: from the first record in the target to the last
 	steadyRate float64 // records/s; NaN unknown
@@ -323,6 +324,7 @@ func (s *step) readCopies(dir, name string) {
 		}
 		s.wall += t.wall
 		rss = max(rss, t.rssKB)
+		s.copyRSSKB = append(s.copyRSSKB, t.rssKB)
 		ps, ok := readPerfStat(strings.TrimSuffix(f, ".time") + ".perf")
 		if !ok {
 			s.cpuSource = "rusage"
