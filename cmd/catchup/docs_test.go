@@ -7,15 +7,19 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
+	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/checkpoint"
 	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/kafkago/wire"
 )
 
 // docFiles are the documents whose commands, configuration and links are
@@ -587,6 +591,43 @@ func TestDocsGapBound(t *testing.T) {
 		}
 		if want := fmt.Sprintf(phrase, checkpoint.MaxGaps); !strings.Contains(string(text), want) {
 			t.Errorf("docs/%s does not say %q (checkpoint.MaxGaps)", doc, want)
+		}
+	}
+}
+
+// TestDocsHeaderBytes: the README's size of the provenance header is what
+// the encoder adds to a record, to a byte (the lengths' varints grow by one
+// where a header value or a record passes 63 bytes): about that many bytes,
+// plus the source cluster's and topic's names and the partition's and
+// offset's digits.
+func TestDocsHeaderBytes(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`adds one header to every\s+copy: about (\d+) bytes, plus the source\s+cluster's and topic's names and the\s+partition's and offset's digits`).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md does not say how large the header is: \"adds one header to every copy: about N bytes, plus the source cluster's and topic's names and the partition's and offset's digits\"")
+	}
+	for _, pv := range []catchup.Provenance{
+		{Cluster: "onprem", Partition: catchup.Partition{Topic: "orders", Partition: 3}, Offset: 1842},
+		{Cluster: "eu-central-prod", Partition: catchup.Partition{Topic: "payments.settled.v2", Partition: 117}, Offset: 98_765_432_101},
+		{Cluster: "datacenter-frankfurt-2", Partition: catchup.Partition{Topic: "com.example.payments.settled.v2", Partition: 1}, Offset: 7},
+	} {
+		size := func(stamp *catchup.Provenance) int {
+			r := wire.ProduceRequest{Acks: -1, TimeoutMillis: 1000, Partition: pv.Partition, Stamp: stamp,
+				Records: []catchup.Record{{Offset: pv.Offset, Value: make([]byte, 100), Timestamp: time.UnixMilli(1)}}}
+			f, err := wire.EncodeRequest(&r, 3, 1, "c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Release()
+			return len(f.Bytes())
+		}
+		added := size(&pv) - size(nil)
+		names := len(pv.Cluster) + len(pv.Topic) + catchup.DecimalLen(int64(pv.Partition.Partition)) + catchup.DecimalLen(pv.Offset)
+		if want, _ := strconv.Atoi(string(m[1])); added-names < want-1 || added-names > want+1 {
+			t.Errorf("the header of %+v adds %d bytes to a record, %d beside its names and digits; README.md says about %d", pv, added, added-names, want)
 		}
 	}
 }
