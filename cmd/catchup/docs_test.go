@@ -605,9 +605,10 @@ func TestDocsHeaderBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`adds one header to every\s+copy: about (\d+) bytes, plus the source\s+cluster's and topic's names and the\s+partition's and offset's digits`).FindSubmatch(readme)
+	phrase := "adds one header to every copied record: about N bytes, plus the source cluster's and topic's names and the partition's and offset's digits"
+	m := regexp.MustCompile(strings.ReplaceAll(strings.Replace(regexp.QuoteMeta(phrase), "N", `(\d+)`, 1), " ", `\s+`)).FindSubmatch(readme)
 	if m == nil {
-		t.Fatal("README.md does not say how large the header is: \"adds one header to every copy: about N bytes, plus the source cluster's and topic's names and the partition's and offset's digits\"")
+		t.Fatalf("README.md does not say how large the header is: %q", phrase)
 	}
 	for _, pv := range []catchup.Provenance{
 		{Cluster: "onprem", Partition: catchup.Partition{Topic: "orders", Partition: 3}, Offset: 1842},

@@ -344,15 +344,16 @@ func TestReportCopiesRSS(t *testing.T) {
 	dir := t.TempDir()
 	write := writer(t, dir)
 	write("meta.env", "partitions=8\nrepeat=2\ncores=2\n")
-	// two runs of two copies; the second copy of the second run at 130 MiB
-	for i, mib := range [][]int{{100, 110}, {120, 130}} {
+	// two runs of two copies; the second copy of the second run at 128.4
+	// MiB, above the line although it rounds to it
+	for i, kib := range [][]int{{100 << 10, 110 << 10}, {120 << 10, 131482}} {
 		fastRun(write, i+1, "1k-zstd", "catchup", i+1, 2, float64(1+i), 100)
-		for c, m := range mib {
-			write(fmt.Sprintf("steps/%02d-1k-zstd-catchup/catchup-%d.time", i+1, c+1), fmt.Sprintf("%d.00 0.40 0.40 %d\n", 1+i, m*1024))
+		for c, k := range kib {
+			write(fmt.Sprintf("steps/%02d-1k-zstd-catchup/catchup-%d.time", i+1, c+1), fmt.Sprintf("%d.00 0.40 0.40 %d\n", 1+i, k))
 		}
 	}
 	got := report(t, dir)
-	if want := "(its 4 copies: 100–130 MiB, 1 above 128)"; !strings.Contains(got, want) {
+	if want := "(its 4 copies: 100–128.4 MiB, 1 above 128)"; !strings.Contains(got, want) {
 		t.Errorf("report lacks %q; got:\n%s", want, got)
 	}
 }

@@ -216,7 +216,9 @@ func readStep(dir string) (*step, error) {
 	s.records = int64(num(env, "records"))
 	s.valueBytes = int64(num(env, "value_bytes"))
 	s.targetCPU = num(env, "dst_cpu_after") - num(env, "dst_cpu_before")
-	s.targetLogBytes = int64(num(env, "target_log_bytes"))
+	if b := num(env, "target_log_bytes"); !math.IsNaN(b) {
+		s.targetLogBytes = int64(b)
+	}
 	s.brokerCPU = num(env, "src_cpu_after") - num(env, "src_cpu_before") + s.targetCPU
 	p := func(name string) string { return filepath.Join(dir, name) }
 	var w waitJSON
@@ -295,7 +297,7 @@ func readStep(dir string) (*step, error) {
 		s.note = "only the values cross the pipe, each followed by the byte 0x1e (`-D '\\x1e'` on both ends): " +
 			"keys, headers, timestamps (the target's records get the producer's time) and the source partition " +
 			"(kcat -P spreads the records with librdkafka's partitioner) are not kept, a null value would arrive empty, " +
-			"and a value holding the byte 0x1e would be split in two (ProducerPerformance writes A–Z only, so the counts match here); " +
+			"and a value holding the byte 0x1e would be split in two (neither ProducerPerformance's letters nor the compressed shape's JSON orders hold it, so the counts match here); " +
 			"both kcat processes: CPU summed, RSS the sum of their peaks"
 		if strings.HasPrefix(s.shape, "1k-keyed") {
 			s.note = "keys kept (`-K '\\x1f'` on both ends, a key holding 0x1f would be cut); the two headers, timestamps and the source partition are lost " +

@@ -103,6 +103,10 @@ func (r *results) copiesRSS(shape, tool string, limit float64) string {
 			over++
 		}
 	}
-	return fmt.Sprintf(" (its %d copies: %s–%s MiB, %d above %s)", len(peaks), f0(float64(slices.Min(peaks))/1024),
-		f0(float64(slices.Max(peaks))/1024), over, f0(limit))
+	hi := float64(slices.Max(peaks)) / 1024
+	his := f0(hi)
+	if hi > limit && his == f0(limit) { // 128.4 above 128 says so
+		his = f1(hi)
+	}
+	return fmt.Sprintf(" (its %d copies: %s–%s MiB, %d above %s)", len(peaks), f0(float64(slices.Min(peaks))/1024), his, over, f0(limit))
 }
