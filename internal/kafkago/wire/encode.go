@@ -66,6 +66,14 @@ var frames = make(chan *Frame, 8)
 // copied at once would hold that much again as the frames do.
 var scratch = make(chan *Frame, min(runtime.GOMAXPROCS(0), cap(frames)))
 
+// compressing lets as many batches be compressed at once as scratch keeps
+// buffers (as many as there are zstd encoders). A batch waits for its turn
+// before it takes a buffer: otherwise each partition copied at once takes
+// one while it waits for an encoder or a CPU, and all but the list's few
+// are fresh megabytes, garbage a moment later, which set a compressed
+// copy's peak RSS by the garbage collector's pace.
+var compressing = make(chan struct{}, cap(scratch))
+
 // smallFrames is the free list of the frames of the other requests (a
 // fetch: a hundred bytes, framed once per fetch), apart so that a produce
 // never takes a frame too small for it.
@@ -74,6 +82,9 @@ var smallFrames = make(chan *Frame, 8)
 // maxPooledFrame bounds what the free list keeps: an outsized request (a
 // batch of huge records) is not held on to.
 const maxPooledFrame = 4 << 20
+
+// frameUnit is what a new frame larger than it is rounded up to.
+const frameUnit = 64 << 10
 
 // getFrame returns a frame of list with room for size bytes.
 func getFrame(list chan *Frame, size int) *Frame {
@@ -84,6 +95,10 @@ func getFrame(list chan *Frame, size int) *Frame {
 		f = &Frame{list: list}
 	}
 	if cap(f.buf) < size {
+		if size > frameUnit {
+			// Rounded up, so that the next request, a few bytes longer, fits.
+			size = (size + frameUnit - 1) / frameUnit * frameUnit
+		}
 		f.buf = make([]byte, 0, size)
 	}
 	f.buf = f.buf[:0]
@@ -239,8 +254,10 @@ func appendCompressed(b []byte, recs []catchup.Record, first int64, st *stamper,
 	if _, err := codecOf(c, level); err != nil {
 		return b, 0, err
 	}
+	compressing <- struct{}{}
+	defer func() { <-compressing }()
 	s := getFrame(scratch, recordsCap(recs, st))
-	defer s.Release()
+	defer s.Release() // before the turn is given up: the next batch takes it
 	var maxTS int64
 	s.buf, maxTS = appendRecords(s.buf, recs, first, st)
 	b, err := appendCompressedRaw(b, s.buf, c, level)
