@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -130,6 +131,38 @@ func TestIdempotenceRefused(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Produce error %q lacks %q", err, want)
 		}
+	}
+}
+
+// TestIdempotenceNotReady: a broker still getting producer ids from its
+// controller answers InitProducerId with code 14, which kafka-go describes
+// as a consumer group's; the produce is retried, and the warning says what
+// the code means here.
+func TestIdempotenceNotReady(t *testing.T) {
+	ctx := testContext(t)
+	c := newCluster(t, kfake.SeedTopics(1, "t"))
+	tg := newTarget(t, c, config.Producer{})
+	c.ControlKey(int16(kmsg.InitProducerID), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		res := req.(*kmsg.InitProducerIDRequest).ResponseKind().(*kmsg.InitProducerIDResponse)
+		res.ErrorCode = kerr.CoordinatorLoadInProgress.Code
+		return res, nil, true
+	})
+	_, _, err := produceAll(ctx, tg, catchup.Partition{Topic: "t"}, copyRecords(3, time.UnixMilli(1)))
+	if !errors.Is(err, catchup.ErrRetriable) || !errors.Is(err, kafka.GroupLoadInProgress) {
+		t.Fatalf("Produce error %v: want retriable, code 14", err)
+	}
+	for _, want := range []string{"no producer ids to give yet", "COORDINATOR_LOAD_IN_PROGRESS", `"dst"`, "t/0"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Produce error %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "offset fetch") {
+		t.Errorf("Produce error %q describes the code as a consumer group coordinator's", err)
+	}
+	// Once the broker has its block (kfake's control answered once), the
+	// same Target produces.
+	if acked, _, err := produceAll(ctx, tg, catchup.Partition{Topic: "t"}, copyRecords(3, time.UnixMilli(1))); err != nil || acked != 3 {
+		t.Errorf("Produce after the ids came = %d, %v; want 3 records", acked, err)
 	}
 }
 
