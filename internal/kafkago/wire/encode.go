@@ -67,11 +67,11 @@ var frames = make(chan *Frame, 8)
 var scratch = make(chan *Frame, min(runtime.GOMAXPROCS(0), cap(frames)))
 
 // compressing lets as many batches be compressed at once as scratch keeps
-// buffers (as many as there are zstd encoders). A batch waits for its turn
-// before it takes a buffer: otherwise each partition copied at once takes
-// one while it waits for an encoder or a CPU, and all but the list's few
-// are fresh megabytes, garbage a moment later, which set a compressed
-// copy's peak RSS by the garbage collector's pace.
+// buffers, whatever the codec. A batch waits for its turn before it takes
+// a buffer: otherwise each partition copied at once takes one while it
+// waits for a zstd encoder or a CPU, and all but the list's few are fresh
+// megabytes, garbage a moment later, which set a compressed copy's peak
+// RSS by the garbage collector's pace.
 var compressing = make(chan struct{}, cap(scratch))
 
 // smallFrames is the free list of the frames of the other requests (a
@@ -96,7 +96,7 @@ func getFrame(list chan *Frame, size int) *Frame {
 	}
 	if cap(f.buf) < size {
 		if size > frameUnit {
-			// Rounded up, so that the next request, a few bytes longer, fits.
+			// Rounded up, so that the next request, a little longer, usually fits.
 			size = (size + frameUnit - 1) / frameUnit * frameUnit
 		}
 		f.buf = make([]byte, 0, size)
@@ -249,7 +249,8 @@ func appendRecords(b []byte, recs []catchup.Record, first int64, st *stamper) ([
 
 // appendCompressed appends recs compressed with c at level, as the records
 // of a batch whose first timestamp is first, and returns the largest
-// timestamp.
+// timestamp. It waits, without a context, for a turn (compressing): for
+// the batches before it to be compressed.
 func appendCompressed(b []byte, recs []catchup.Record, first int64, st *stamper, c compress.Compression, level int) ([]byte, int64, error) {
 	if _, err := codecOf(c, level); err != nil {
 		return b, 0, err
