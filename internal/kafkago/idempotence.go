@@ -111,30 +111,29 @@ func (t *Target) initProducerID(ctx context.Context) (int64, int16, error) {
 		kafka.InvalidRequest:
 		return 0, 0, fmt.Errorf("init producer id in cluster %q: %w; %s", t.cl.name, code, idempotenceFix)
 	case kafka.GroupLoadInProgress:
-		// kafka-go describes code 14 as a consumer group coordinator's; to
-		// InitProducerId a KRaft broker gives it while it waits for a block
-		// of producer ids from the controller, as on a new cluster's first
-		// idempotent producer.
-		return 0, 0, mark(&producerIDsNotReady{cluster: t.cl.name, code: code}, catchup.ErrRetriable)
+		// kafka-go describes code 14 as a consumer group coordinator's.
+		return 0, 0, mark(&producerIDsError{cluster: t.cl.name, code: code}, catchup.ErrRetriable)
 	default:
 		return 0, 0, mark(fmt.Errorf("init producer id in cluster %q: %w", t.cl.name, code), catchup.ErrRetriable)
 	}
 }
 
-// producerIDsNotReady is InitProducerId's COORDINATOR_LOAD_IN_PROGRESS, in
-// words that say what it means there.
-type producerIDsNotReady struct {
+// producerIDsError is InitProducerId's COORDINATOR_LOAD_IN_PROGRESS, in
+// words that say what it means there: the broker (Kafka 3.0 and later,
+// KIP-730) waits for a block of producer ids from the controller, as on a
+// new cluster's first idempotent producer or when its block ran out.
+type producerIDsError struct {
 	cluster string
 	code    kafka.Error
 }
 
-func (e *producerIDsNotReady) Error() string {
+func (e *producerIDsError) Error() string {
 	return fmt.Sprintf("init producer id in cluster %q: the broker has no producer ids to give yet "+
 		"(Kafka error %d, COORDINATOR_LOAD_IN_PROGRESS: it is getting a block of them from the controller, "+
-		"a moment on a new cluster)", e.cluster, int(e.code))
+		"a moment on a new cluster; if it lasts, see the controller's log for AllocateProducerIds)", e.cluster, int(e.code))
 }
 
-func (e *producerIDsNotReady) Unwrap() error { return e.code }
+func (e *producerIDsError) Unwrap() error { return e.code }
 
 // producerLost tells whether code means the broker no longer accepts the
 // producer's id, epoch or sequence: the batch was not appended, but an

@@ -2,6 +2,8 @@ package kafkago_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -158,6 +160,14 @@ func TestIdempotenceNotReady(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "offset fetch") {
 		t.Errorf("Produce error %q describes the code as a consumer group coordinator's", err)
+	}
+	doc, rerr := os.ReadFile(filepath.Join("..", "..", "docs", "troubleshooting.md"))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	_, msg, _ := strings.Cut(err.Error(), `"dst": `)
+	if form, _, _ := strings.Cut(msg, " ("); !strings.Contains(string(doc), form) {
+		t.Errorf("docs/troubleshooting.md has no row for %q", form)
 	}
 	// Once the broker has its block (kfake's control answered once), the
 	// same Target produces.
