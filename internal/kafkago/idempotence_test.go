@@ -114,17 +114,22 @@ func TestIdempotenceOff(t *testing.T) {
 	}
 }
 
+// answerInitProducerID has c answer the next InitProducerId with err's code.
+func answerInitProducerID(c *kfake.Cluster, err *kerr.Error) {
+	c.ControlKey(int16(kmsg.InitProducerID), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		res := req.(*kmsg.InitProducerIDRequest).ResponseKind().(*kmsg.InitProducerIDResponse)
+		res.ErrorCode = err.Code
+		return res, nil, true
+	})
+}
+
 // TestIdempotenceRefused: a cluster that refuses InitProducerId (no
 // IDEMPOTENT_WRITE) fails the produce with the fix, not retriable.
 func TestIdempotenceRefused(t *testing.T) {
 	ctx := testContext(t)
 	c := newCluster(t, kfake.SeedTopics(1, "t"))
 	tg := newTarget(t, c, config.Producer{})
-	c.ControlKey(int16(kmsg.InitProducerID), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		res := req.(*kmsg.InitProducerIDRequest).ResponseKind().(*kmsg.InitProducerIDResponse)
-		res.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-		return res, nil, true
-	})
+	answerInitProducerID(c, kerr.ClusterAuthorizationFailed)
 	_, _, err := produceAll(ctx, tg, catchup.Partition{Topic: "t"}, copyRecords(3, time.UnixMilli(1)))
 	if err == nil || errors.Is(err, catchup.ErrRetriable) || errors.Is(err, catchup.ErrUnknownOutcome) {
 		t.Fatalf("Produce error %v: want a plain error", err)
@@ -144,11 +149,7 @@ func TestIdempotenceNotReady(t *testing.T) {
 	ctx := testContext(t)
 	c := newCluster(t, kfake.SeedTopics(1, "t"))
 	tg := newTarget(t, c, config.Producer{})
-	c.ControlKey(int16(kmsg.InitProducerID), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		res := req.(*kmsg.InitProducerIDRequest).ResponseKind().(*kmsg.InitProducerIDResponse)
-		res.ErrorCode = kerr.CoordinatorLoadInProgress.Code
-		return res, nil, true
-	})
+	answerInitProducerID(c, kerr.CoordinatorLoadInProgress)
 	_, _, err := produceAll(ctx, tg, catchup.Partition{Topic: "t"}, copyRecords(3, time.UnixMilli(1)))
 	if !errors.Is(err, catchup.ErrRetriable) || !errors.Is(err, kafka.GroupLoadInProgress) {
 		t.Fatalf("Produce error %v: want retriable, code 14", err)
