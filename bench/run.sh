@@ -449,7 +449,7 @@ BROKERS_UP=1
 declare -A starting=()
 for c in source target; do
 	CATCHUP_KAFKA_VERSION="$BENCH_KAFKA_VERSION" CATCHUP_KAFKA_HEAP_OPTS="$BENCH_BROKER_HEAP" \
-		CATCHUP_KAFKA_SASL_SSL=0 "$REPO/test/kafka/start.sh" "$RUN/kafka/$c" >"$RUN/$c.start" 2>"$RUN/$c.start.err" &
+		CATCHUP_KAFKA_SASL_SSL=0 CATCHUP_KAFKA_METRICS=1 "$REPO/test/kafka/start.sh" "$RUN/kafka/$c" >"$RUN/$c.start" 2>"$RUN/$c.start.err" &
 	starting[$c]=$!
 done
 # The replicated target as test/kafka/cluster.sh starts it (its up_replicated):
@@ -467,7 +467,7 @@ start_rf3() {
 	voters="100@$(tr ' ' '\n' <<<"$cline" | sed -n 's/^CONTROLLER=//p')"
 	for n in 1 2 3; do
 		CATCHUP_KAFKA_VERSION="$BENCH_KAFKA_VERSION" CATCHUP_KAFKA_HEAP_OPTS="$BENCH_BROKER_HEAP" CATCHUP_KAFKA_SASL_SSL=0 \
-			CATCHUP_KAFKA_ROLE=broker CATCHUP_KAFKA_NODE_ID=$n CATCHUP_KAFKA_VOTERS="$voters" \
+			CATCHUP_KAFKA_METRICS=1 CATCHUP_KAFKA_ROLE=broker CATCHUP_KAFKA_NODE_ID=$n CATCHUP_KAFKA_VOTERS="$voters" \
 			CATCHUP_KAFKA_CLUSTER_ID="$cid" CATCHUP_KAFKA_REPLICAS=3 \
 			"$REPO/test/kafka/start.sh" "$dir/broker-$n" >"$dir/broker-$n.start" &
 		bp+=($!)
@@ -490,20 +490,23 @@ done
 field() { tr ' ' '\n' <"$1" | sed -n "s/^$2=//p"; }
 SRC="$(field "$RUN/source.start" BROKERS)" DST1="$(field "$RUN/target.start" BROKERS)"
 SRC_PID="$(field "$RUN/source.start" PID)" DST1_PID="$(field "$RUN/target.start" PID)"
-DST3="" DST3_PIDS=""
+# the brokers' counters (start.sh's METRICS=, the Prometheus JMX exporter)
+SRC_METRICS="$(field "$RUN/source.start" METRICS)" DST1_METRICS="$(field "$RUN/target.start" METRICS)"
+DST3="" DST3_PIDS="" DST3_METRICS=""
 WATCHED="$SRC_PID:$RUN/kafka/source $DST1_PID:$RUN/kafka/target"
 if has_topology rf3; then
 	for n in 1 2 3; do
 		DST3+="${DST3:+,}$(field "$RUN/kafka/rf3/broker-$n.start" BROKERS)"
 		p="$(field "$RUN/kafka/rf3/broker-$n.start" PID)"
 		DST3_PIDS+="$p "
+		DST3_METRICS+="$(field "$RUN/kafka/rf3/broker-$n.start" METRICS) "
 		WATCHED+=" $p:$RUN/kafka/rf3/broker-$n"
 	done
 	p="$(cat "$RUN/kafka/rf3/controller/pid")"
 	DST3_PIDS+="$p"
 	WATCHED+=" $p:$RUN/kafka/rf3/controller"
 fi
-DST="$DST1" DST_PIDS="$DST1_PID" RF=1
+DST="$DST1" DST_PIDS="$DST1_PID" DST_METRICS="$DST1_METRICS" RF=1
 put "$META" brokers_up_s "$((($(now_ms) - t) / 1000))"
 put "$META" src "$SRC"
 put "$META" dst "$DST1"
@@ -687,22 +690,61 @@ measured() {
 	timed "$name" "${pre[@]}" "$@"
 }
 
+# counters "URL...": the requests the brokers whose counters URL... serve
+# (start.sh's METRICS=) have received, summed over them: "PRODUCE FETCH
+# FOLLOWER ALL" (FETCH counts every fetch, FOLLOWER the followers' of them).
+counters() {
+	local u text=""
+	local -a urls
+	read -r -a urls <<<"$1"
+	for u in "${urls[@]}"; do
+		text+="$(curl -sf --max-time 10 -g "$u?name[]=kafka_network_requests_total")"$'\n' ||
+			die "could not read the broker counters at $u"
+	done
+	awk '
+		/^kafka_network_requests_total\{/ {
+			match($0, /request="[^"]*"/)
+			r = substr($0, RSTART + 9, RLENGTH - 10)
+			n[r] += $NF; all += $NF
+		}
+		END { printf "%d %d %d %d\n", n["Produce"], n["Fetch"], n["FetchFollower"], all }' <<<"$text"
+}
+
 # copies NAME PREP CMD...: REPS runs of CMD (the copy of the whole backlog,
 # REPS from the calibration), each into a freshly recreated target topic
 # (not timed) after `PREP I`, each measured as NAME-I; the target's first
-# record is timed on the first run.
+# record is timed on the first run. The brokers' request counters are read
+# right before and after each run, and their sums over the runs recorded:
+# produce requests and follower fetches on the target, fetches and all
+# requests on the source (the waiter polls only the target).
 copies() {
-	local name="$1" prep="$2" i n="${REPS:-1}"
+	local name="$1" prep="$2" i n="${REPS:-1}" k c
+	local -a d0 d1 s0 s1 dst=(0 0 0 0) src=(0 0 0 0)
 	shift 2
 	put "$STEP/step.env" runs "$n"
 	for ((i = 1; i <= n; i++)); do
 		fresh_target
 		"$prep" "$i"
 		((i > 1)) || start_waiter
+		c="$(counters "$DST_METRICS")"
+		read -r -a d0 <<<"$c"
+		c="$(counters "$SRC_METRICS")"
+		read -r -a s0 <<<"$c"
 		measured "$name-$i" "$@"
+		c="$(counters "$DST_METRICS")"
+		read -r -a d1 <<<"$c"
+		c="$(counters "$SRC_METRICS")"
+		read -r -a s1 <<<"$c"
+		for k in 0 1 2 3; do
+			dst[k]=$((dst[k] + d1[k] - d0[k])) src[k]=$((src[k] + s1[k] - s0[k]))
+		done
 		((i > 1)) || await "$WAITER" 60 || true
 		check_target
 	done
+	put "$STEP/step.env" dst_produce_requests "${dst[0]}"
+	put "$STEP/step.env" dst_follower_fetches "${dst[2]}"
+	put "$STEP/step.env" src_fetch_requests "$((src[1] - src[2]))"
+	put "$STEP/step.env" src_requests "${src[3]}"
 }
 
 # The fast copiers (the model, catchup, franzcopy and, with a baseline,
@@ -992,8 +1034,8 @@ step_latency() { # step_latency catchup|mm2
 use_topology() {
 	TOPO="$1"
 	case "$TOPO" in
-	single) DST="$DST1" DST_PIDS="$DST1_PID" RF=1 KEY="$SHAPE" ;;
-	rf3) DST="$DST3" DST_PIDS="$DST3_PIDS" RF=3 KEY="$SHAPE-rf3" ;;
+	single) DST="$DST1" DST_PIDS="$DST1_PID" DST_METRICS="$DST1_METRICS" RF=1 KEY="$SHAPE" ;;
+	rf3) DST="$DST3" DST_PIDS="$DST3_PIDS" DST_METRICS="$DST3_METRICS" RF=3 KEY="$SHAPE-rf3" ;;
 	*) die "unknown topology $TOPO (single, rf3)" ;;
 	esac
 }

@@ -5,7 +5,7 @@
 # Starts one real Kafka broker in KRaft mode (combined broker+controller, node.id=1),
 # listening on free 127.0.0.1 ports only, and leaves it running in the background.
 # On success prints one line on stdout:
-#   BROKERS=127.0.0.1:P PID=<pid> DATA=<dir> [SASL_SSL=127.0.0.1:S CA=<ca.crt> SASL_SSL_WRONG_HOST=127.0.0.1:W OAUTH=127.0.0.1:O [GSSAPI=127.0.0.1:G]]
+#   BROKERS=127.0.0.1:P PID=<pid> DATA=<dir> [METRICS=http://127.0.0.1:M/metrics] [SASL_SSL=127.0.0.1:S CA=<ca.crt> SASL_SSL_WRONG_HOST=127.0.0.1:W OAUTH=127.0.0.1:O [GSSAPI=127.0.0.1:G]]
 # Progress and errors go to stderr; on failure the tail of the broker log is shown.
 #
 # Environment:
@@ -19,6 +19,9 @@
 #   CATCHUP_KAFKA_HEAP_OPTS      default "-Xms256m -Xmx512m"
 #   CATCHUP_KAFKA_JVM_OPTS       default "-XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError"
 #   CATCHUP_KAFKA_START_TIMEOUT  seconds to wait for "Kafka Server started" (default 90)
+#   CATCHUP_KAFKA_METRICS=1      also serve the broker's request and byte counters over HTTP
+#                                (the Prometheus JMX exporter's Java agent, jmx-exporter.yaml;
+#                                new DATADIR, not a controller), printed as METRICS=http://...
 #
 # A node of a multi-node cluster (cluster.sh's replicated target; new DATADIR only):
 #   CATCHUP_KAFKA_ROLE           combined (default, the single-node cluster above),
@@ -265,11 +268,14 @@ write_ports() {
 		if [[ -n "${GSSAPI_PORT:-}" ]]; then
 			printf 'GSSAPI_PORT=%s\n' "$GSSAPI_PORT"
 		fi
+		if [[ -n "${METRICS_PORT:-}" ]]; then
+			printf 'METRICS_PORT=%s\n' "$METRICS_PORT"
+		fi
 	} >"$data/ports"
 }
 
 read_ports() {
-	PLAINTEXT_PORT="" CONTROLLER_PORT="" SASL_SSL_PORT="" WRONG_HOST_PORT="" OAUTH_PORT="" GSSAPI_PORT=""
+	PLAINTEXT_PORT="" CONTROLLER_PORT="" SASL_SSL_PORT="" WRONG_HOST_PORT="" OAUTH_PORT="" GSSAPI_PORT="" METRICS_PORT=""
 	local k v
 	while IFS='=' read -r k v; do
 		case "$k" in
@@ -279,6 +285,7 @@ read_ports() {
 		WRONG_HOST_PORT) WRONG_HOST_PORT="$v" ;;
 		OAUTH_PORT) OAUTH_PORT="$v" ;;
 		GSSAPI_PORT) GSSAPI_PORT="$v" ;;
+		METRICS_PORT) METRICS_PORT="$v" ;;
 		ROLE) role="$v" ;;
 		esac
 	done <"$data/ports"
@@ -311,8 +318,18 @@ cds_opts() {
 	fi
 }
 
+# metrics_agent: the Prometheus JMX exporter's Java agent jar, fetched once
+# from Maven Central into the jar cache (for CATCHUP_KAFKA_METRICS=1).
+metrics_agent() {
+	local libs
+	libs="$(maven_fetch "Prometheus JMX exporter" "$(kafka_cache)/jmx-exporter-1.0.1" \
+		"$KAFKA_HERE/jmx-exporter.pom.xml" jmx_prometheus_javaagent-1.0.1.jar -DexcludeTransitive=true)" || return 1
+	printf '%s\n' "$libs/jmx_prometheus_javaagent-1.0.1.jar"
+}
+
 # java_cmd broker|tool: sets JAVA_CMD, the java command line before the main class.
 java_cmd() {
+	local agent
 	local -a heap jvm
 	read -r -a heap <<<"${CATCHUP_KAFKA_HEAP_OPTS:--Xms256m -Xmx512m}"
 	read -r -a jvm <<<"${CATCHUP_KAFKA_JVM_OPTS:--XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError}"
@@ -321,6 +338,10 @@ java_cmd() {
 		-Dkafka.logs.dir="$data")
 	if [[ -f "$data/kerberos/krb5.conf" ]]; then
 		JAVA_CMD+=(-Djava.security.krb5.conf="$data/kerberos/krb5.conf")
+	fi
+	if [[ "$1" == broker && -n "${METRICS_PORT:-}" ]]; then
+		agent="$(metrics_agent)" || die "could not fetch the Prometheus JMX exporter for CATCHUP_KAFKA_METRICS=1"
+		JAVA_CMD+=(-javaagent:"$agent=127.0.0.1:$METRICS_PORT:$KAFKA_HERE/jmx-exporter.yaml")
 	fi
 	if compgen -G "$libs/log4j-core-*.jar" >/dev/null; then
 		JAVA_CMD+=(-Dlog4j2.configurationFile="$data/log4j2.xml")
@@ -375,7 +396,8 @@ launch() {
 			return 0
 		fi
 		if [[ -n "$pid" ]] && ! broker_pid "$data" >/dev/null; then
-			if tail -c "+$((off + 1))" "$data/server.log" 2>/dev/null | grep -q 'Address already in use'; then
+			if tail -c "+$((off + 1))" "$data/server.log" 2>/dev/null | grep -q 'Address already in use' ||
+				tail -n 30 "$data/stdout.log" 2>/dev/null | grep -q 'Address already in use'; then
 				return 3
 			fi
 			show_failure "the broker exited during startup"
@@ -449,6 +471,10 @@ else
 			read -r PLAINTEXT_PORT CONTROLLER_PORT < <(free_ports 2)
 			SASL_SSL_PORT="" WRONG_HOST_PORT=""
 		fi
+		METRICS_PORT=""
+		if [[ "${CATCHUP_KAFKA_METRICS:-0}" == 1 && "$role" != controller ]]; then
+			read -r METRICS_PORT < <(free_ports 1)
+		fi
 		rm -rf "$data/logs"
 		write_ports
 		write_config
@@ -466,6 +492,9 @@ if [[ "$role" == controller ]]; then
 	line="CONTROLLER=127.0.0.1:$CONTROLLER_PORT PID=$pid DATA=$data"
 else
 	line="BROKERS=127.0.0.1:$PLAINTEXT_PORT PID=$pid DATA=$data"
+fi
+if [[ -n "${METRICS_PORT:-}" ]]; then
+	line+=" METRICS=http://127.0.0.1:$METRICS_PORT/metrics"
 fi
 if [[ -n "${SASL_SSL_PORT:-}" ]]; then
 	line+=" SASL_SSL=127.0.0.1:$SASL_SSL_PORT CA=$data/tls/ca.crt SASL_SSL_WRONG_HOST=127.0.0.1:$WRONG_HOST_PORT OAUTH=127.0.0.1:$OAUTH_PORT"

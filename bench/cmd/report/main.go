@@ -386,6 +386,7 @@ func (r *results) writeShape(w *bufio.Writer, shape string) {
 		fmt.Fprintln(w)
 	}
 	r.writeTargetCost(w, shape)
+	r.writeRequests(w, shape)
 	r.writeStored(w, shape)
 	r.writeRatios(w, shape)
 }
@@ -451,6 +452,87 @@ func (r *results) writeTargetCost(w *bufio.Writer, shape string) {
 	fmt.Fprintf(w, "Over these %d steps a step's records/s and its target brokers' CPU-s a GB correlate at r = %s", len(rates), f2(pearson(rates, costs)))
 	fmt.Fprintf(w, " (-1: the steps that cost the target's brokers more a GB were the slower ones; 0: no relation). ")
 	fmt.Fprintf(w, "Where each copier's own range is as wide as the gaps between them, the spread of records/s is the brokers' and not the copiers' (docs/performance.md).\n\n")
+}
+
+// writeRequests says how many requests a GB copied each fast copier's steps
+// cost the brokers, as the brokers counted them: the copier's own CPU does
+// not show what it asks of the brokers, which share the cores with it.
+func (r *results) writeRequests(w *bufio.Writer, shape string) {
+	cols := []struct {
+		name string
+		of   func(*step) float64
+	}{
+		{"produce requests to the target", func(s *step) float64 { return s.dstProduce }},
+		{"the target's follower fetches", func(s *step) float64 { return s.dstFollower }},
+		{"fetches from the source", func(s *step) float64 { return s.srcFetch }},
+		{"requests to the source, all kinds", func(s *step) float64 { return s.srcRequests }},
+	}
+	type row struct {
+		tool  string
+		cells [][]float64 // per column, a GB, one value per step
+	}
+	var rows []row
+	used := make([]bool, len(cols))
+	for _, tool := range r.tools(shape) {
+		runs := r.runs(shape, tool)
+		if len(runs) < 2 { // the rounds' copiers, not a one-off step
+			continue
+		}
+		rw := row{tool: tool, cells: make([][]float64, len(cols))}
+		for _, s := range runs {
+			gb := s.mb() / 1000
+			if !s.ok || s.copies == 0 || gb <= 0 {
+				continue
+			}
+			for i, c := range cols {
+				if v := c.of(s); !math.IsNaN(v) && v >= 0 {
+					rw.cells[i] = append(rw.cells[i], v/gb)
+					used[i] = used[i] || v > 0
+				}
+			}
+		}
+		if len(rw.cells[0]) > 0 {
+			rows = append(rows, rw)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Requests a GB copied, as the brokers counted them (Kafka's `kafka.network:type=RequestMetrics,name=RequestsPerSec` counters, "+
+		"read through the Prometheus JMX exporter right before and after each copy); the median over the steps, lowest–highest beside it where they differ:\n\n")
+	fmt.Fprintf(w, "| copier |")
+	for i, c := range cols {
+		if used[i] {
+			fmt.Fprintf(w, " %s |", c.name)
+		}
+	}
+	fmt.Fprintf(w, "\n|---|")
+	for i := range cols {
+		if used[i] {
+			fmt.Fprintf(w, "--:|")
+		}
+	}
+	fmt.Fprintln(w)
+	for _, rw := range rows {
+		fmt.Fprintf(w, "| %s |", r.label(rw.tool))
+		for i, v := range rw.cells {
+			if !used[i] {
+				continue
+			}
+			if len(v) == 0 {
+				fmt.Fprintf(w, " – |")
+				continue
+			}
+			lo, hi := thousands(slices.Min(v)), thousands(slices.Max(v))
+			if lo == hi {
+				fmt.Fprintf(w, " %s |", lo)
+				continue
+			}
+			fmt.Fprintf(w, " %s (%s–%s) |", thousands(median(v)), lo, hi)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
 }
 
 // pearson is the correlation coefficient of x and y (NaN without spread).

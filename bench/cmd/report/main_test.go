@@ -352,3 +352,33 @@ func TestReportCopiesRSS(t *testing.T) {
 		t.Errorf("report lacks %q; got:\n%s", want, got)
 	}
 }
+
+// TestReportRequests: the brokers' request counts a GB per fast copier,
+// median and range over its steps; a column that is zero throughout (no
+// followers on a single broker) and a one-off step are left out, as is a
+// copier whose steps recorded no counts.
+func TestReportRequests(t *testing.T) {
+	dir := t.TempDir()
+	write := writer(t, dir)
+	write("meta.env", "partitions=8\nrepeat=3\ncores=2\n")
+	// 1000 records of 100 bytes a copy: 0.0001 GB
+	for i, st := range []struct {
+		tool            string
+		copies, produce int
+	}{{"catchup", 1, 15}, {"franzcopy", 2, 12}, {"catchup", 1, 16}, {"franzcopy", 2, 14}, {"catchup", 1, 14}, {"catchup-dynamodb", 1, 99}} {
+		fastRun(write, i+1, "100b", st.tool, i/2+1, st.copies, 1, 100,
+			fmt.Sprintf("dst_produce_requests=%d", st.produce), "dst_follower_fetches=0",
+			fmt.Sprintf("src_fetch_requests=%d", 10*st.copies), fmt.Sprintf("src_requests=%d", 30*st.copies))
+	}
+	for i := range 2 { // no counters recorded
+		fastRun(write, 10+i, "100b", "model", i+1, 1, 1, 100)
+	}
+	got := report(t, dir)
+	want := "| copier | produce requests to the target | fetches from the source | requests to the source, all kinds |\n" +
+		"|---|--:|--:|--:|\n" +
+		"| **catchup run**, file store | 150,000 (140,000–160,000) | 100,000 | 300,000 |\n" +
+		"| franz-go copier (bench/cmd/franzcopy) | 65,000 (60,000–70,000) | 100,000 | 300,000 |\n\n"
+	if !strings.Contains(got, want) {
+		t.Errorf("report lacks\n%s\ngot:\n%s", want, got)
+	}
+}

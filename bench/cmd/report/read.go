@@ -42,14 +42,21 @@ type step struct {
 	// the bytes of the target topic's log (one replica) after the step's
 	// last copy; 0 or less: not recorded
 	targetLogBytes int64
-	storeReqs      int64   // catchup with DynamoDB
-	engineMS       int64   // catchup: the engine's own duration
-	copies         int     // copies of the backlog in the step (a fast copier's)
-	cpuSource      string  // "perf" (perf stat) or "rusage" (/usr/bin/time)
-	userCPU        float64 // of cpu, in user mode (perf stat); NaN unknown
-	sysCPU         float64 // of cpu, in the kernel (perf stat); NaN unknown
-	window         bool    // measured over a steady-state window (a slow peer)
-	note           string
+	// the requests the brokers counted over the step's copies (their
+	// RequestsPerSec counters read right before and after each copy);
+	// NaN: not recorded
+	dstProduce  float64 // produce requests to the target
+	dstFollower float64 // the target's follower fetches
+	srcFetch    float64 // fetches from the source
+	srcRequests float64 // every request to the source
+	storeReqs   int64   // catchup with DynamoDB
+	engineMS    int64   // catchup: the engine's own duration
+	copies      int     // copies of the backlog in the step (a fast copier's)
+	cpuSource   string  // "perf" (perf stat) or "rusage" (/usr/bin/time)
+	userCPU     float64 // of cpu, in user mode (perf stat); NaN unknown
+	sysCPU      float64 // of cpu, in the kernel (perf stat); NaN unknown
+	window      bool    // measured over a steady-state window (a slow peer)
+	note        string
 }
 
 type results struct {
@@ -220,6 +227,8 @@ func readStep(dir string) (*step, error) {
 		s.targetLogBytes = int64(b)
 	}
 	s.brokerCPU = num(env, "src_cpu_after") - num(env, "src_cpu_before") + s.targetCPU
+	s.dstProduce, s.dstFollower = num(env, "dst_produce_requests"), num(env, "dst_follower_fetches")
+	s.srcFetch, s.srcRequests = num(env, "src_fetch_requests"), num(env, "src_requests")
 	p := func(name string) string { return filepath.Join(dir, name) }
 	var w waitJSON
 	if readJSON(p("wait.json"), &w) && w.FullS > 0 {
