@@ -59,6 +59,11 @@
 #              system_time` (the copier process and its threads, user and
 #              kernel); where perf cannot run, /usr/bin/time's rusage, and
 #              the report says which.
+#   requests   every broker runs the Prometheus JMX exporter's agent
+#              (start.sh's CATCHUP_KAFKA_METRICS=1), and Kafka's own request
+#              counters are read right before and after each fast copy:
+#              produce requests and follower fetches on the target, fetches
+#              and all requests on the source, a GB in the report.
 #   slow peers measured over a window of their steady state on the same
 #              backlog: from when the target holds BENCH_WINDOW_FROM % of
 #              it, for BENCH_WINDOW_S seconds or until 90 %, records and
@@ -110,7 +115,7 @@
 #                      rf3 topology, else 16; 0 skips the check]
 #   BENCH_KEEP=1       keep the brokers' data folder
 #
-# Needs: Go, Java 17+, Maven, python3 (test/kafka), /usr/bin/time (each
+# Needs: Go, Java 17+, Maven, python3 (test/kafka), /usr/bin/time, curl (each
 # installed with apt-get when missing and run as root), perf (linux-perf,
 # installed the same way where it may be; else rusage, said in the
 # report), taskset for BENCH_PIN, node and
@@ -310,7 +315,7 @@ apt_install() {
 }
 
 # The commands every run needs, each with the Debian package that has it.
-for c in go:golang-go mvn:maven python3:python3 /usr/bin/time:time setsid:util-linux; do
+for c in go:golang-go mvn:maven python3:python3 /usr/bin/time:time setsid:util-linux curl:curl; do
 	command -v "${c%%:*}" >/dev/null || apt_install "${c#*:}" || true
 	command -v "${c%%:*}" >/dev/null || die "${c%%:*} not found (Debian package ${c#*:})"
 done
@@ -692,22 +697,29 @@ measured() {
 
 # counters "URL...": the requests the brokers whose counters URL... serve
 # (start.sh's METRICS=) have received, summed over them: "PRODUCE FETCH
-# FOLLOWER ALL" (FETCH counts every fetch, FOLLOWER the followers' of them).
+# FOLLOWER ALL". Kafka counts every fetch as Fetch and again as
+# FetchFollower or FetchConsumer: FOLLOWER is the followers' part of FETCH,
+# and ALL counts each request once. A broker that serves no request
+# counter fails the step (its copy is then not reported either).
 counters() {
-	local u text=""
+	local u one text=""
 	local -a urls
 	read -r -a urls <<<"$1"
+	((${#urls[@]})) || die "no broker counters to read (start.sh printed no METRICS=)"
 	for u in "${urls[@]}"; do
-		text+="$(curl -sf --max-time 10 -g "$u?name[]=kafka_network_requests_total")"$'\n' ||
+		one="$(curl -sf --max-time 10 -g "$u?name[]=kafka_network_requests_total")" ||
 			die "could not read the broker counters at $u"
+		[[ "$one" == *kafka_network_requests_total\{* ]] || die "the broker counters at $u hold no kafka_network_requests_total"
+		text+="$one"$'\n'
 	done
 	awk '
 		/^kafka_network_requests_total\{/ {
 			match($0, /request="[^"]*"/)
 			r = substr($0, RSTART + 9, RLENGTH - 10)
-			n[r] += $NF; all += $NF
+			n[r] += $NF
+			if (r != "FetchFollower" && r != "FetchConsumer") all += $NF
 		}
-		END { printf "%d %d %d %d\n", n["Produce"], n["Fetch"], n["FetchFollower"], all }' <<<"$text"
+		END { printf "%.0f %.0f %.0f %.0f\n", n["Produce"], n["Fetch"], n["FetchFollower"], all }' <<<"$text"
 }
 
 # copies NAME PREP CMD...: REPS runs of CMD (the copy of the whole backlog,
@@ -744,7 +756,7 @@ copies() {
 	put "$STEP/step.env" dst_produce_requests "${dst[0]}"
 	put "$STEP/step.env" dst_follower_fetches "${dst[2]}"
 	put "$STEP/step.env" src_fetch_requests "$((src[1] - src[2]))"
-	put "$STEP/step.env" src_requests "${src[3]}"
+	put "$STEP/step.env" src_all_requests "${src[3]}"
 }
 
 # The fast copiers (the model, catchup, franzcopy and, with a baseline,

@@ -376,8 +376,9 @@ format_storage() {
 # waits for "Kafka Server started" in the part of server.log it writes.
 # Returns 0 when ready, 3 when a port was taken (fresh start retries), else dies.
 launch() {
-	local off=0 pid="" t0 deadline
+	local off=0 outoff=0 pid="" t0 deadline
 	[[ -f "$data/server.log" ]] && off="$(stat -c %s "$data/server.log")"
+	[[ -f "$data/stdout.log" ]] && outoff="$(stat -c %s "$data/stdout.log")"
 	rm -f "$data/pid"
 	java_cmd broker
 	printf '\n==== %s start (kafka %s)\n' "$(date -Is)" "$version" >>"$data/stdout.log"
@@ -397,7 +398,7 @@ launch() {
 		fi
 		if [[ -n "$pid" ]] && ! broker_pid "$data" >/dev/null; then
 			if tail -c "+$((off + 1))" "$data/server.log" 2>/dev/null | grep -q 'Address already in use' ||
-				tail -n 30 "$data/stdout.log" 2>/dev/null | grep -q 'Address already in use'; then
+				tail -c "+$((outoff + 1))" "$data/stdout.log" 2>/dev/null | grep -q 'Address already in use'; then
 				return 3
 			fi
 			show_failure "the broker exited during startup"
@@ -430,7 +431,7 @@ if ((restart)); then
 	version="$(cat "$data/version")"
 	libs="$(CATCHUP_KAFKA_VERSION="$version" "$KAFKA_HERE/fetch.sh" "$version")"
 	read_ports
-	launch || die "port ${PLAINTEXT_PORT:-}/${CONTROLLER_PORT:-} is taken by another process; cannot restart on the same ports"
+	launch || die "port ${PLAINTEXT_PORT:-}/${CONTROLLER_PORT:-}${METRICS_PORT:+/$METRICS_PORT (metrics)} is taken by another process; cannot restart on the same ports"
 else
 	[[ ! -e "$data/ports" && ! -e "$data/logs" ]] ||
 		die "$data already holds a cluster: use --restart, or remove it"
@@ -474,6 +475,9 @@ else
 		METRICS_PORT=""
 		if [[ "${CATCHUP_KAFKA_METRICS:-0}" == 1 && "$role" != controller ]]; then
 			read -r METRICS_PORT < <(free_ports 1)
+			while [[ " $PLAINTEXT_PORT $CONTROLLER_PORT ${SASL_SSL_PORT:-} ${WRONG_HOST_PORT:-} ${OAUTH_PORT:-} ${GSSAPI_PORT:-} " == *" $METRICS_PORT "* ]]; do
+				read -r METRICS_PORT < <(free_ports 1)
+			done
 		fi
 		rm -rf "$data/logs"
 		write_ports

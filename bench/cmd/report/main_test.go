@@ -368,7 +368,7 @@ func TestReportRequests(t *testing.T) {
 	}{{"catchup", 1, 15}, {"franzcopy", 2, 12}, {"catchup", 1, 16}, {"franzcopy", 2, 14}, {"catchup", 1, 14}, {"catchup-dynamodb", 1, 99}} {
 		fastRun(write, i+1, "100b", st.tool, i/2+1, st.copies, 1, 100,
 			fmt.Sprintf("dst_produce_requests=%d", st.produce), "dst_follower_fetches=0",
-			fmt.Sprintf("src_fetch_requests=%d", 10*st.copies), fmt.Sprintf("src_requests=%d", 30*st.copies))
+			fmt.Sprintf("src_fetch_requests=%d", 10*st.copies), fmt.Sprintf("src_all_requests=%d", 30*st.copies))
 	}
 	for i := range 2 { // no counters recorded
 		fastRun(write, 10+i, "100b", "model", i+1, 1, 1, 100)

@@ -228,7 +228,7 @@ func readStep(dir string) (*step, error) {
 	}
 	s.brokerCPU = num(env, "src_cpu_after") - num(env, "src_cpu_before") + s.targetCPU
 	s.dstProduce, s.dstFollower = num(env, "dst_produce_requests"), num(env, "dst_follower_fetches")
-	s.srcFetch, s.srcRequests = num(env, "src_fetch_requests"), num(env, "src_requests")
+	s.srcFetch, s.srcRequests = num(env, "src_fetch_requests"), num(env, "src_all_requests")
 	p := func(name string) string { return filepath.Join(dir, name) }
 	var w waitJSON
 	if readJSON(p("wait.json"), &w) && w.FullS > 0 {
