@@ -699,17 +699,19 @@ measured() {
 # (start.sh's METRICS=) have received, summed over them: "PRODUCE FETCH
 # FOLLOWER ALL". Kafka counts every fetch as Fetch and again as
 # FetchFollower or FetchConsumer: FOLLOWER is the followers' part of FETCH,
-# and ALL counts each request once. A broker that serves no request
-# counter fails the step (its copy is then not reported either).
+# and ALL counts each request once. An exporter that cannot be read, or
+# that failed to read the broker's counters, fails the step (its copy is
+# then not reported either).
 counters() {
 	local u one text=""
 	local -a urls
 	read -r -a urls <<<"$1"
 	((${#urls[@]})) || die "no broker counters to read (start.sh printed no METRICS=)"
 	for u in "${urls[@]}"; do
-		one="$(curl -sf --max-time 10 -g "$u?name[]=kafka_network_requests_total")" ||
+		one="$(curl -sf --max-time 10 -g "$u?name[]=kafka_network_requests_total&name[]=jmx_scrape_error")" ||
 			die "could not read the broker counters at $u"
-		[[ "$one" == *kafka_network_requests_total\{* ]] || die "the broker counters at $u hold no kafka_network_requests_total"
+		# (a broker that has received no request yet has no request counter)
+		[[ "$one" == *$'\n'"jmx_scrape_error 0.0"* ]] || die "the exporter at $u did not read the broker's counters: $one"
 		text+="$one"$'\n'
 	done
 	awk '
