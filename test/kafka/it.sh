@@ -5,7 +5,8 @@
 # default 4.4.0) from Maven Central, starts a source and a target cluster
 # with SASL_SSL listeners and a replicated target (3 brokers, a dedicated
 # controller, RF 3, min.insync.replicas 2; cluster.sh up with
-# CATCHUP_KAFKA_REPLICATED=1; =0 leaves it out), and runs the Go tests that
+# CATCHUP_KAFKA_REPLICATED=1; =0 leaves it out), every broker serving its
+# request counters (CATCHUP_KAFKA_METRICS=1), and runs the Go tests that
 # need real brokers with the clusters in the environment (the env file of
 # cluster.sh) and CATCHUP_REQUIRE_KAFKA=1, so that they fail instead of
 # skipping. Default arguments:
@@ -44,6 +45,7 @@ esac
 version="${KAFKA_VERSION:-${CATCHUP_KAFKA_VERSION:-$KAFKA_DEFAULT_VERSION}}"
 export CATCHUP_KAFKA_VERSION="$version"
 export CATCHUP_KAFKA_SASL_SSL=1
+export CATCHUP_KAFKA_METRICS=1 # every broker serves its request counters (internal/brokers counts a copy's requests)
 export CATCHUP_KAFKA_REPLICATED="${CATCHUP_KAFKA_REPLICATED:-1}"
 repo="$(cd "$KAFKA_HERE/../.." && pwd)"
 crash_args=()
