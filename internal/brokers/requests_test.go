@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafka-catchup/catchup/internal/config"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
@@ -60,6 +61,10 @@ func brokerRequests(ctx context.Context, t *testing.T, dirs ...string) requests 
 		if err != nil {
 			t.Fatalf("broker counters of %s: %v", dir, err)
 		}
+		if res.StatusCode != http.StatusOK {
+			_ = res.Body.Close()
+			t.Fatalf("broker counters of %s at %s: %s", dir, url, res.Status)
+		}
 		p := expfmt.NewTextParser(model.UTF8Validation)
 		fams, err := p.TextToMetricFamilies(res.Body)
 		_ = res.Body.Close()
@@ -85,8 +90,9 @@ func brokerRequests(ctx context.Context, t *testing.T, dirs ...string) requests 
 // brokers themselves count it: the produce requests to the replicated
 // target and the fetches from the source follow the bytes copied, a request
 // of up to producer.batch_bytes and a fetch of up to fetch_bytes at a time,
-// not the source's record batches (16 KiB here, about 60 of them to a
-// request); and a second run, with nothing new to copy, sends neither.
+// not the source's record batches (16 KiB here, uncompressed, about 60 of
+// them to a request); and a second run, with nothing new to copy, sends
+// neither. The bounds assume catchup's defaults (compression none).
 func TestReplicatedRequests(t *testing.T) {
 	e := needBrokers(t)
 	r := needReplicated(t)
@@ -103,7 +109,17 @@ func TestReplicatedRequests(t *testing.T) {
 	createTopic(ctx, t, e.source.brokers, topic, parts)
 	r.CreateAssigned(ctx, t, topic, parts)
 	seeded := makeRecords(topic, parts, perPart, value)
-	seed(ctx, t, e.source.brokers, seeded, seedBatch)
+	// uncompressed, as the target gets them (compression: none, the
+	// default): a fetch then holds at most fetch_bytes of the records
+	var all []*kgo.Record
+	for _, rs := range seeded {
+		all = append(all, rs...)
+	}
+	cl := newClient(t, e.source.brokers, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(seedBatch),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err := cl.ProduceSync(ctx, all...).FirstErr(); err != nil {
+		t.Fatalf("seed %d records: %v", len(all), err)
+	}
 
 	// Each partition's bytes bound its requests from below: one produce
 	// request holds at most batch_bytes of them, one fetch at most

@@ -397,8 +397,9 @@ launch() {
 			return 0
 		fi
 		if [[ -n "$pid" ]] && ! broker_pid "$data" >/dev/null; then
-			if tail -c "+$((off + 1))" "$data/server.log" 2>/dev/null | grep -q 'Address already in use' ||
-				tail -c "+$((outoff + 1))" "$data/stdout.log" 2>/dev/null | grep -q 'Address already in use'; then
+			# (grep reads all: with -q it could stop first, and tail's SIGPIPE fail the pipe)
+			if tail -c "+$((off + 1))" "$data/server.log" 2>/dev/null | grep 'Address already in use' >/dev/null ||
+				tail -c "+$((outoff + 1))" "$data/stdout.log" 2>/dev/null | grep 'Address already in use' >/dev/null; then
 				return 3
 			fi
 			show_failure "the broker exited during startup"
