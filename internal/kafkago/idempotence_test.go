@@ -15,6 +15,7 @@ import (
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/kafkago"
 )
 
 // TestIdempotentProduce: what an idempotent Target makes of the faults of
@@ -114,23 +115,26 @@ func TestIdempotenceOff(t *testing.T) {
 	}
 }
 
-// answerInitProducerID has c answer the next InitProducerId with err's code.
-func answerInitProducerID(c *kfake.Cluster, err *kerr.Error) {
+// produceAnswered produces three records to t/0 of a cluster that answers
+// the first InitProducerId with code, and returns the error and the target.
+func produceAnswered(t *testing.T, code *kerr.Error) (*kafkago.Target, error) {
+	t.Helper()
+	ctx := testContext(t)
+	c := newCluster(t, kfake.SeedTopics(1, "t"))
+	tg := newTarget(t, c, config.Producer{})
 	c.ControlKey(int16(kmsg.InitProducerID), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		res := req.(*kmsg.InitProducerIDRequest).ResponseKind().(*kmsg.InitProducerIDResponse)
-		res.ErrorCode = err.Code
+		res.ErrorCode = code.Code
 		return res, nil, true
 	})
+	_, _, err := produceAll(ctx, tg, catchup.Partition{Topic: "t"}, copyRecords(3, time.UnixMilli(1)))
+	return tg, err
 }
 
 // TestIdempotenceRefused: a cluster that refuses InitProducerId (no
 // IDEMPOTENT_WRITE) fails the produce with the fix, not retriable.
 func TestIdempotenceRefused(t *testing.T) {
-	ctx := testContext(t)
-	c := newCluster(t, kfake.SeedTopics(1, "t"))
-	tg := newTarget(t, c, config.Producer{})
-	answerInitProducerID(c, kerr.ClusterAuthorizationFailed)
-	_, _, err := produceAll(ctx, tg, catchup.Partition{Topic: "t"}, copyRecords(3, time.UnixMilli(1)))
+	_, err := produceAnswered(t, kerr.ClusterAuthorizationFailed)
 	if err == nil || errors.Is(err, catchup.ErrRetriable) || errors.Is(err, catchup.ErrUnknownOutcome) {
 		t.Fatalf("Produce error %v: want a plain error", err)
 	}
@@ -146,11 +150,7 @@ func TestIdempotenceRefused(t *testing.T) {
 // as a consumer group's; the produce is retried, and the warning says what
 // the code means here.
 func TestIdempotenceNotReady(t *testing.T) {
-	ctx := testContext(t)
-	c := newCluster(t, kfake.SeedTopics(1, "t"))
-	tg := newTarget(t, c, config.Producer{})
-	answerInitProducerID(c, kerr.CoordinatorLoadInProgress)
-	_, _, err := produceAll(ctx, tg, catchup.Partition{Topic: "t"}, copyRecords(3, time.UnixMilli(1)))
+	tg, err := produceAnswered(t, kerr.CoordinatorLoadInProgress)
 	if !errors.Is(err, catchup.ErrRetriable) || !errors.Is(err, kafka.GroupLoadInProgress) {
 		t.Fatalf("Produce error %v: want retriable, code 14", err)
 	}
@@ -172,7 +172,7 @@ func TestIdempotenceNotReady(t *testing.T) {
 	}
 	// Once the broker has its block (kfake's control answered once), the
 	// same Target produces.
-	if acked, _, err := produceAll(ctx, tg, catchup.Partition{Topic: "t"}, copyRecords(3, time.UnixMilli(1))); err != nil || acked != 3 {
+	if acked, _, err := produceAll(testContext(t), tg, catchup.Partition{Topic: "t"}, copyRecords(3, time.UnixMilli(1))); err != nil || acked != 3 {
 		t.Errorf("Produce after the ids came = %d, %v; want 3 records", acked, err)
 	}
 }
