@@ -724,6 +724,17 @@ counters() {
 		END { printf "%.0f %.0f %.0f %.0f\n", n["Produce"], n["Fetch"], n["FetchFollower"], all }' <<<"$text"
 }
 
+# requests_into NAME: sets the array NAME to the target's counters, then the
+# source's (counters' four numbers each).
+requests_into() {
+	local -n into="$1"
+	local d s
+	d="$(counters "$DST_METRICS")"
+	s="$(counters "$SRC_METRICS")"
+	# shellcheck disable=SC2034 # into is a nameref: this sets the caller's array
+	read -r -a into <<<"$d $s"
+}
+
 # copies NAME PREP CMD...: REPS runs of CMD (the copy of the whole backlog,
 # REPS from the calibration), each into a freshly recreated target topic
 # (not timed) after `PREP I`, each measured as NAME-I; the target's first
@@ -732,33 +743,27 @@ counters() {
 # produce requests and follower fetches on the target, fetches and all
 # requests on the source (the waiter polls only the target).
 copies() {
-	local name="$1" prep="$2" i n="${REPS:-1}" k c
-	local -a d0 d1 s0 s1 dst=(0 0 0 0) src=(0 0 0 0)
+	local name="$1" prep="$2" i n="${REPS:-1}" k
+	local -a before after sum=(0 0 0 0 0 0 0 0)
 	shift 2
 	put "$STEP/step.env" runs "$n"
 	for ((i = 1; i <= n; i++)); do
 		fresh_target
 		"$prep" "$i"
 		((i > 1)) || start_waiter
-		c="$(counters "$DST_METRICS")"
-		read -r -a d0 <<<"$c"
-		c="$(counters "$SRC_METRICS")"
-		read -r -a s0 <<<"$c"
+		requests_into before
 		measured "$name-$i" "$@"
-		c="$(counters "$DST_METRICS")"
-		read -r -a d1 <<<"$c"
-		c="$(counters "$SRC_METRICS")"
-		read -r -a s1 <<<"$c"
-		for k in 0 1 2 3; do
-			dst[k]=$((dst[k] + d1[k] - d0[k])) src[k]=$((src[k] + s1[k] - s0[k]))
+		requests_into after
+		for k in "${!sum[@]}"; do
+			sum[k]=$((sum[k] + after[k] - before[k]))
 		done
 		((i > 1)) || await "$WAITER" 60 || true
 		check_target
 	done
-	put "$STEP/step.env" dst_produce_requests "${dst[0]}"
-	put "$STEP/step.env" dst_follower_fetches "${dst[2]}"
-	put "$STEP/step.env" src_fetch_requests "$((src[1] - src[2]))"
-	put "$STEP/step.env" src_all_requests "${src[3]}"
+	put "$STEP/step.env" dst_produce_requests "${sum[0]}"
+	put "$STEP/step.env" dst_follower_fetches "${sum[2]}"
+	put "$STEP/step.env" src_fetch_requests "$((sum[5] - sum[6]))"
+	put "$STEP/step.env" src_all_requests "${sum[7]}"
 }
 
 # The fast copiers (the model, catchup, franzcopy and, with a baseline,

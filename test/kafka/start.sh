@@ -318,13 +318,16 @@ cds_opts() {
 	fi
 }
 
-# metrics_agent: the Prometheus JMX exporter's Java agent jar, fetched once
-# from Maven Central into the jar cache (for CATCHUP_KAFKA_METRICS=1).
+# metrics_agent: the Prometheus JMX exporter's Java agent jar, of the version
+# jmx-exporter.pom.xml names, fetched once from Maven Central into the jar
+# cache (for CATCHUP_KAFKA_METRICS=1).
 metrics_agent() {
-	local libs
-	libs="$(maven_fetch "Prometheus JMX exporter" "$(kafka_cache)/jmx-exporter-1.0.1" \
-		"$KAFKA_HERE/jmx-exporter.pom.xml" jmx_prometheus_javaagent-1.0.1.jar -DexcludeTransitive=true)" || return 1
-	printf '%s\n' "$libs/jmx_prometheus_javaagent-1.0.1.jar"
+	local pom="$KAFKA_HERE/jmx-exporter.pom.xml" v libs
+	v="$(sed -n 's:.*<jmx.exporter.version>\(.*\)</jmx.exporter.version>.*:\1:p' "$pom")"
+	[[ -n "$v" ]] || die "$pom names no jmx.exporter.version"
+	libs="$(maven_fetch "Prometheus JMX exporter $v" "$(kafka_cache)/jmx-exporter-$v" \
+		"$pom" "jmx_prometheus_javaagent-$v.jar" -DexcludeTransitive=true)" || return 1
+	printf '%s\n' "$libs/jmx_prometheus_javaagent-$v.jar"
 }
 
 # java_cmd broker|tool: sets JAVA_CMD, the java command line before the main class.
