@@ -166,8 +166,17 @@ func usage() int {
 	return 2
 }
 
+// recreatePoll: how often recreate looks at the brokers while it waits (the
+// benchmark recreates the target before every copy).
+const recreatePoll = 25 * time.Millisecond
+
 func recreate(ctx context.Context, brokers, topic string, partitions, rf int) error {
-	cl := &kafka.Client{Addr: kafka.TCP(strings.Split(brokers, ",")[0]), Timeout: 30 * time.Second}
+	// kafka-go answers a Metadata request from its transport's cache, which
+	// it refreshes only every MetadataTTL (6 s by default, randomised): with
+	// that default, "wait until the topic is gone" waited for the cache,
+	// not for the brokers. Refresh it as often as the loops below poll.
+	cl := &kafka.Client{Addr: kafka.TCP(strings.Split(brokers, ",")[0]), Timeout: 30 * time.Second,
+		Transport: &kafka.Transport{MetadataTTL: recreatePoll}}
 	exists, err := topicPartitions(ctx, cl, topic)
 	if err != nil {
 		return err
@@ -188,7 +197,7 @@ func recreate(ctx context.Context, brokers, topic string, partitions, rf int) er
 			if n < 0 {
 				break
 			}
-			if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			if err := sleep(ctx, recreatePoll); err != nil {
 				return fmt.Errorf("waiting for %s to be deleted: %w", topic, err)
 			}
 		}
@@ -221,7 +230,7 @@ func recreate(ctx context.Context, brokers, topic string, partitions, rf int) er
 		if n == partitions {
 			break
 		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+		if err := sleep(ctx, recreatePoll); err != nil {
 			return fmt.Errorf("waiting for %s to have %d partitions with leaders: %w", topic, partitions, err)
 		}
 	}
@@ -232,7 +241,7 @@ func recreate(ctx context.Context, brokers, topic string, partitions, rf int) er
 		if err == nil {
 			return nil
 		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+		if err := sleep(ctx, recreatePoll); err != nil {
 			return fmt.Errorf("waiting for %s to be served: %w", topic, err)
 		}
 	}
