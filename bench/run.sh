@@ -111,8 +111,8 @@
 #   BENCH_KAFKA_VERSION / BENCH_MM1_VERSION / BENCH_MM2_VERSION  [4.4.0 / 3.9.2 / 4.3.1]
 #   BENCH_BROKER_HEAP  broker heap ["-Xms1g -Xmx1g"]
 #   BENCH_TIMEOUT      seconds one measurement may take [3600]
-#   BENCH_MIN_FREE_GIB free space TMPDIR must have at the start [36 with the
-#                      rf3 topology, else 16; 0 skips the check]
+#   BENCH_MIN_FREE_GIB free space TMPDIR must have at the start [50 with the
+#                      rf3 topology, else 40; 0 skips the check]
 #   BENCH_KEEP=1       keep the brokers' data folder
 #
 # Needs: Go, Java 17+, Maven, python3 (test/kafka), /usr/bin/time, curl (each
@@ -243,11 +243,13 @@ mkdir -p "$BENCH_OUT"
 OUT="$(cd "$BENCH_OUT" && pwd)"
 RUN="$(mktemp -d "${TMPDIR:-/tmp}/catchup-bench.XXXXXX")"
 # The brokers keep a deleted target topic's files for a minute
-# (file.delete.delay.ms), so with a copy every few seconds several copies of
-# the backlog are on disk at once: the whole make bench held 28.6 GiB at its
-# peak, on the 3-broker target, and 12 GiB before it. A disk that fills
-# takes brokers down mid-run, so check before the hour starts.
-need_gib="${BENCH_MIN_FREE_GIB:-$(has_topology rf3 && echo 36 || echo 16)}"
+# (file.delete.delay.ms), so a minute of copies is on disk at once: the
+# fast copies follow each other with well under a second between them, so
+# that is some 30 single-broker copies of the 1 KiB or keyed backlog (about
+# 1 GiB each), or 14 copies on the 3-broker target (3 replicas each), plus
+# the source topics. A disk that fills takes brokers down mid-run, so check
+# before the hour starts.
+need_gib="${BENCH_MIN_FREE_GIB:-$(has_topology rf3 && echo 50 || echo 40)}"
 free_gib="$(df -Pk "$RUN" | awk 'NR == 2 { print int($4 / 1048576) }')"
 if ((free_gib < need_gib)); then
 	rmdir "$RUN"
