@@ -622,8 +622,8 @@ func TestDocsHeaderBytes(t *testing.T) {
 		{Cluster: "datacenter-frankfurt-2", Partition: catchup.Partition{Topic: "com.example.payments.settled.v2", Partition: 1}, Offset: 7},
 	} {
 		size := func(stamp *catchup.Provenance) int {
-			r := wire.ProduceRequest{Acks: -1, TimeoutMillis: 1000, Partition: pv.Partition, Stamp: stamp,
-				Records: []catchup.Record{{Offset: pv.Offset, Value: make([]byte, 100), Timestamp: time.UnixMilli(1)}}}
+			r := wire.ProduceRequest{Acks: -1, TimeoutMillis: 1000, Batches: []wire.ProduceBatch{{Partition: pv.Partition, Stamp: stamp,
+				Records: []catchup.Record{{Offset: pv.Offset, Value: make([]byte, 100), Timestamp: time.UnixMilli(1)}}}}}
 			f, err := wire.EncodeRequest(&r, 3, 1, "c")
 			if err != nil {
 				t.Fatal(err)

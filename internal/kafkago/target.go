@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/compress"
-	"github.com/segmentio/kafka-go/protocol/produce"
 
 	"github.com/kafka-catchup/catchup/internal/catchup"
 	"github.com/kafka-catchup/catchup/internal/kafkago/wire"
@@ -26,8 +26,9 @@ const (
 	readBackFetchSizeBytes = 1                // the broker always returns one whole batch
 )
 
-// Target writes to a target cluster with one produce request per batch. It
-// implements replicate.Target and is safe for concurrent use.
+// Target writes to a target cluster, a batch per partition and a request
+// per broker (see sink). It implements replicate.Target and is safe for
+// concurrent use.
 type Target struct {
 	cl           *Cluster
 	acks         int16
@@ -39,6 +40,9 @@ type Target struct {
 	idempotent   bool        // producer id and sequences in every batch (acks all only)
 	idem         idempotence // the producer id and sequences, when idempotent
 	resent       atomic.Int64
+
+	sinksMu sync.Mutex
+	sinks   map[int32]*sink // by broker id
 }
 
 // Producer says how a Target produces; every field is explicit
@@ -254,29 +258,24 @@ func (t *Target) produceBatch(ctx context.Context, p catchup.Partition, recs []c
 	}
 }
 
-// sendBatch sends recs in one request with the producer fields seq and
-// returns the base offset, or the broker's error code and the error.
+// sendBatch sends recs as p's batch, with the producer fields seq, in the
+// next request to p's leader (see sink), and returns the base offset, or
+// the broker's error code and the error.
 func (t *Target) sendBatch(ctx context.Context, p catchup.Partition, recs []catchup.Record, stamp *catchup.Provenance, pos int, seq wire.ProducerSeq) (int64, kafka.Error, error) {
-	timeout := int32(t.timeout / time.Millisecond)
-	e := t.cl.newWireExchange(&produce.Request{ // routes the request and says whether it has a response
-		Acks:    t.acks,
-		Timeout: timeout,
-		Topics: []produce.RequestTopic{{
-			Topic:      p.Topic,
-			Partitions: []produce.RequestPartition{{Partition: p.Partition}},
-		}},
-	}, &wire.ProduceRequest{Acks: t.acks, TimeoutMillis: timeout,
-		Partition: p, Compression: t.compression, Level: t.level, Records: recs, Stamp: stamp, Seq: seq})
-	res, err := t.cl.roundTrip(ctx, e, t.timeout+produceResponseMargin)
+	leader, err := t.cl.leader(ctx, p)
+	if err != nil {
+		return 0, 0, t.produceError(p, recs, stamp, pos, err, "", -1, classifyProduce(err, false))
+	}
+	res, sent, err := t.sinkFor(leader).send(ctx, &produceCall{batch: wire.ProduceBatch{Partition: p, Records: recs, Stamp: stamp, Seq: seq}})
 	if err != nil {
 		var code kafka.Error
 		errors.As(err, &code)
-		return 0, code, t.produceError(p, recs, stamp, pos, err, "", -1, classifyProduce(err, e.sent()))
+		return 0, code, t.produceError(p, recs, stamp, pos, err, "", -1, classifyProduce(err, sent))
 	}
 	if t.acks == int16(kafka.RequireNone) {
 		return -1, 0, nil
 	}
-	for _, rt := range res.(*produce.Response).Topics {
+	for _, rt := range res.Topics {
 		for _, rp := range rt.Partitions {
 			if rt.Topic != p.Topic || rp.Partition != p.Partition {
 				continue

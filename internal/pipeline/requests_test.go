@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,6 +37,21 @@ func requestCounts(c *kfake.Cluster) func() map[string]int64 {
 		counts = map[string]int64{}
 		return out
 	}
+}
+
+// produceBatches counts the partitions' batches the produce requests c
+// receives carry: a request carries one for each of several partitions its
+// broker leads.
+func produceBatches(c *kfake.Cluster) *atomic.Int64 {
+	var n atomic.Int64
+	c.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		for _, rt := range req.(*kmsg.ProduceRequest).Topics {
+			n.Add(int64(len(rt.Partitions)))
+		}
+		return nil, nil, false // observe only
+	})
+	return &n
 }
 
 func formatCounts(m map[string]int64) string {
@@ -107,13 +123,15 @@ func TestReplicationWaitCostsNothingOnTheHappyPath(t *testing.T) {
 	r.checkExact(t)
 }
 
-// TestProduceRequestsAreFull pins that a copy fills its produce requests
+// TestProduceRequestsAreFull pins that a copy fills its produce batches
 // across fetches: here a fetch holds about 16 KiB of records, 78 of them,
-// and a request 15, so a copy that sent each fetch's records on their own
-// would end each fetch with a short request. Each costs a round trip to
-// the target, and its brokers a request's work. (A short request's records
-// are at most 15 of about 210 bytes, within the quarter of fetch_bytes
-// that the copy holds back.)
+// and a batch 15, so a copy that sent each fetch's records on their own
+// would end each fetch with a short batch. Each costs the target's brokers
+// a batch's work, and a round trip when it goes alone. (A short batch's
+// records are at most 15 of about 210 bytes, within the quarter of
+// fetch_bytes that the copy holds back.) The requests carry them, a
+// batch for each of the partitions waiting for the broker: no more
+// requests than batches.
 func TestProduceRequestsAreFull(t *testing.T) {
 	const partitions, perPartition = 4, 1000
 	r := newLeaseRig(t, partitions, perPartition, "")
@@ -121,21 +139,26 @@ func TestProduceRequestsAreFull(t *testing.T) {
 	r.file.Pipelines[0].FetchBytes = 16 << 10
 	count := requestCounts(r.dst)
 	srcCount := requestCounts(r.src)
+	batchCount := produceBatches(r.dst)
 	rep, err := r.open(t, "run", r.newStore(time.Now), time.Now).Engine.Run(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := count()
-	t.Logf("target requests: %s; source: %s", formatCounts(got), formatCounts(srcCount()))
+	batches := batchCount.Load()
+	t.Logf("target requests: %s (%d produce batches); source: %s", formatCounts(got), batches, formatCounts(srcCount()))
 	for _, p := range rep.Partitions {
 		if p.Status != replicate.StatusDone {
 			t.Errorf("%s: status %s: %v", p.Partition, p.Status, p.Err)
 		}
 	}
-	perRequest := r.file.Pipelines[0].Producer.BatchRecords
-	if want := int64(partitions * ((perPartition + perRequest - 1) / perRequest)); got["Produce"] != want {
-		t.Errorf("%d produce requests for %d records in %d partitions at %d records a request; want %d",
-			got["Produce"], partitions*perPartition, partitions, perRequest, want)
+	perBatch := r.file.Pipelines[0].Producer.BatchRecords
+	if want := int64(partitions * ((perPartition + perBatch - 1) / perBatch)); batches != want {
+		t.Errorf("%d produce batches for %d records in %d partitions at %d records a batch; want %d",
+			batches, partitions*perPartition, partitions, perBatch, want)
+	}
+	if got["Produce"] < 1 || got["Produce"] > batches {
+		t.Errorf("%d produce requests for %d batches", got["Produce"], batches)
 	}
 	r.checkExact(t)
 }

@@ -72,7 +72,7 @@ func benchCopyPath(b *testing.B, c compress.Compression) {
 			recs[i] = catchup.Record{Offset: off, Key: fmt.Appendf(nil, "key-%d", off), Value: v,
 				Timestamp: time.UnixMilli(1_700_000_000_000 + off), Headers: []catchup.Header{{Key: "trace", Value: []byte("0af7651916cd43dd")}}}
 		}
-		req := wire.ProduceRequest{Partition: p, Compression: c, Records: recs}
+		req := wire.ProduceRequest{Compression: c, Batches: []wire.ProduceBatch{{Partition: p, Records: recs}}}
 		frame, err := req.AppendTo(nil, 8)
 		if err != nil {
 			b.Fatal(err)
@@ -98,7 +98,7 @@ func benchCopyPath(b *testing.B, c compress.Compression) {
 		recs := pc.dropLooped(d.Records)
 		for len(recs) > 0 {
 			n := pc.requestLen(recs)
-			r := wire.ProduceRequest{Acks: -1, TimeoutMillis: 30_000, Partition: p, Compression: c, Records: recs[:n], Stamp: stamp}
+			r := wire.ProduceRequest{Acks: -1, TimeoutMillis: 30_000, Compression: c, Batches: []wire.ProduceBatch{{Partition: p, Records: recs[:n], Stamp: stamp}}}
 			f, err := wire.EncodeRequest(&r, 8, 1, "catchup")
 			if err != nil {
 				b.Fatal(err)

@@ -105,17 +105,25 @@ func getFrame(list chan *Frame, size int) *Frame {
 	return f
 }
 
-// ProduceRequest is a produce request (API key 0) of a single partition,
-// versions 3 to 8, encoded by hand. Its response is read by kafka-go.
+// ProduceRequest is a produce request (API key 0) of one record batch for
+// each of one or more partitions, all led by the broker it goes to.
 type ProduceRequest struct {
 	Acks          int16
 	TimeoutMillis int32
-	Partition     catchup.Partition
 	Compression   compress.Compression
 	Level         int // the compression level, gzip 1 to 9 or zstd 1 to 22; 0: the codec's default
-	Records       []catchup.Record
-	Stamp         *catchup.Provenance // if set, the provenance header each record gets (Offset: the record's)
-	Seq           ProducerSeq         // the idempotent producer's fields of the batch; the zero value for none
+	// Batches are the partitions' batches, those of a topic next to one
+	// another (a topic is written once, with all its partitions); each
+	// partition at most once.
+	Batches []ProduceBatch
+}
+
+// ProduceBatch is the record batch a ProduceRequest carries for one partition.
+type ProduceBatch struct {
+	Partition catchup.Partition
+	Records   []catchup.Record
+	Stamp     *catchup.Provenance // if set, the provenance header each record gets (Offset: the record's)
+	Seq       ProducerSeq         // the idempotent producer's fields of the batch; the zero value for none
 }
 
 // ProducerSeq is what an idempotent producer writes into a record batch: its
@@ -146,30 +154,50 @@ func (*ProduceRequest) MaxVersion() int16 { return 8 }
 // the frames a compressed copy keeps in flight are the size of what it
 // sends rather than of its records uncompressed.
 func (r *ProduceRequest) bodyCap() int {
-	st := newStamper(r.Stamp)
-	n := recordsCap(r.Records, &st)
-	if r.Compression != compress.None {
-		n /= 4
+	n := produceHeaderLen - requestHeaderLen - produceTopicLen - producePartitionLen
+	for i := range r.Batches {
+		b := &r.Batches[i]
+		st := newStamper(b.Stamp)
+		recs := recordsCap(b.Records, &st)
+		if r.Compression != compress.None {
+			recs /= 4
+		}
+		n += produceTopicLen + len(b.Partition.Topic) + producePartitionLen + batchHeaderLen + recs
 	}
-	return produceHeaderLen - requestHeaderLen + len(r.Partition.Topic) + batchHeaderLen + n
+	return n
 }
 
 // AppendTo implements Request.
 func (r *ProduceRequest) AppendTo(b []byte, _ int16) ([]byte, error) {
+	if len(r.Batches) == 0 {
+		return b, fmt.Errorf("produce request: no partitions")
+	}
 	b = binary.BigEndian.AppendUint16(b, 0xffff) // transactional_id: null
 	b = binary.BigEndian.AppendUint16(b, uint16(r.Acks))
 	b = binary.BigEndian.AppendUint32(b, uint32(r.TimeoutMillis))
-	b = binary.BigEndian.AppendUint32(b, 1) // one topic
-	b = appendString(b, r.Partition.Topic)
-	b = binary.BigEndian.AppendUint32(b, 1) // one partition
-	b = binary.BigEndian.AppendUint32(b, uint32(r.Partition.Partition))
-	at := len(b)
-	b = binary.BigEndian.AppendUint32(b, 0) // records size, set below
-	b, err := appendProducerBatch(b, r.Records, r.Stamp, r.Compression, r.Level, r.Seq)
-	if err != nil {
-		return b, err
+	topics := len(b)
+	b = binary.BigEndian.AppendUint32(b, 0) // topics, counted below
+	nt, parts := 0, 0
+	for i := range r.Batches {
+		pb := &r.Batches[i]
+		if i == 0 || pb.Partition.Topic != r.Batches[i-1].Partition.Topic {
+			nt++
+			b = appendString(b, pb.Partition.Topic)
+			parts = len(b)
+			b = binary.BigEndian.AppendUint32(b, 0) // partitions, counted below
+		}
+		binary.BigEndian.PutUint32(b[parts:], binary.BigEndian.Uint32(b[parts:])+1)
+		b = binary.BigEndian.AppendUint32(b, uint32(pb.Partition.Partition))
+		at := len(b)
+		b = binary.BigEndian.AppendUint32(b, 0) // records size, set below
+		var err error
+		b, err = appendProducerBatch(b, pb.Records, pb.Stamp, r.Compression, r.Level, pb.Seq)
+		if err != nil {
+			return b, fmt.Errorf("produce %s: %w", pb.Partition, err)
+		}
+		binary.BigEndian.PutUint32(b[at:], uint32(len(b)-at-4))
 	}
-	binary.BigEndian.PutUint32(b[at:], uint32(len(b)-at-4))
+	binary.BigEndian.PutUint32(b[topics:], uint32(nt))
 	return b, nil
 }
 
@@ -314,9 +342,19 @@ var gzipCodecs = func() (cs [MaxGzipLevel + 1]compress.Codec) {
 	return cs
 }()
 
-// produceHeaderLen is the size of a produce request up to its record
-// batch, without the client id and the topic name.
-const produceHeaderLen = 4 + 2 + 2 + 4 + 2 + 2 + 2 + 4 + 4 + 2 + 4 + 4 + 4
+// produceHeaderLen is the size of a produce request of one partition up
+// to its record batch, without the client id and the topic name; the
+// topic's and the partition's framing are its last produceTopicLen and
+// producePartitionLen bytes.
+const produceHeaderLen = 4 + 2 + 2 + 4 + 2 + 2 + 2 + 4 + 4 + produceTopicLen + producePartitionLen
+
+// The framing of each topic of a produce request (the name's length and
+// the partition count) and of each partition (its index and the records'
+// size).
+const (
+	produceTopicLen     = 2 + 4
+	producePartitionLen = 4 + 4
+)
 
 // stamper writes the provenance header of the records of one batch. The
 // value's prefix ("v1:<cluster>:<topic>:<partition>:") is the same for every

@@ -49,8 +49,8 @@ func FuzzEncodeProduce(f *testing.F) {
 				sent[i] = r
 			}
 		}
-		r := ProduceRequest{Acks: -1, TimeoutMillis: 30_000,
-			Partition: catchup.Partition{Topic: "orders", Partition: 5}, Compression: c, Records: in, Stamp: stamp}
+		r := ProduceRequest{Acks: -1, TimeoutMillis: 30_000, Compression: c,
+			Batches: []ProduceBatch{{Partition: catchup.Partition{Topic: "orders", Partition: 5}, Records: in, Stamp: stamp}}}
 		fr, err := EncodeRequest(&r, version, 42, "client-x")
 		if err != nil {
 			t.Fatalf("encode: %v", err)

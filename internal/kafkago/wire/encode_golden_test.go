@@ -88,8 +88,8 @@ func goldenRequests() map[string]ProduceRequest {
 			for qn, seq := range seqs {
 				for _, span := range [][2]int{{0, len(recs)}, {0, 1}, {5, 17}, {len(recs) - 3, len(recs)}} {
 					name := fmt.Sprintf("%s/%s-%d/%s/%d-%d", sn, c.c, c.level, qn, span[0], span[1])
-					out[name] = ProduceRequest{Acks: -1, TimeoutMillis: 30_000, Partition: catchup.Partition{Topic: "orders", Partition: 5},
-						Compression: c.c, Level: c.level, Records: recs[span[0]:span[1]], Stamp: stamp, Seq: seq}
+					out[name] = ProduceRequest{Acks: -1, TimeoutMillis: 30_000, Compression: c.c, Level: c.level,
+						Batches: []ProduceBatch{{Partition: catchup.Partition{Topic: "orders", Partition: 5}, Records: recs[span[0]:span[1]], Stamp: stamp, Seq: seq}}}
 				}
 			}
 		}

@@ -116,14 +116,14 @@ func testEncodeProduce(t *testing.T, in []catchup.Record, c compress.Compression
 			sent[i] = r
 		}
 	}
-	r := ProduceRequest{Acks: -1, TimeoutMillis: 30_000,
-		Partition: catchup.Partition{Topic: "orders", Partition: 5}, Compression: c, Records: in, Stamp: stamp}
+	r := ProduceRequest{Acks: -1, TimeoutMillis: 30_000, Compression: c,
+		Batches: []ProduceBatch{{Partition: catchup.Partition{Topic: "orders", Partition: 5}, Records: in, Stamp: stamp}}}
 	f, err := EncodeRequest(&r, version, 42, "client-x")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Release()
-	want := produceHeaderLen + len("client-x") + len(r.Partition.Topic) + batchHeaderLen + recordsLen(in, stamp)
+	want := produceHeaderLen + len("client-x") + len(r.Batches[0].Partition.Topic) + batchHeaderLen + recordsLen(in, stamp)
 	if c == compress.None && len(f.buf) != want {
 		t.Errorf("frame of %d bytes, want %d", len(f.buf), want)
 	}
@@ -222,7 +222,7 @@ func recordsLen(recs []catchup.Record, stamp *catchup.Provenance) int {
 }
 
 func TestEncodeEmpty(t *testing.T) {
-	r := ProduceRequest{Partition: catchup.Partition{Topic: "t"}}
+	r := ProduceRequest{Batches: []ProduceBatch{{Partition: catchup.Partition{Topic: "t"}}}}
 	if _, err := EncodeRequest(&r, 3, 1, "c"); err == nil {
 		t.Fatal("a request without records encoded")
 	}
@@ -260,10 +260,10 @@ func BenchmarkEncodeProduce(b *testing.B) {
 				}
 			}
 			// Stamped with the provenance header, as catchup writes.
-			r := ProduceRequest{Acks: -1, TimeoutMillis: 30000, Partition: catchup.Partition{Topic: "orders"}, Records: recs,
-				Compression: bc.c, Level: bc.level, Stamp: &catchup.Provenance{Cluster: "source", Partition: catchup.Partition{Topic: "orders", Partition: 5}}}
+			r := ProduceRequest{Acks: -1, TimeoutMillis: 30000, Compression: bc.c, Level: bc.level, Batches: []ProduceBatch{{Partition: catchup.Partition{Topic: "orders"}, Records: recs,
+				Stamp: &catchup.Provenance{Cluster: "source", Partition: catchup.Partition{Topic: "orders", Partition: 5}}}}}
 			if bc.unstamped {
-				r.Stamp = nil
+				r.Batches[0].Stamp = nil
 			}
 			b.SetBytes(int64(size * len(recs)))
 			b.ReportAllocs()
@@ -410,4 +410,68 @@ func refProducerBatch(recs []catchup.Record, stamp *catchup.Provenance, c compre
 	binary.BigEndian.PutUint32(b[batchLengthAt:], uint32(len(b)-batchLogOverlap))
 	binary.BigEndian.PutUint32(b[batchCRCAt:], crc32.Checksum(b[batchCRCFrom:], castagnoli))
 	return b, nil
+}
+
+// A request of several partitions writes each topic once, with its
+// partitions in the order given, each with its own batch, sequence and
+// provenance, and its frame within the bound EncodeRequest sizes it by.
+func TestEncodeProduceBatches(t *testing.T) {
+	recs := encodeRecords()
+	a, b := catchup.Partition{Topic: "orders", Partition: 5}, catchup.Partition{Topic: "orders", Partition: 2}
+	c := catchup.Partition{Topic: "payments", Partition: 0}
+	r := ProduceRequest{Acks: -1, TimeoutMillis: 30_000, Batches: []ProduceBatch{
+		{Partition: a, Records: recs[:2], Seq: ProducerSeq{On: true, ID: 9, Epoch: 1, Base: 40}},
+		{Partition: b, Records: recs[2:3], Stamp: &catchup.Provenance{Cluster: "src", Partition: b}},
+		{Partition: c, Records: recs[3:]},
+	}}
+	f, err := EncodeRequest(&r, 8, 42, "client-x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Release()
+	if limit := requestHeaderLen + len("client-x") + r.bodyCap(); len(f.buf) > limit {
+		t.Errorf("frame of %d bytes, over its bound %d", len(f.buf), limit)
+	}
+	h := f.buf[4+10+len("client-x"):]
+	req := kmsg.ProduceRequest{Version: 8}
+	if err := req.ReadFrom(h); err != nil {
+		t.Fatalf("kmsg cannot read the request: %v", err)
+	}
+	type part struct {
+		topic     string
+		partition int32
+		records   int32
+		producer  int64
+		seq       int32
+		headers   int
+	}
+	var got []part
+	for _, tp := range req.Topics {
+		for _, p := range tp.Partitions {
+			var rb kmsg.RecordBatch
+			if err := rb.ReadFrom(p.Records); err != nil {
+				t.Fatalf("%s %d: kmsg cannot read the batch: %v", tp.Topic, p.Partition, err)
+			}
+			if want := crc32.Checksum(p.Records[batchCRCFrom:], castagnoli); uint32(rb.CRC) != want {
+				t.Fatalf("%s %d: CRC %08x, want %08x", tp.Topic, p.Partition, uint32(rb.CRC), want)
+			}
+			var first kmsg.Record
+			l, used := binary.Varint(rb.Records)
+			if err := first.ReadFrom(rb.Records[:used+int(l)]); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, part{tp.Topic, p.Partition, rb.NumRecords, rb.ProducerID, rb.FirstSequence, len(first.Headers)})
+		}
+	}
+	want := []part{
+		{"orders", 5, 2, 9, 40, 0},
+		{"orders", 2, 1, -1, -1, 1}, // the provenance header
+		{"payments", 0, 2, -1, -1, 4},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(part{})); diff != "" {
+		t.Errorf("topics and partitions (-want +got):\n%s", diff)
+	}
+	if len(req.Topics) != 2 {
+		t.Errorf("%d topic entries, want 2: a topic's partitions go under one entry", len(req.Topics))
+	}
 }

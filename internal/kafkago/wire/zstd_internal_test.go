@@ -249,7 +249,7 @@ func TestCompressedFramesHoldWhatTheySend(t *testing.T) {
 	st := newStamper(stamp)
 	raw := recordsCap(recs, &st)
 	for _, c := range []compress.Compression{compress.Zstd, compress.Gzip, compress.Snappy, compress.Lz4} {
-		r := ProduceRequest{Acks: -1, TimeoutMillis: 30_000, Partition: stamp.Partition, Compression: c, Records: recs, Stamp: stamp}
+		r := ProduceRequest{Acks: -1, TimeoutMillis: 30_000, Compression: c, Batches: []ProduceBatch{{Partition: stamp.Partition, Records: recs, Stamp: stamp}}}
 		for round := range 2 { // a new frame, then one from the free list
 			f, err := EncodeRequest(&r, 8, 1, "catchup")
 			if err != nil {

@@ -1,0 +1,212 @@
+package kafkago
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/produce"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/kafkago/wire"
+)
+
+// A Target sends the batches of the partitions a broker leads together, as
+// the Java producer and franz-go do: one produce request in flight to each
+// broker, and the batches that come while it is in flight wait and go, all
+// of them, in the next. Each partition's copy still sends one batch at a
+// time and gets its own answer, so its exactness, sequences and errors are
+// its own; what partitions share is the round trip. A broker appends and
+// replicates a request's batches in one pass, and its followers fetch them
+// in one: requests, and the follower fetches each wakes, are counted per
+// broker rather than per partition.
+
+// sinkBatches bounds how many partitions' batches one request carries, so
+// that a request is at most a few times batch_bytes (the frames' free list
+// keeps frames of up to 4 MiB), far below a broker's socket.request.max.bytes.
+const sinkBatches = 4
+
+// sink gathers the produce batches bound for one broker.
+type sink struct {
+	t      *Target
+	broker int32
+
+	mu    sync.Mutex
+	queue []*produceCall // waiting for the next request, in arrival order
+	busy  bool           // a request is in flight; its sender takes the queue next
+}
+
+// produceCall is one partition's batch in a sink, and its answer.
+type produceCall struct {
+	ctx   context.Context // the caller's, for the values a round trip carries
+	batch wire.ProduceBatch
+
+	// Set by the sender, under the sink's lock, when it takes the call.
+	e *exchange
+	// Set by the sender before done is closed.
+	res  *produce.Response // nil: acks none, or err
+	err  error
+	sent bool // with err: whether the broker may have the whole request
+	done chan struct{}
+}
+
+// sinkFor returns the sink of broker id.
+func (t *Target) sinkFor(id int32) *sink {
+	t.sinksMu.Lock()
+	defer t.sinksMu.Unlock()
+	s := t.sinks[id]
+	if s == nil {
+		if t.sinks == nil {
+			t.sinks = map[int32]*sink{}
+		}
+		s = &sink{t: t, broker: id}
+		t.sinks[id] = s
+	}
+	return s
+}
+
+// send sends c's batch in the next request to the broker, and waits for its
+// answer. When ctx ends first, a batch still waiting is withdrawn (not
+// sent); one in a request is no longer referred to once send returns, and
+// sent says whether the broker may have it.
+func (s *sink) send(ctx context.Context, c *produceCall) (res *produce.Response, sent bool, err error) {
+	c.ctx, c.done = ctx, make(chan struct{})
+	s.mu.Lock()
+	s.queue = append(s.queue, c)
+	if !s.busy {
+		s.busy = true
+		go s.run()
+	}
+	s.mu.Unlock()
+	select {
+	case <-c.done:
+		return c.res, c.sent, c.err
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	e := c.e
+	if e == nil {
+		s.queue = slices.DeleteFunc(s.queue, func(q *produceCall) bool { return q == c })
+	}
+	s.mu.Unlock()
+	if e == nil {
+		return nil, false, ctx.Err()
+	}
+	// In a request: abandoned if the Transport has not handed it to a
+	// connection yet (the others in it are then not sent either, and
+	// retried), else waited for until it is encoded.
+	return nil, e.sent(), ctx.Err()
+}
+
+// run sends the queue's batches, a request at a time, until it is empty.
+func (s *sink) run() {
+	for {
+		s.mu.Lock()
+		calls := s.take()
+		if len(calls) == 0 {
+			s.busy = false
+			s.mu.Unlock()
+			return
+		}
+		e := s.t.request(calls).toBroker(s.broker)
+		for _, c := range calls {
+			c.e = e
+		}
+		s.mu.Unlock()
+		// The request is not cut off when one of its callers gives up:
+		// the others wait for it. It carries the values of the first.
+		ctx := context.WithoutCancel(calls[0].ctx)
+		m, err := s.t.cl.roundTrip(ctx, e, s.t.timeout+produceResponseMargin)
+		sent := err != nil && e.sent()
+		res, _ := m.(*produce.Response)
+		for _, c := range calls {
+			c.res, c.err, c.sent = res, err, sent
+			close(c.done)
+		}
+	}
+}
+
+// take removes from the queue the batches of the next request, at most
+// sinkBatches, each partition once, grouped by topic.
+func (s *sink) take() []*produceCall {
+	var calls []*produceCall
+	rest := s.queue[:0]
+	for _, c := range s.queue {
+		p := c.batch.Partition
+		if len(calls) == sinkBatches || slices.ContainsFunc(calls, func(o *produceCall) bool { return o.batch.Partition == p }) {
+			rest = append(rest, c)
+			continue
+		}
+		calls = append(calls, c)
+	}
+	clear(s.queue[len(rest):])
+	s.queue = rest
+	slices.SortStableFunc(calls, func(a, b *produceCall) int { return strings.Compare(a.batch.Partition.Topic, b.batch.Partition.Topic) })
+	return calls
+}
+
+// request is the exchange of one produce request carrying the calls' batches.
+func (t *Target) request(calls []*produceCall) *exchange {
+	timeout := int32(t.timeout / time.Millisecond)
+	req := &wire.ProduceRequest{Acks: t.acks, TimeoutMillis: timeout, Compression: t.compression, Level: t.level,
+		Batches: make([]wire.ProduceBatch, len(calls))}
+	for i, c := range calls {
+		req.Batches[i] = c.batch
+	}
+	// The kafka-go request says whether a response comes (acks); the
+	// exchange is routed to the sink's broker.
+	return t.cl.newWireExchange(&produce.Request{Acks: t.acks, Timeout: timeout}, req)
+}
+
+// leader returns the id of the broker that leads p in the Transport's view
+// of the cluster, the one a request for p alone would be routed to, without
+// sending anything.
+func (c *Cluster) leader(ctx context.Context, p catchup.Partition) (int32, error) {
+	probe := &leaderProbe{req: produce.Request{Topics: []produce.RequestTopic{{
+		Topic:      p.Topic,
+		Partitions: []produce.RequestPartition{{Partition: p.Partition}},
+	}}}}
+	_, err := c.client.Transport.RoundTrip(ctx, c.client.Addr, probe)
+	if errors.Is(err, errProbed) {
+		return probe.leader, nil
+	}
+	if err == nil {
+		err = errors.New("the Transport sent a leader probe") // it never does: Broker fails it
+	}
+	if routingError(err) {
+		// As roundTrip does: the Transport's cache holds the reason it
+		// knows no layout (credentials, certificates, no broker).
+		if _, merr := c.client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{}}); merr != nil && ctx.Err() == nil {
+			err = merr
+		}
+	}
+	return -1, err
+}
+
+// leaderProbe is a request the Transport routes and never sends: its
+// Broker answers the partition's leader, as the produce request's routing
+// finds it, with errProbed.
+type leaderProbe struct {
+	req    produce.Request
+	leader int32
+}
+
+func (l *leaderProbe) ApiKey() protocol.ApiKey { return protocol.Produce }
+
+// Broker implements protocol.BrokerMessage.
+func (l *leaderProbe) Broker(cl protocol.Cluster) (protocol.Broker, error) {
+	b, err := l.req.Broker(cl)
+	if err != nil {
+		return b, err
+	}
+	l.leader = b.ID
+	return b, errProbed
+}
+
+// errProbed ends a leaderProbe's round trip once it is routed.
+var errProbed = errors.New("leader probe routed")

@@ -1,0 +1,276 @@
+package kafkago_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafka-catchup/catchup/internal/catchup"
+	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/kafkago"
+)
+
+// heldProduce holds the first produce request c receives until release is
+// closed, while c goes on serving the others, and records the partitions
+// of every produce request, "topic/partition", in the order received.
+type heldProduce struct {
+	first   chan struct{} // closed once the first request arrived
+	release chan struct{}
+	mu      sync.Mutex
+	reqs    [][]string
+}
+
+func holdFirstProduce(c *kfake.Cluster) *heldProduce {
+	h := &heldProduce{first: make(chan struct{}), release: make(chan struct{})}
+	c.ControlKey(int16(kmsg.Produce), func(r kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		var parts []string
+		for _, rt := range r.(*kmsg.ProduceRequest).Topics {
+			for _, rp := range rt.Partitions {
+				parts = append(parts, fmt.Sprintf("%s/%d", rt.Topic, rp.Partition))
+			}
+		}
+		h.mu.Lock()
+		h.reqs = append(h.reqs, parts)
+		n := len(h.reqs)
+		h.mu.Unlock()
+		if n == 1 {
+			close(h.first)
+			c.SleepControl(func() { <-h.release })
+		}
+		return nil, nil, false // the cluster answers
+	})
+	return h
+}
+
+func (h *heldProduce) requests() [][]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.reqs)
+}
+
+// awaitQueued waits until n batches wait in tg for a request.
+func awaitQueued(ctx context.Context, t *testing.T, tg *kafkago.Target, n int) {
+	t.Helper()
+	for tg.Queued() != n {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d batches queued, want %d", tg.Queued(), n)
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+type produced struct {
+	acked int
+	end   int64
+	err   error
+}
+
+// produceEach produces recs to each of ps at once, each partition's first
+// request, and returns their answers once all have come.
+func produceEach(ctx context.Context, tg *kafkago.Target, ps []catchup.Partition, recs []catchup.Record) chan map[catchup.Partition]produced {
+	out := make(chan map[catchup.Partition]produced, 1)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	got := map[catchup.Partition]produced{}
+	for _, p := range ps {
+		wg.Go(func() {
+			acked, end, err := tg.Produce(ctx, p, recs, nil)
+			mu.Lock()
+			got[p] = produced{acked, end, err}
+			mu.Unlock()
+		})
+	}
+	go func() { wg.Wait(); out <- got }()
+	return out
+}
+
+// TestProduceSharesRequests: the partitions a broker leads share produce
+// requests. While a request to the broker is in flight, the batches that
+// come wait, and go together in the next requests, SinkBatches at a time,
+// each topic once in a request; each partition gets its own answer and its
+// records land whole at its own offsets. With a request per partition the
+// broker would receive 12.
+func TestProduceSharesRequests(t *testing.T) {
+	ctx := testContext(t)
+	c := newCluster(t, kfake.SeedTopics(6, "t", "u"))
+	tg := newTarget(t, c, config.Producer{})
+	h := holdFirstProduce(c)
+	recs := copyRecords(3, time.UnixMilli(1_700_000_000_000))
+
+	first := catchup.Partition{Topic: "t"}
+	firstDone := produceEach(ctx, tg, []catchup.Partition{first}, recs)
+	<-h.first
+	var rest []catchup.Partition
+	for i := range int32(6) {
+		for _, topic := range []string{"u", "t"} {
+			if p := (catchup.Partition{Topic: topic, Partition: i}); p != first {
+				rest = append(rest, p)
+			}
+		}
+	}
+	restDone := produceEach(ctx, tg, rest, recs)
+	awaitQueued(ctx, t, tg, len(rest))
+	close(h.release)
+
+	got := <-firstDone
+	for p, r := range <-restDone {
+		got[p] = r
+	}
+	for p, r := range got {
+		if r.err != nil || r.acked != len(recs) || r.end != int64(len(recs)) {
+			t.Errorf("Produce %s = %d, %d, %v; want %d, %d, nil", p, r.acked, r.end, r.err, len(recs), len(recs))
+		}
+	}
+	reqs := h.requests()
+	if want := 1 + (len(rest)+kafkago.SinkBatches-1)/kafkago.SinkBatches; len(reqs) != want {
+		t.Fatalf("%d produce requests %v, want %d: the first, then the %d waiting batches %d at a time",
+			len(reqs), reqs, want, len(rest), kafkago.SinkBatches)
+	}
+	seen := map[string]int{}
+	for i, req := range reqs {
+		if i > 0 && len(req) != min(kafkago.SinkBatches, len(rest)-(i-1)*kafkago.SinkBatches) {
+			t.Errorf("request %d carries %v, want %d partitions", i, req, kafkago.SinkBatches)
+		}
+		for _, p := range req {
+			seen[p]++
+		}
+	}
+	if len(seen) != 12 {
+		t.Errorf("requests %v carry %d partitions, want each of the 12", reqs, len(seen))
+	}
+	for p, n := range seen {
+		if n != 1 {
+			t.Errorf("%s in %d requests, want 1", p, n)
+		}
+	}
+	for _, p := range append(rest, first) {
+		if diff := cmp.Diff(atTarget(recs, 0), consumeAll(ctx, t, c, p, len(recs))); diff != "" {
+			t.Errorf("%s read back by franz-go (-want +got):\n%s", p, diff)
+		}
+	}
+}
+
+// TestProduceSharedFaults: what a shared request's faults do to each of its
+// partitions. A partition the broker refuses gets its own error, not
+// appended, while the others are appended; a connection lost with the
+// request written leaves each partition's outcome unknown; a batch whose
+// caller gives up while it waits is withdrawn, never sent.
+func TestProduceSharedFaults(t *testing.T) {
+	recs := copyRecords(3, time.UnixMilli(1_700_000_000_000))
+	ps := []catchup.Partition{{Topic: "t", Partition: 1}, {Topic: "t", Partition: 2}}
+	for _, tc := range []struct {
+		name       string
+		fault      func(c *kfake.Cluster)
+		want       []error // each of ps: nil (appended) or the error class
+		written    []int64 // each of ps: the records it holds afterwards
+		idempotent bool
+	}{
+		{"one partition refused", func(c *kfake.Cluster) {
+			c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "t", Partitions: []int32{1}, Err: kerr.NotEnoughReplicas})
+		}, []error{catchup.ErrRetriable, nil}, []int64{0, 3}, false},
+		// Appended, then REQUEST_TIMED_OUT for both: each partition's
+		// outcome is unknown; an idempotent producer sends each batch
+		// again, identical, and the broker keeps the first copy.
+		{"timed out after the append", timeOutSharedRequest,
+			[]error{catchup.ErrUnknownOutcome, catchup.ErrUnknownOutcome}, []int64{3, 3}, false},
+		{"timed out after the append, idempotent", timeOutSharedRequest, []error{nil, nil}, []int64{3, 3}, true},
+		// The connection closed after the request was written: unknown.
+		{"connection dropped", func(c *kfake.Cluster) {
+			dropped := false // control functions run one at a time
+			c.ControlKey(int16(kmsg.Produce), func(r kmsg.Request) (kmsg.Response, error, bool) {
+				c.KeepControl()
+				if dropped || len(r.(*kmsg.ProduceRequest).Topics[0].Partitions) < 2 {
+					return nil, nil, false
+				}
+				dropped = true
+				return nil, errors.New("drop the connection"), true
+			})
+		}, []error{catchup.ErrUnknownOutcome, catchup.ErrUnknownOutcome}, []int64{0, 0}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			c := newCluster(t, kfake.SeedTopics(3, "t"))
+			tg := newTarget(t, c, config.Producer{Idempotent: &tc.idempotent})
+			h := holdFirstProduce(c)
+			firstDone := produceEach(ctx, tg, []catchup.Partition{{Topic: "t"}}, recs)
+			<-h.first
+			tc.fault(c)
+			done := produceEach(ctx, tg, ps, recs)
+			awaitQueued(ctx, t, tg, len(ps))
+			close(h.release)
+			if r := (<-firstDone)[catchup.Partition{Topic: "t"}]; r.err != nil {
+				t.Fatalf("the first request: %v", r.err)
+			}
+			got := <-done
+			if reqs := h.requests(); len(reqs) < 2 || len(reqs[1]) != len(ps) {
+				t.Fatalf("produce requests %v, want the first and one of %v", reqs, ps)
+			}
+			for i, p := range ps {
+				r := got[p]
+				switch want := tc.want[i]; {
+				case want == nil && (r.err != nil || r.acked != len(recs)):
+					t.Errorf("%s: Produce = %d, %v; want %d appended", p, r.acked, r.err, len(recs))
+				case want != nil && (!errors.Is(r.err, want) || r.acked != 0):
+					t.Errorf("%s: Produce = %d, %v; want 0 and %v", p, r.acked, r.err, want)
+				}
+				written := tc.written[i]
+				if ends, err := tg.EndOffsets(ctx, []catchup.Partition{p}); err != nil || ends[p] != written {
+					t.Errorf("end of %s = %d, %v; want %d", p, ends[p], err, written)
+				}
+			}
+			if tc.idempotent && tg.Resent() == 0 {
+				t.Error("no batch was sent again")
+			}
+		})
+	}
+
+	t.Run("caller gives up while queued", func(t *testing.T) {
+		ctx := testContext(t)
+		c := newCluster(t, kfake.SeedTopics(3, "t"))
+		tg := newTarget(t, c, config.Producer{})
+		h := holdFirstProduce(c)
+		firstDone := produceEach(ctx, tg, []catchup.Partition{{Topic: "t"}}, recs)
+		<-h.first
+		quit, cancel := context.WithCancel(ctx)
+		done := produceEach(quit, tg, ps[:1], recs)
+		awaitQueued(ctx, t, tg, 1)
+		cancel()
+		r := (<-done)[ps[0]]
+		if !errors.Is(r.err, catchup.ErrRetriable) || r.acked != 0 {
+			t.Errorf("Produce cancelled while queued = %d, %v; want 0 and a retriable error (not sent)", r.acked, r.err)
+		}
+		if n := tg.Queued(); n != 0 {
+			t.Errorf("%d batches still queued after their caller gave up", n)
+		}
+		close(h.release)
+		<-firstDone
+		// Nothing more is sent: the broker gets the first request only.
+		if _, _, err := tg.Produce(ctx, catchup.Partition{Topic: "t"}, recs, nil); err != nil {
+			t.Fatal(err)
+		}
+		if reqs := h.requests(); len(reqs) != 2 || slices.Contains(reqs[1], "t/1") {
+			t.Errorf("produce requests %v, want the first and one of t/0: t/1 was withdrawn", reqs)
+		}
+		ends, err := tg.EndOffsets(ctx, ps[:1])
+		if err != nil || ends[ps[0]] != 0 {
+			t.Errorf("end of %s = %d, %v; want 0", ps[0], ends[ps[0]], err)
+		}
+	})
+}
+
+// timeOutSharedRequest makes c append the next produce request for t's
+// partitions 1 and 2, then answer REQUEST_TIMED_OUT for each.
+func timeOutSharedRequest(c *kfake.Cluster) {
+	c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "t", Partitions: []int32{1, 2}, Err: kerr.RequestTimedOut})
+}
