@@ -31,6 +31,13 @@ import (
 // keeps frames of up to 4 MiB), far below a broker's socket.request.max.bytes.
 const sinkBatches = 4
 
+// sinkRegroup is how long a sink waits, after a request, for the
+// partitions it carried to queue their next batches, before it sends what
+// it has: their callers take the answer, the next records and come back
+// within microseconds when the records are there, and would otherwise
+// find the broker idle and go one by one.
+const sinkRegroup = time.Millisecond
+
 // sink gathers the produce batches bound for one broker.
 type sink struct {
 	t      *Target
@@ -39,6 +46,10 @@ type sink struct {
 	mu    sync.Mutex
 	queue []*produceCall // waiting for the next request, in arrival order
 	busy  bool           // a request is in flight; its sender takes the queue next
+	// back are the partitions of the last request that have not queued
+	// their next batch yet; wake is signalled when the last of them has.
+	back []catchup.Partition
+	wake chan struct{}
 }
 
 // produceCall is one partition's batch in a sink, and its answer.
@@ -64,7 +75,7 @@ func (t *Target) sinkFor(id int32) *sink {
 		if t.sinks == nil {
 			t.sinks = map[int32]*sink{}
 		}
-		s = &sink{t: t, broker: id}
+		s = &sink{t: t, broker: id, wake: make(chan struct{}, 1)}
 		t.sinks[id] = s
 	}
 	return s
@@ -78,6 +89,14 @@ func (s *sink) send(ctx context.Context, c *produceCall) (res *produce.Response,
 	c.ctx, c.done = ctx, make(chan struct{})
 	s.mu.Lock()
 	s.queue = append(s.queue, c)
+	if i := slices.Index(s.back, c.batch.Partition); i >= 0 {
+		if s.back = slices.Delete(s.back, i, i+1); len(s.back) == 0 {
+			select {
+			case s.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
 	if !s.busy {
 		s.busy = true
 		go s.run()
@@ -105,8 +124,20 @@ func (s *sink) send(ctx context.Context, c *produceCall) (res *produce.Response,
 
 // run sends the queue's batches, a request at a time, until it is empty.
 func (s *sink) run() {
+	regroup := time.NewTimer(sinkRegroup)
+	defer regroup.Stop()
 	for {
 		s.mu.Lock()
+		if len(s.back) > 0 && len(s.queue) < sinkBatches {
+			s.mu.Unlock()
+			regroup.Reset(sinkRegroup)
+			select {
+			case <-s.wake:
+			case <-regroup.C:
+			}
+			s.mu.Lock()
+		}
+		s.back = s.back[:0]
 		calls := s.take()
 		if len(calls) == 0 {
 			s.busy = false
@@ -124,6 +155,15 @@ func (s *sink) run() {
 		m, err := s.t.cl.roundTrip(ctx, e, s.t.timeout+produceResponseMargin)
 		sent := err != nil && e.sent()
 		res, _ := m.(*produce.Response)
+		s.mu.Lock()
+		select {
+		case <-s.wake: // a stale signal
+		default:
+		}
+		for _, c := range calls {
+			s.back = append(s.back, c.batch.Partition)
+		}
+		s.mu.Unlock()
 		for _, c := range calls {
 			c.res, c.err, c.sent = res, err, sent
 			close(c.done)
