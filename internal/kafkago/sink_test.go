@@ -274,3 +274,33 @@ func TestProduceSharedFaults(t *testing.T) {
 func timeOutSharedRequest(c *kfake.Cluster) {
 	c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "t", Partitions: []int32{1, 2}, Err: kerr.RequestTimedOut})
 }
+
+// TestProduceRegroups: partitions that copy side by side keep sharing
+// requests. After an answer, the sink waits for the partitions it carried
+// to queue their next batches, instead of sending the first one back on
+// its own and the others together behind it (a request for every 1.5
+// batches: 20 here).
+func TestProduceRegroups(t *testing.T) {
+	ctx := testContext(t)
+	c := newCluster(t, kfake.SeedTopics(3, "t"))
+	tg := newTarget(t, c, config.Producer{BatchRecords: 1})
+	requests := countRequests(c, kmsg.Produce)
+	const perPartition = 10
+	recs := copyRecords(perPartition, time.UnixMilli(1_700_000_000_000))
+	var wg sync.WaitGroup
+	for i := range int32(3) {
+		wg.Go(func() {
+			p := catchup.Partition{Topic: "t", Partition: i}
+			if acked, _, err := produceAll(ctx, tg, p, recs); err != nil || acked != perPartition {
+				t.Errorf("%s: Produce = %d, %v", p, acked, err)
+			}
+		})
+	}
+	wg.Wait()
+	// Ideally 10, a request each round; a caller slower than the wait
+	// (the race detector, a loaded machine) costs one more.
+	if n := requests.Load(); n > 3*perPartition/2 {
+		t.Errorf("%d produce requests for %d batches of 3 partitions copied side by side, want at most %d",
+			n, 3*perPartition, 3*perPartition/2)
+	}
+}
