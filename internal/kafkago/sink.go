@@ -17,14 +17,15 @@ import (
 )
 
 // A Target sends the batches of the partitions a broker leads together, as
-// the Java producer and franz-go do: one produce request in flight to each
-// broker, and the batches that come while it is in flight wait and go, all
-// of them, in the next. Each partition's copy still sends one batch at a
-// time and gets its own answer, so its exactness, sequences and errors are
-// its own; what partitions share is the round trip. A broker appends and
-// replicates a request's batches in one pass, and its followers fetch them
-// in one: requests, and the follower fetches each wakes, are counted per
-// broker rather than per partition.
+// the Java producer and franz-go do: the batches that come while a request
+// to the broker is in flight wait and go together in the next, unless they
+// fill a request of their own, which goes at once (up to
+// sinkMaxInFlight requests). Each partition's copy still sends one batch
+// at a time and gets its own answer, so its exactness, sequences and
+// errors are its own; what partitions share is the round trip. A broker
+// appends and replicates a request's batches in one pass, and its
+// followers fetch them in one: requests, and the follower fetches each
+// wakes, are counted per broker rather than per partition.
 
 // sinkBatches bounds how many partitions' batches one request carries, so
 // that a request is at most a few times batch_bytes (the frames' free list
@@ -38,15 +39,26 @@ const sinkBatches = 4
 // find the broker idle and go one by one.
 const sinkRegroup = time.Millisecond
 
+// sinkMaxInFlight bounds the requests in flight to a broker: the Java
+// producer's max.in.flight.requests.per.connection default, and what an
+// idempotent producer may have (the broker keeps the last 5 batches of
+// each producer and partition). Each partition has one batch in flight at
+// most, so it bounds full requests only: a broker that leads many of the
+// partitions copied at once gets several, and appends them on as many of
+// its request threads, as it did with a request per partition.
+const sinkMaxInFlight = 5
+
 // sink gathers the produce batches bound for one broker.
 type sink struct {
 	t      *Target
 	broker int32
 
 	mu    sync.Mutex
-	queue []*produceCall // waiting for the next request, in arrival order
-	busy  bool           // a request is in flight; its sender takes the queue next
-	// back are the partitions of the last request that have not queued
+	queue    []*produceCall // waiting for the next request, in arrival order
+	senders  int            // goroutines sending the queue, a request in flight each (or about to be)
+	starting int            // of them, those that have not taken their first batches yet
+	partial  bool           // a request that is not full is in flight, or being gathered
+	// back are the partitions of the last requests that have not queued
 	// their next batch yet; wake is signalled when the last of them has.
 	back []catchup.Partition
 	wake chan struct{}
@@ -97,8 +109,9 @@ func (s *sink) send(ctx context.Context, c *produceCall) (res *produce.Response,
 			}
 		}
 	}
-	if !s.busy {
-		s.busy = true
+	if s.senders == 0 || len(s.queue) >= sinkBatches*(s.starting+1) && s.senders < sinkMaxInFlight {
+		s.senders++
+		s.starting++
 		go s.run()
 	}
 	s.mu.Unlock()
@@ -122,25 +135,38 @@ func (s *sink) send(ctx context.Context, c *produceCall) (res *produce.Response,
 	return nil, e.sent(), ctx.Err()
 }
 
-// run sends the queue's batches, a request at a time, until it is empty.
+// run sends the queue's batches, a request at a time, while it may: a
+// full request always, one that is not full when no other such is in
+// flight. Before one that is not full, it waits for the partitions of the
+// last requests to come back, at most sinkRegroup.
 func (s *sink) run() {
 	regroup := time.NewTimer(sinkRegroup)
 	defer regroup.Stop()
+	s.mu.Lock()
+	s.starting--
 	for {
-		s.mu.Lock()
-		if len(s.back) > 0 && len(s.queue) < sinkBatches {
-			s.mu.Unlock()
-			regroup.Reset(sinkRegroup)
-			select {
-			case <-s.wake:
-			case <-regroup.C:
+		var calls []*produceCall
+		partial := false
+		switch {
+		case len(s.queue) >= sinkBatches:
+			calls = s.take()
+		case len(s.queue) > 0 && !s.partial:
+			s.partial, partial = true, true
+			if len(s.back) > 0 {
+				s.mu.Unlock()
+				regroup.Reset(sinkRegroup)
+				select {
+				case <-s.wake:
+				case <-regroup.C:
+				}
+				s.mu.Lock()
 			}
-			s.mu.Lock()
+			s.back = s.back[:0]
+			calls = s.take()
 		}
-		s.back = s.back[:0]
-		calls := s.take()
 		if len(calls) == 0 {
-			s.busy = false
+			s.partial = s.partial && !partial
+			s.senders--
 			s.mu.Unlock()
 			return
 		}
@@ -156,15 +182,13 @@ func (s *sink) run() {
 		sent := err != nil && e.sent()
 		res, _ := m.(*produce.Response)
 		s.mu.Lock()
+		s.partial = s.partial && !partial
 		select {
 		case <-s.wake: // a stale signal
 		default:
 		}
 		for _, c := range calls {
 			s.back = append(s.back, c.batch.Partition)
-		}
-		s.mu.Unlock()
-		for _, c := range calls {
 			c.res, c.err, c.sent = res, err, sent
 			close(c.done)
 		}

@@ -97,8 +97,9 @@ func produceEach(ctx context.Context, tg *kafkago.Target, ps []catchup.Partition
 
 // TestProduceSharesRequests: the partitions a broker leads share produce
 // requests. While a request to the broker is in flight, the batches that
-// come wait, and go together in the next requests, SinkBatches at a time,
-// each topic once in a request; each partition gets its own answer and its
+// come wait, and go together: SinkBatches of them at once, in a request of
+// their own, the rest in the next request once the first is answered; each
+// topic once in a request. Each partition gets its own answer and its
 // records land whole at its own offsets. With a request per partition the
 // broker would receive 12.
 func TestProduceSharesRequests(t *testing.T) {
@@ -120,7 +121,15 @@ func TestProduceSharesRequests(t *testing.T) {
 		}
 	}
 	restDone := produceEach(ctx, tg, rest, recs)
-	awaitQueued(ctx, t, tg, len(rest))
+	full := len(rest) / kafkago.SinkBatches
+	for len(h.requests()) != 1+full || tg.Queued() != len(rest)%kafkago.SinkBatches {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("produce requests %v and %d batches queued while the first is in flight; want %d full requests and %d queued",
+				h.requests(), tg.Queued(), full, len(rest)%kafkago.SinkBatches)
+		case <-time.After(time.Millisecond):
+		}
+	}
 	close(h.release)
 
 	got := <-firstDone
