@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafka-catchup/catchup/internal/config"
+	"github.com/kafka-catchup/catchup/internal/kafkago"
 	"github.com/kafka-catchup/catchup/internal/pipeline"
 )
 
@@ -88,11 +89,13 @@ func brokerRequests(ctx context.Context, t *testing.T, dirs ...string) requests 
 
 // TestReplicatedRequests counts what a copy asks of real brokers, as the
 // brokers themselves count it: the produce requests to the replicated
-// target and the fetches from the source follow the bytes copied, a request
-// of up to producer.batch_bytes and a fetch of up to fetch_bytes at a time,
-// not the source's record batches (16 KiB here, uncompressed, about 60 of
-// them to a request); and a second run, with nothing new to copy, sends
-// neither. The bounds assume catchup's defaults (compression none).
+// target and the fetches from the source follow the bytes copied, a batch
+// of up to producer.batch_bytes for a partition and a fetch of up to
+// fetch_bytes at a time, not the source's record batches (16 KiB here,
+// uncompressed, about 60 of them to a batch); and a second run, with
+// nothing new to copy, sends neither. The three partitions have one leader,
+// so their batches may share requests (kafkago.RequestBatches at most to a
+// request). The bounds assume catchup's defaults (compression none).
 func TestReplicatedRequests(t *testing.T) {
 	e := needBrokers(t)
 	r := needReplicated(t)
@@ -121,13 +124,14 @@ func TestReplicatedRequests(t *testing.T) {
 		t.Fatalf("seed %d records: %v", len(all), err)
 	}
 
-	// Each partition's bytes bound its requests from below: one produce
-	// request holds at most batch_bytes of them, one fetch at most
-	// fetch_bytes (keys and values only: fewer bytes than on the wire).
+	// Each partition's bytes bound its batches from below: one produce
+	// batch holds at most batch_bytes of them, one fetch at most
+	// fetch_bytes (keys and values only: fewer bytes than on the wire); a
+	// request carries a batch of each partition at most.
 	// From above, with every header and 64 bytes a record for the framing
 	// (more than on the wire): those bytes' worth of fetches and one more,
 	// and at most two produce requests a fetch (a full one and a tail).
-	var loProduce, hiProduce, loFetch, hiFetch int64
+	var loBatches, hiProduce, loFetch, hiFetch int64
 	for _, recs := range seeded {
 		var least, most int64
 		for _, rec := range recs {
@@ -139,11 +143,12 @@ func TestReplicatedRequests(t *testing.T) {
 			}
 		}
 		fetches := ceilDiv(most, config.DefaultFetchBytes) + 1
-		loProduce += ceilDiv(least, config.DefaultBatchBytes)
+		loBatches += ceilDiv(least, config.DefaultBatchBytes)
 		hiProduce += 2 * fetches
 		loFetch += ceilDiv(least, config.DefaultFetchBytes)
 		hiFetch += fetches
 	}
+	loProduce := ceilDiv(loBatches, int64(min(parts, kafkago.RequestBatches)))
 
 	s := spec{
 		store:  t.TempDir(),

@@ -1,9 +1,5 @@
 package kafkago
 
-// SinkBatches is how many partitions' batches one produce request carries
-// at most.
-const SinkBatches = sinkBatches
-
 // Queued returns how many batches wait for a request, over every broker.
 func (t *Target) Queued() int {
 	t.sinksMu.Lock()

@@ -32,6 +32,10 @@ import (
 // keeps frames of up to 4 MiB), far below a broker's socket.request.max.bytes.
 const sinkBatches = 4
 
+// RequestBatches is how many partitions' batches a produce request to one
+// broker carries at most.
+const RequestBatches = sinkBatches
+
 // sinkRegroup is how long a sink waits, after a request, for the
 // partitions it carried to queue their next batches, before it sends what
 // it has: their callers take the answer, the next records and come back
@@ -53,7 +57,7 @@ type sink struct {
 	t      *Target
 	broker int32
 
-	mu    sync.Mutex
+	mu       sync.Mutex
 	queue    []*produceCall // waiting for the next request, in arrival order
 	senders  int            // goroutines sending the queue, a request in flight each (or about to be)
 	starting int            // of them, those that have not taken their first batches yet

@@ -97,7 +97,7 @@ func produceEach(ctx context.Context, tg *kafkago.Target, ps []catchup.Partition
 
 // TestProduceSharesRequests: the partitions a broker leads share produce
 // requests. While a request to the broker is in flight, the batches that
-// come wait, and go together: SinkBatches of them at once, in a request of
+// come wait, and go together: RequestBatches of them at once, in a request of
 // their own, the rest in the next request once the first is answered; each
 // topic once in a request. Each partition gets its own answer and its
 // records land whole at its own offsets. With a request per partition the
@@ -121,12 +121,12 @@ func TestProduceSharesRequests(t *testing.T) {
 		}
 	}
 	restDone := produceEach(ctx, tg, rest, recs)
-	full := len(rest) / kafkago.SinkBatches
-	for len(h.requests()) != 1+full || tg.Queued() != len(rest)%kafkago.SinkBatches {
+	full := len(rest) / kafkago.RequestBatches
+	for len(h.requests()) != 1+full || tg.Queued() != len(rest)%kafkago.RequestBatches {
 		select {
 		case <-ctx.Done():
 			t.Fatalf("produce requests %v and %d batches queued while the first is in flight; want %d full requests and %d queued",
-				h.requests(), tg.Queued(), full, len(rest)%kafkago.SinkBatches)
+				h.requests(), tg.Queued(), full, len(rest)%kafkago.RequestBatches)
 		case <-time.After(time.Millisecond):
 		}
 	}
@@ -142,14 +142,14 @@ func TestProduceSharesRequests(t *testing.T) {
 		}
 	}
 	reqs := h.requests()
-	if want := 1 + (len(rest)+kafkago.SinkBatches-1)/kafkago.SinkBatches; len(reqs) != want {
+	if want := 1 + (len(rest)+kafkago.RequestBatches-1)/kafkago.RequestBatches; len(reqs) != want {
 		t.Fatalf("%d produce requests %v, want %d: the first, then the %d waiting batches %d at a time",
-			len(reqs), reqs, want, len(rest), kafkago.SinkBatches)
+			len(reqs), reqs, want, len(rest), kafkago.RequestBatches)
 	}
 	seen := map[string]int{}
 	for i, req := range reqs {
-		if i > 0 && len(req) != min(kafkago.SinkBatches, len(rest)-(i-1)*kafkago.SinkBatches) {
-			t.Errorf("request %d carries %v, want %d partitions", i, req, kafkago.SinkBatches)
+		if i > 0 && len(req) != min(kafkago.RequestBatches, len(rest)-(i-1)*kafkago.RequestBatches) {
+			t.Errorf("request %d carries %v, want %d partitions", i, req, kafkago.RequestBatches)
 		}
 		for _, p := range req {
 			seen[p]++
