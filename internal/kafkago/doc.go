@@ -15,7 +15,7 @@
 //	logend.go       Target.LogEnd, LogEnds: partition leaders' log ends (OffsetForLeaderEpoch, one request per leader) and high watermarks
 //	source.go       Source: Partitions, ListOffsets, OffsetsForTime, Fetch
 //	target.go       Target: PartitionCounts, EndOffsets, Produce and its error classes, ReadBack
-//	sink.go         sink: the batches of the partitions a broker leads, sent together, one request in flight per broker
+//	sink.go         sink: the batches of the partitions a broker leads share its produce requests (full ones at once, up to 5 in flight)
 //	errors.go       retriable marking of read errors and broker codes
 //	admin.go        topic configs and creation (create_topics), group offsets and members (translate)
 //	acls.go         topic ACLs listed and created (sync_acls), errors naming the grant or SECURITY_DISABLED

@@ -20,7 +20,8 @@ import (
 // that a batch sent again after an unknown outcome, with the same sequence,
 // is appended at most once: the leader answers the copy with the offset of
 // the first (or DUPLICATE_SEQUENCE_NUMBER when it no longer remembers it).
-// This needs one request in flight per partition, which the engine keeps.
+// This needs one batch in flight per partition, which the engine keeps
+// (requests carry several partitions' batches; see sink).
 //
 // kafka-go's protocol package encodes InitProducerId; catchup routes it
 // through its exchange like the other raw requests.

@@ -41,7 +41,12 @@ const RequestBatches = sinkBatches
 // it has: their callers take the answer, the next records and come back
 // within microseconds when the records are there, and would otherwise
 // find the broker idle and go one by one.
-const sinkRegroup = time.Millisecond
+var sinkRegroup = time.Millisecond
+
+// sinkPatience is how long a batch waits behind requests in flight before
+// it goes in a request of its own: a slow request (a follower stalled,
+// acks all) holds the others' batches no longer than this.
+var sinkPatience = 100 * time.Millisecond
 
 // sinkMaxInFlight bounds the requests in flight to a broker: the Java
 // producer's max.in.flight.requests.per.connection default, and what an
@@ -61,7 +66,8 @@ type sink struct {
 	queue    []*produceCall // waiting for the next request, in arrival order
 	senders  int            // goroutines sending the queue, a request in flight each (or about to be)
 	starting int            // of them, those that have not taken their first batches yet
-	partial  bool           // a request that is not full is in flight, or being gathered
+	hurried  int            // of those, the ones started for a batch out of patience
+	partials int            // requests that are not full in flight, or being gathered
 	// back are the partitions of the last requests that have not queued
 	// their next batch yet; wake is signalled when the last of them has.
 	back []catchup.Partition
@@ -74,12 +80,19 @@ type produceCall struct {
 	batch wire.ProduceBatch
 
 	// Set by the sender, under the sink's lock, when it takes the call.
-	e *exchange
+	req *sharedRequest
 	// Set by the sender before done is closed.
 	res  *produce.Response // nil: acks none, or err
 	err  error
 	sent bool // with err: whether the broker may have the whole request
 	done chan struct{}
+}
+
+// sharedRequest is a request in flight and the calls that wait for it.
+type sharedRequest struct {
+	e       *exchange
+	waiting int                // its calls whose callers still wait (under the sink's lock)
+	cancel  context.CancelFunc // ends the round trip: once none waits
 }
 
 // sinkFor returns the sink of broker id.
@@ -99,8 +112,11 @@ func (t *Target) sinkFor(id int32) *sink {
 
 // send sends c's batch in the next request to the broker, and waits for its
 // answer. When ctx ends first, a batch still waiting is withdrawn (not
-// sent); one in a request is no longer referred to once send returns, and
-// sent says whether the broker may have it.
+// sent); a request whose callers have all given up is cut off, as a
+// request of one partition was, and each of them gets the round trip's
+// error once the request no longer refers to its records (exchange.sent).
+// A request some other caller still waits for goes on, and so does this
+// caller's wait.
 func (s *sink) send(ctx context.Context, c *produceCall) (res *produce.Response, sent bool, err error) {
 	c.ctx, c.done = ctx, make(chan struct{})
 	s.mu.Lock()
@@ -114,49 +130,76 @@ func (s *sink) send(ctx context.Context, c *produceCall) (res *produce.Response,
 		}
 	}
 	if s.senders == 0 || len(s.queue) >= sinkBatches*(s.starting+1) && s.senders < sinkMaxInFlight {
-		s.senders++
-		s.starting++
-		go s.run()
+		s.start(false)
 	}
 	s.mu.Unlock()
-	select {
-	case <-c.done:
-		return c.res, c.sent, c.err
-	case <-ctx.Done():
+	patience := time.NewTimer(sinkPatience)
+	defer patience.Stop()
+	for {
+		select {
+		case <-c.done:
+			return c.res, c.sent, c.err
+		case <-patience.C:
+			s.mu.Lock()
+			if c.req == nil && s.senders < sinkMaxInFlight {
+				s.start(true)
+			}
+			s.mu.Unlock()
+			continue
+		case <-ctx.Done():
+		}
+		break
 	}
 	s.mu.Lock()
-	e := c.e
-	if e == nil {
+	r := c.req
+	if r == nil {
 		s.queue = slices.DeleteFunc(s.queue, func(q *produceCall) bool { return q == c })
-	}
-	s.mu.Unlock()
-	if e == nil {
+		s.mu.Unlock()
 		return nil, false, ctx.Err()
 	}
-	// In a request: abandoned if the Transport has not handed it to a
-	// connection yet (the others in it are then not sent either, and
-	// retried), else waited for until it is encoded.
-	return nil, e.sent(), ctx.Err()
+	if r.waiting--; r.waiting == 0 {
+		r.cancel()
+	}
+	s.mu.Unlock()
+	<-c.done
+	return c.res, c.sent, c.err
+}
+
+// start starts a sender, one that may send a request that is not full
+// while another is in flight if hurried. Under s.mu.
+func (s *sink) start(hurried bool) {
+	s.senders++
+	s.starting++
+	if hurried {
+		s.hurried++
+	}
+	go s.run()
 }
 
 // run sends the queue's batches, a request at a time, while it may: a
 // full request always, one that is not full when no other such is in
-// flight. Before one that is not full, it waits for the partitions of the
-// last requests to come back, at most sinkRegroup.
+// flight (or, first, when started hurried). Before one that is not full,
+// it waits for the partitions of the last requests to come back, at most
+// sinkRegroup.
 func (s *sink) run() {
 	regroup := time.NewTimer(sinkRegroup)
 	defer regroup.Stop()
 	s.mu.Lock()
 	s.starting--
+	hurried := s.hurried > 0
+	if hurried {
+		s.hurried--
+	}
 	for {
 		var calls []*produceCall
 		partial := false
 		switch {
 		case len(s.queue) >= sinkBatches:
 			calls = s.take()
-		case len(s.queue) > 0 && !s.partial:
-			s.partial, partial = true, true
-			if len(s.back) > 0 {
+		case len(s.queue) > 0 && (s.partials == 0 || hurried):
+			s.partials++
+			partial = true
+			if len(s.back) > 0 && !hurried {
 				s.mu.Unlock()
 				regroup.Reset(sinkRegroup)
 				select {
@@ -168,28 +211,28 @@ func (s *sink) run() {
 			s.back = s.back[:0]
 			calls = s.take()
 		}
+		hurried = false
 		if len(calls) == 0 {
-			s.partial = s.partial && !partial
+			if partial {
+				s.partials--
+			}
 			s.senders--
 			s.mu.Unlock()
 			return
 		}
-		e := s.t.request(calls).toBroker(s.broker)
-		for _, c := range calls {
-			c.e = e
-		}
+		r := s.share(calls)
 		s.mu.Unlock()
-		// The request is not cut off when one of its callers gives up:
-		// the others wait for it. It carries the values of the first.
-		ctx := context.WithoutCancel(calls[0].ctx)
-		m, err := s.t.cl.roundTrip(ctx, e, s.t.timeout+produceResponseMargin)
-		sent := err != nil && e.sent()
+		m, err := s.t.cl.roundTrip(r.ctx, r.e, s.t.timeout+produceResponseMargin)
+		r.cancel()
+		sent := err != nil && r.e.sent()
 		res, _ := m.(*produce.Response)
 		s.mu.Lock()
-		s.partial = s.partial && !partial
-		select {
-		case <-s.wake: // a stale signal
-		default:
+		if partial {
+			s.partials--
+			select {
+			case <-s.wake: // a stale signal: this sender is the one that waits for it next
+			default:
+			}
 		}
 		for _, c := range calls {
 			s.back = append(s.back, c.batch.Partition)
@@ -197,6 +240,41 @@ func (s *sink) run() {
 			close(c.done)
 		}
 	}
+}
+
+// requestCtx is a sharedRequest with the context of its round trip.
+type requestCtx struct {
+	*sharedRequest
+	ctx context.Context
+}
+
+// share makes the request of calls. Its round trip carries the first
+// call's values and the latest of their deadlines, and is not cut off
+// while one of them waits for it. Under s.mu.
+func (s *sink) share(calls []*produceCall) requestCtx {
+	ctx := context.WithoutCancel(calls[0].ctx)
+	var latest time.Time
+	for _, c := range calls {
+		d, ok := c.ctx.Deadline()
+		if !ok {
+			latest = time.Time{}
+			break
+		}
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	cancel := context.CancelFunc(func() {})
+	if !latest.IsZero() {
+		ctx, cancel = context.WithDeadline(ctx, latest)
+	}
+	ctx, stop := context.WithCancel(ctx)
+	r := &sharedRequest{e: s.t.request(calls).toBroker(s.broker), waiting: len(calls),
+		cancel: func() { stop(); cancel() }}
+	for _, c := range calls {
+		c.req = r
+	}
+	return requestCtx{r, ctx}
 }
 
 // take removes from the queue the batches of the next request, at most
