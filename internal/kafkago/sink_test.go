@@ -35,7 +35,8 @@ type heldProduce struct {
 // closed.
 func holdFirstProduce(c *kfake.Cluster) *heldProduce { return holdProduce(c, 1) }
 
-// holdProduce holds the first n produce requests.
+// holdProduce holds the first n produce requests. c must be made with
+// kfake.SleepOutOfOrder (internal/crashtest's TestSleepOutOfOrder says why).
 func holdProduce(c *kfake.Cluster, n int) *heldProduce {
 	h := &heldProduce{}
 	for range n {
@@ -117,7 +118,7 @@ func produceEach(ctx context.Context, tg *kafkago.Target, ps []catchup.Partition
 func TestProduceSharesRequests(t *testing.T) {
 	ctx := testContext(t)
 	kafkago.SetPatience(t, time.Hour) // the batches behind the held request wait for it
-	c := newCluster(t, kfake.SeedTopics(6, "t", "u"))
+	c := newCluster(t, kfake.SeedTopics(6, "t", "u"), kfake.SleepOutOfOrder())
 	tg := newTarget(t, c, config.Producer{})
 	h := holdFirstProduce(c)
 	recs := copyRecords(3, time.UnixMilli(1_700_000_000_000))
@@ -223,7 +224,7 @@ func TestProduceSharedFaults(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testContext(t)
-			c := newCluster(t, kfake.SeedTopics(3, "t"))
+			c := newCluster(t, kfake.SeedTopics(3, "t"), kfake.SleepOutOfOrder())
 			tg := newTarget(t, c, config.Producer{Idempotent: &tc.idempotent})
 			h := holdFirstProduce(c)
 			firstDone := produceEach(ctx, tg, []catchup.Partition{{Topic: "t"}}, recs)
@@ -260,7 +261,7 @@ func TestProduceSharedFaults(t *testing.T) {
 
 	t.Run("caller gives up while queued", func(t *testing.T) {
 		ctx := testContext(t)
-		c := newCluster(t, kfake.SeedTopics(3, "t"))
+		c := newCluster(t, kfake.SeedTopics(3, "t"), kfake.SleepOutOfOrder())
 		tg := newTarget(t, c, config.Producer{})
 		h := holdFirstProduce(c)
 		firstDone := produceEach(ctx, tg, []catchup.Partition{{Topic: "t"}}, recs)
@@ -342,7 +343,7 @@ func TestProduceSharedGiveUp(t *testing.T) {
 	for _, all := range []bool{false, true} {
 		t.Run(fmt.Sprintf("all=%t", all), func(t *testing.T) {
 			ctx := testContext(t)
-			c := newCluster(t, kfake.SeedTopics(3, "t"))
+			c := newCluster(t, kfake.SeedTopics(3, "t"), kfake.SleepOutOfOrder())
 			tg := newTarget(t, c, config.Producer{Idempotent: new(false)})
 			h := holdProduce(c, 2)
 			firstDone := produceEach(ctx, tg, []catchup.Partition{{Topic: "t"}}, recs)
@@ -390,7 +391,7 @@ func TestProduceSharedGiveUp(t *testing.T) {
 // waiting for it (a follower stalled under acks all, up to the timeout).
 func TestProducePatience(t *testing.T) {
 	ctx := testContext(t)
-	c := newCluster(t, kfake.SeedTopics(3, "t"))
+	c := newCluster(t, kfake.SeedTopics(3, "t"), kfake.SleepOutOfOrder())
 	tg := newTarget(t, c, config.Producer{})
 	h := holdFirstProduce(c)
 	recs := copyRecords(3, time.UnixMilli(1_700_000_000_000))
