@@ -260,8 +260,10 @@ type Producer struct {
 	// compression.zstd.level; 0 (default) is the codec's default level,
 	// gzip's 6 and zstd's 3. lz4 and snappy take none.
 	CompressionLevel int `yaml:"compression_level"`
-	// BatchRecords and BatchBytes bound one produce request (defaults 10000
-	// records and 1000000 bytes, below the broker's default message.max.bytes).
+	// BatchRecords and BatchBytes bound one partition's record batch
+	// (defaults 10000 records and 1000000 bytes, below the broker's default
+	// message.max.bytes); a produce request carries the batches of up to
+	// four partitions its broker leads.
 	BatchRecords int `yaml:"batch_records"`
 	BatchBytes   int `yaml:"batch_bytes"`
 	// Retries is how many times a produce that wrote nothing is retried

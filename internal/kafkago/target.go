@@ -53,7 +53,8 @@ type Producer struct {
 	// CompressionLevel is gzip's (1 to 9) or zstd's (1 to 22) level; 0 is
 	// the codec's default, and the only level of the others.
 	CompressionLevel int
-	// BatchRecords and BatchBytes bound one produce request; both at least 1.
+	// BatchRecords and BatchBytes bound one partition's batch (a produce
+	// request carries up to RequestBatches of them); both at least 1.
 	BatchRecords int
 	BatchBytes   int
 	// Timeout is how long the broker may take to acknowledge a request; positive.
@@ -158,10 +159,11 @@ func (t *Target) EndOffsets(ctx context.Context, ps []catchup.Partition) (map[ca
 	return out, nil
 }
 
-// Produce appends the leading records of recs to p in one request, at most
-// the configured records and (estimated, uncompressed) bytes; a record
-// larger than the byte limit goes alone. It returns how many records the
-// request held. It never retries. With acks none the broker acknowledges
+// Produce appends the leading records of recs to p as one batch, at most
+// the configured records and (estimated, uncompressed) bytes, in a request
+// it may share with other partitions' batches (see sink); a record larger
+// than the byte limit goes alone. It returns how many records the batch
+// held. It never retries. With acks none the broker acknowledges
 // nothing: acked counts the records sent and end is -1. See
 // replicate.Target for the contract; the error classes are in
 // classifyProduce.
