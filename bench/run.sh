@@ -26,7 +26,9 @@
 #              (bench/templates/mm2-eos.properties), the peer's exact mode
 #   mm1        MirrorMaker 1 (kafka.tools.MirrorMaker of Kafka 3.9), no-loss settings
 #   kcat       kcat -C | kcat -P, the naive baseline
-#   profile    `catchup run` once under `perf record` (kernel included);
+#   profile    `catchup run` once under `perf record` (kernel included),
+#              then catchup and the model under it in BENCH_PROFILE_ROUNDS
+#              interleaved rounds, for their CPU a GB side by side by area;
 #              without perf, the engine in bench/cmd/profile under pprof
 #   latency    (once) produce to visibility at a steady 1 MB/s, p50/p99:
 #              `catchup run --every 1s` and MirrorMaker 2 tuned, running continuously
@@ -102,6 +104,7 @@
 #   BENCH_PEER_REPEAT  rounds that also run the slow peers [1]
 #   BENCH_WINDOW_S     a slow peer's window, seconds [20]
 #   BENCH_WINDOW_FROM  where the window opens, % of the backlog in the target [20]
+#   BENCH_PROFILE_ROUNDS  rounds of catchup and the model under perf record [3]
 #   BENCH_PIN=1        brokers on CPU 0, copiers on CPU 1 [0]
 #   BENCH_LATENCY_S    seconds of steady 1 MB/s for the latency steps [60; quick 20]
 #   BENCH_PARTITIONS   [8]
@@ -169,6 +172,7 @@ BENCH_STEP_S="${BENCH_STEP_S:-20}"
 BENCH_PEER_REPEAT="${BENCH_PEER_REPEAT:-1}"
 BENCH_WINDOW_S="${BENCH_WINDOW_S:-20}"
 BENCH_WINDOW_FROM="${BENCH_WINDOW_FROM:-20}"
+BENCH_PROFILE_ROUNDS="${BENCH_PROFILE_ROUNDS:-3}"
 BENCH_PIN="${BENCH_PIN:-0}"
 BENCH_BASELINE="${BENCH_BASELINE:-}"
 BENCH_OUT="${BENCH_OUT:-$HERE/out/$(date -u +%Y%m%dT%H%M%SZ)}"
@@ -225,7 +229,7 @@ repeat_of() {
 for w in $BENCH_REPEAT; do
 	[[ "${w#*=}" =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT=$BENCH_REPEAT: want a whole number of runs, 1 or more (or SHAPE=N)"
 done
-for v in BENCH_STEP_S BENCH_PEER_REPEAT BENCH_WINDOW_S BENCH_WINDOW_FROM; do
+for v in BENCH_STEP_S BENCH_PEER_REPEAT BENCH_WINDOW_S BENCH_WINDOW_FROM BENCH_PROFILE_ROUNDS; do
 	[[ "${!v}" =~ ^[0-9]+$ ]] || die "$v=${!v}: want a whole number"
 done
 [[ "$BENCH_PIN" == 0 || "$BENCH_PIN" == 1 ]] || die "BENCH_PIN=$BENCH_PIN: want 0 or 1"
@@ -617,11 +621,17 @@ fresh_target() {
 # bytes of its log (one replica), the last copy's in a step of several.
 check_target() {
 	local n
+	check_count
+	n="$("$BIN/kafkactl" logbytes -brokers "$DST" -topic "$TOPIC")"
+	put "$STEP/step.env" target_log_bytes "$n"
+}
+
+# check_count: the target topic must hold exactly the backlog.
+check_count() {
+	local n
 	n="$("$BIN/kafkactl" count -brokers "$DST" -topic "$TOPIC")"
 	put "$STEP/step.env" target_records "$n"
 	[[ "$n" == "$RECORDS" ]] || die "the target holds $n records, want $RECORDS"
-	n="$("$BIN/kafkactl" logbytes -brokers "$DST" -topic "$TOPIC")"
-	put "$STEP/step.env" target_log_bytes "$n"
 }
 
 # start_waiter: poll the target until it holds the backlog, in the
@@ -896,8 +906,7 @@ step_profile() {
 		put "$STEP/step.env" profiler perf
 		timed profile "${PIN[@]}" perf record -e cpu-clock -F 4999 -o "$STEP/perf.data" -- "$BIN/catchup" run -c "$STEP/catchup.yaml" --json
 		check_target
-		perf report -i "$STEP/perf.data" --stdio --no-children --sort dso,sym --percent-limit 0 >"$STEP/perf-all.txt" 2>/dev/null
-		rm -f "$STEP/perf.data"
+		perf_report "$STEP/perf-all.txt"
 		return
 	fi
 	put "$STEP/step.env" profiler pprof
@@ -906,6 +915,37 @@ step_profile() {
 	go tool pprof -top -nodecount=25 "$BIN/profile" "$STEP/cpu.pprof" >"$STEP/top.txt" 2>/dev/null
 	go tool pprof -top -cum -nodecount=40 "$BIN/profile" "$STEP/cpu.pprof" >"$STEP/top-cum.txt" 2>/dev/null
 	go tool pprof -top -nodecount=100000 "$BIN/profile" "$STEP/cpu.pprof" >"$STEP/top-all.txt" 2>/dev/null
+}
+
+perf_report() { # perf_report OUT: perf.data summarised by symbol, then removed
+	perf report -i "$STEP/perf.data" --stdio --no-children --sort dso,sym --percent-limit 0 >"$1" 2>/dev/null
+	rm -f "$STEP/perf.data"
+}
+
+# The profile beside the model's: catchup and the model, each under perf
+# record in BENCH_PROFILE_ROUNDS interleaved rounds (the order swapped each
+# round), into perf-catchup-I.txt and perf-model-I.txt: the report sets
+# their CPU a GB side by side, area by area: what catchup does beyond the
+# model.
+step_profile_beside() {
+	local i t order
+	put "$STEP/step.env" records "$RECORDS"
+	for ((i = 1; i <= BENCH_PROFILE_ROUNDS; i++)); do
+		order="model catchup"
+		((i % 2)) || order="catchup model"
+		for t in $order; do
+			fresh_target
+			if [[ "$t" == model ]]; then
+				timed "profile-model-$i" "${PIN[@]}" perf record -e cpu-clock -F 4999 -o "$STEP/perf.data" -- "$BIN/model" -from "$SRC" -to "$DST" -topic "$TOPIC"
+			else
+				catchup_config "$STEP/catchup.yaml" "file://$RUN/store-$STEP_N-$i"
+				timed "profile-catchup-$i" "${PIN[@]}" perf record -e cpu-clock -F 4999 -o "$STEP/perf.data" -- "$BIN/catchup" run -c "$STEP/catchup.yaml" --json
+			fi
+			check_count
+			perf_report "$STEP/perf-$t-$i.txt"
+		done
+	done
+	put "$STEP/step.env" profile_rounds "$BENCH_PROFILE_ROUNDS"
 }
 
 # measure_window NAME PIDS: with the replicator(s) PIDS started, wait for
@@ -1115,6 +1155,7 @@ for SHAPE in $BENCH_SHAPES; do
 		fi
 		has_tool catchup-dynamodb && every_peer "$SHAPE" && run_step "$KEY" catchup-dynamodb step_catchup dynamodb "$BIN"
 		has_tool profile && run_step "$KEY" profile step_profile
+		has_tool profile && ((PERF)) && ((BENCH_PROFILE_ROUNDS)) && run_step "$KEY" profile-beside step_profile_beside
 	done
 	use_topology single
 	if [[ "$SHAPE" == 1k ]] && has_tool catchup; then

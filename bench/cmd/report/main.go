@@ -560,7 +560,7 @@ func pearson(x, y []float64) float64 {
 func (r *results) tools(shape string) []string {
 	var out []string
 	for _, s := range r.steps {
-		if s.shape != shape || s.tool == "seed" || s.tool == "warmup" || s.tool == "calibrate" || strings.HasPrefix(s.tool, "seed-x") {
+		if s.shape != shape || s.tool == "seed" || s.tool == "warmup" || s.tool == "calibrate" || s.tool == "profile-beside" || strings.HasPrefix(s.tool, "seed-x") {
 			continue
 		}
 		if !slices.Contains(out, s.tool) {

@@ -382,3 +382,48 @@ func TestReportRequests(t *testing.T) {
 		t.Errorf("report lacks\n%s\ngot:\n%s", want, got)
 	}
 }
+
+// TestReportBesideModel: the profiles of catchup and the model in two
+// rounds become CPU-s a GB by area, medians with their spread, and the
+// difference, with the symbols catchup spends more on than the model.
+func TestReportBesideModel(t *testing.T) {
+	dir := t.TempDir()
+	write := writer(t, dir)
+	write("meta.env", "partitions=8\nrepeat=1\ncores=2\n")
+	// 1,000,000 records of 1000 bytes: 1 GB. perf's event count is in ns.
+	perf := func(ns int64, lines ...string) string {
+		return fmt.Sprintf("# Samples: 4K of event 'cpu-clock'\n# Event count (approx.): %d\n#\n%s\n", ns, strings.Join(lines, "\n"))
+	}
+	d := "steps/01-1k-profile/"
+	write(d+"step.env", "shape=1k\ntool=profile\nround=1\nvalue_bytes=1000\nrecords=1000000\nstatus=ok\nprofiler=perf\n")
+	write(d+"profile.time", "2.00 0.60 0.20 65536\n")
+	write(d+"perf-all.txt", perf(800e6, "    50.00%  catchup  [.] hash/crc32.castagnoliSSE42Triple.abi0", "    50.00%  [kernel.kallsyms]  [k] _copy_to_iter"))
+	b := "steps/02-1k-profile-beside/"
+	write(b+"step.env", "shape=1k\ntool=profile-beside\nround=1\nvalue_bytes=1000\nrecords=1000000\nstatus=ok\nprofile_rounds=2\n")
+	// catchup: 0.8 and 1.0 CPU-s a GB, half CRC, a quarter its own decoder,
+	// a quarter page clearing; the model: 0.6 both times, all CRC.
+	for i, ns := range []int64{800e6, 1000e6} {
+		write(fmt.Sprintf("%sperf-catchup-%d.txt", b, i+1), perf(ns,
+			"    50.00%  catchup  [.] hash/crc32.castagnoliSSE42Triple.abi0",
+			"    25.00%  catchup  [.] github.com/kafka-catchup/catchup/internal/kafkago/wire.(*recordDecoder).appendRecords",
+			"    25.00%  [kernel.kallsyms]  [k] clear_page_erms"))
+		write(fmt.Sprintf("%sperf-model-%d.txt", b, i+1), perf(600e6, "   100.00%  model  [.] hash/crc32.castagnoliSSE42Triple.abi0"))
+	}
+	got := report(t, dir)
+	for _, want := range []string{
+		"## catchup next to the model (1k)",
+		"| catchup (internal/...) | 0.23 (0.20–0.25) | 0.00 | +0.225 |",
+		"| kernel: page faults and memory | 0.23 (0.20–0.25) | 0.00 | +0.225 |",
+		"| CRC-32C of record batches | 0.45 (0.40–0.50) | 0.60 | -0.150 |",
+		"| **all** | 0.90 (0.80–1.00) | 0.60 | +0.300 |",
+		"| +0.225 | `clear_page_erms` |",
+		"| +0.225 | `github.com/kafka-catchup/catchup/internal/kafkago/wire.(*recordDecoder).appendRecords` |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q; got:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\n| profile-beside |") {
+		t.Errorf("the beside-model step shows as a copier in the shape's table:\n%s", got)
+	}
+}

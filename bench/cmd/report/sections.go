@@ -91,6 +91,7 @@ func (r *results) writeProfile(w *bufio.Writer) {
 		}
 		if s.env["profiler"] == "perf" {
 			r.writePerfProfile(w, shape, s)
+			r.writeBesideModel(w, shape, r.find(shape, "profile-beside"))
 			continue
 		}
 		top, err := os.ReadFile(filepath.Join(s.dir, "top.txt"))
@@ -213,6 +214,7 @@ var areas = []struct{ name, prefix string }{
 	{"kafka-go (protocol encoding and decoding)", "github.com/segmentio/kafka-go"},
 	{"franz-go kmsg (fetch response decoding in kafkago)", "github.com/twmb/franz-go"},
 	{"catchup (internal/...)", "github.com/kafka-catchup/catchup"},
+	{"package main (the model's copy loop; catchup's command)", "main."},
 	{"scheduler and other runtime", "runtime."},
 	{"scheduler and other runtime", "internal/"},
 	{"other Go standard library", ""},
@@ -318,26 +320,8 @@ func pprofSamples(path string) []sample {
 
 // groupSamples sums the shares by area, highest first.
 func groupSamples(samples []sample) []group {
-	sums := map[string]float64{}
-	for _, x := range samples {
-		if x.kernel {
-			for _, a := range kernelAreas {
-				if strings.Contains(x.name, a.part) {
-					sums[a.name] += x.pct
-					break
-				}
-			}
-			continue
-		}
-		for _, a := range areas {
-			if strings.HasPrefix(x.name, a.prefix) {
-				sums[a.name] += x.pct
-				break
-			}
-		}
-	}
 	var out []group
-	for n, p := range sums {
+	for n, p := range areaSums(samples) {
 		if p >= 0.05 {
 			out = append(out, group{n, p})
 		}
@@ -346,6 +330,32 @@ func groupSamples(samples []sample) []group {
 		return out[i].pct > out[j].pct || out[i].pct == out[j].pct && out[i].name < out[j].name
 	})
 	return out
+}
+
+// areaSums sums the shares by area.
+func areaSums(samples []sample) map[string]float64 {
+	sums := map[string]float64{}
+	for _, x := range samples {
+		sums[areaOf(x)] += x.pct
+	}
+	return sums
+}
+
+// areaOf is the area a symbol is counted in.
+func areaOf(x sample) string {
+	if x.kernel {
+		for _, a := range kernelAreas {
+			if strings.Contains(x.name, a.part) {
+				return a.name
+			}
+		}
+	}
+	for _, a := range areas {
+		if strings.HasPrefix(x.name, a.prefix) {
+			return a.name
+		}
+	}
+	return ""
 }
 
 func (r *results) writeTimeline(w *bufio.Writer) {
