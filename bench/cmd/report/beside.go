@@ -105,7 +105,9 @@ func (r *results) writeBesideModel(w *bufio.Writer, shape string, s *step) {
 	fmt.Fprintf(w, "## catchup next to the model (%s)\n\n", shape)
 	fmt.Fprintf(w, "`catchup run` and the model copier, each under `perf record -e cpu-clock` for %d copies of the backlog in interleaved rounds (the order swapped each round), "+
 		"their CPU-s a GB by area: the median, lowest–highest beside it. The model does only what a copier that re-encodes must (\"The model copier\" above); "+
-		"what catchup spends beyond it is what such a copier could still save, and the rest the model spends too. perf's own cost is in both.\n\n", len(b.catchup))
+		"what catchup spends beyond it is what such a copier could still save, and the rest the model spends too. "+
+		"The model passes a compressed source batch through as it is (re-stamped) where catchup decompresses it and compresses its records again with their provenance headers: "+
+		"on compressed batches, the codec's work is in the difference. perf's own cost is in both.\n\n", len(b.catchup))
 	names := map[string]bool{}
 	for _, x := range append(slices.Clone(b.catchup), b.model...) {
 		for n := range x.areas {

@@ -427,3 +427,24 @@ func TestReportBesideModel(t *testing.T) {
 		t.Errorf("the beside-model step shows as a copier in the shape's table:\n%s", got)
 	}
 }
+
+// TestReportStepsInOrder: steps past the 99th (run.sh numbers them 01 to
+// 99, then 100) come after the others, in the tables and the step list,
+// not between the 10th and the 11th as their names sort.
+func TestReportStepsInOrder(t *testing.T) {
+	dir := t.TempDir()
+	write := writer(t, dir)
+	write("meta.env", "partitions=8\nrepeat=1\ncores=2\n")
+	for _, n := range []int{9, 10, 11, 99} {
+		fastRun(write, n, "1k", "catchup", 1, 1, 10, 100)
+	}
+	fastRun(write, 100, "100b", "catchup", 1, 1, 10, 100)
+	got := report(t, dir)
+	first, second := strings.Index(got, "## 1 KiB values"), strings.Index(got, "## 100-byte values")
+	if first < 0 || second < 0 || second < first {
+		t.Errorf("the 100th step's shape comes at %d, before the first shape's at %d:\n%s", second, first, got)
+	}
+	if i, j := strings.Index(got, "| 99 | 1k |"), strings.Index(got, "| 100 | 100b |"); i < 0 || j < i {
+		t.Errorf("step 100 is listed before step 99:\n%s", got)
+	}
+}

@@ -67,6 +67,12 @@ type results struct {
 	steps     []*step
 }
 
+// stepNumber is the number a step's folder begins with; 0 for none.
+func stepNumber(dir string) int {
+	n, _ := strconv.Atoi(strings.SplitN(filepath.Base(dir), "-", 2)[0])
+	return n
+}
+
 func load(dir string) (*results, error) {
 	meta, err := readEnv(filepath.Join(dir, "meta.env"))
 	if err != nil {
@@ -77,7 +83,8 @@ func load(dir string) (*results, error) {
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(dirs)
+	// In the order they ran: run.sh numbers them 01, 02, ..., 99, 100.
+	sort.SliceStable(dirs, func(i, j int) bool { return stepNumber(dirs[i]) < stepNumber(dirs[j]) })
 	for _, d := range dirs {
 		s, err := readStep(d)
 		if err != nil {
