@@ -43,20 +43,20 @@ func (t *Target) LogEnd(ctx context.Context, p catchup.Partition) (catchup.LogEn
 	return le, nil
 }
 
-// LogEnds is LogEnd's log end for many partitions (see
+// LogEnds is LogEnd's log end and epoch for many partitions (see
 // replicate.Target.LogEnds): one metadata request and one
-// OffsetForLeaderEpoch request per leader, no high watermark. A partition
-// whose own answer failed is left out of the map.
-func (t *Target) LogEnds(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]int64, error) {
+// OffsetForLeaderEpoch request per leader, no high watermark (-1). A
+// partition whose own answer failed is left out of the map.
+func (t *Target) LogEnds(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]catchup.LogEnd, error) {
 	ends, _, err := t.logEnds(ctx, ps)
 	if err != nil {
 		return nil, fmt.Errorf("log ends of %d partitions: %w", len(ps), err)
 	}
-	out := make(map[catchup.Partition]int64, len(ends))
 	for p, le := range ends {
-		out[p] = le.End
+		le.HighWatermark = -1
+		ends[p] = le
 	}
-	return out, nil
+	return ends, nil
 }
 
 // logEnds reads the log ends and leader epochs of ps (no high watermark):

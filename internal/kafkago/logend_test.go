@@ -147,10 +147,10 @@ func TestLogEndsOneRequestPerLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantEnds := map[catchup.Partition]int64{}
+	wantEnds := map[catchup.Partition]catchup.LogEnd{}
 	for p, le := range want {
 		if p != refused {
-			wantEnds[p] = le.End
+			wantEnds[p] = catchup.LogEnd{End: le.End, HighWatermark: -1, Epoch: le.Epoch}
 		}
 	}
 	if diff := cmp.Diff(wantEnds, got); diff != "" {

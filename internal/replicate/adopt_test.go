@@ -227,10 +227,73 @@ func TestLostStoreNothingReplicatedYet(t *testing.T) {
 	}
 }
 
+// TestLostStoreSettlesAtOnce: a run over partitions without a checkpoint
+// settles their target partitions together before copying (one wait, not
+// one per partition), and a partition whose log end moved during that wait
+// settles on its own. Here a dead run's last two requests to pB land late:
+// the first between the run-wide looks, the second at pB's next look at its
+// log end, or, had the run taken pB for still, at its first produce, after
+// the read-back, where it would duplicate source offset 11.
+func TestLostStoreSettlesAtOnce(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 10, pB: 10})
+	r.run(t, t.Context(), r.options("first"))
+	r.src.grow(pA, 5)
+	r.src.grow(pB, 5)
+	r.store = checkpoint.NewMemStore(r.clock.now) // the store is lost
+	var late []catchup.Record                     // the dead run's copies of pB's offsets 10 and 11
+	for _, rec := range r.src.logs[pB].recs[10:12] {
+		rec.Headers = []catchup.Header{{Key: catchup.ProvenanceHeader,
+			Value: catchup.AppendProvenance(nil, catchup.Provenance{Cluster: "src", Partition: pB, Offset: rec.Offset})}}
+		late = append(late, rec)
+	}
+	land := func(l *fakeLog) { // under r.dst.mu
+		if len(late) == 0 {
+			return
+		}
+		rec := late[0]
+		rec.Offset = l.start + int64(len(l.recs))
+		l.batches, l.recs, late = append(l.batches, rec.Offset), append(l.recs, rec), late[1:]
+	}
+	looks := map[catchup.Partition]int{}
+	r.dst.onLogEnd = func(p catchup.Partition, l *fakeLog) {
+		if looks[p]++; p == pB && looks[p] >= 2 {
+			land(l)
+		}
+	}
+	r.dst.produceFault = func(p catchup.Partition, _ int64) (bool, error) {
+		if p == pB {
+			r.dst.mu.Lock()
+			land(r.dst.logs[pB])
+			r.dst.mu.Unlock()
+		}
+		return false, nil
+	}
+	r.dst.mu.Lock()
+	r.dst.logEndBatches = 0 // the first run's, over empty targets
+	r.dst.mu.Unlock()
+	o := r.options("second")
+	o.TakeoverSettle = 20 * time.Millisecond
+	rep := r.run(t, t.Context(), o)
+	want := map[catchup.Partition]int64{pA: 5, pB: 3}
+	for _, res := range rep.Partitions {
+		if res.Status != StatusDone || res.Copied != want[res.Partition] {
+			t.Errorf("%s: status %s, %d copied, err %v; want done, %d", res.Partition, res.Status, res.Copied, res.Err, want[res.Partition])
+		}
+	}
+	r.checkCopiedOnce(t, pA, 0)
+	r.checkCopiedOnce(t, pB, 0)
+	r.dst.mu.Lock()
+	defer r.dst.mu.Unlock()
+	if r.dst.logEndBatches != 2 || looks[pA] != 2 || looks[pB] < 4 {
+		t.Errorf("%d batched log end calls, %d looks at %s's log end, %d at %s's; want 2, 2 (the run-wide settle), 4 or more (its own too)",
+			r.dst.logEndBatches, looks[pA], pA, looks[pB], pB)
+	}
+}
+
 // noLogEndsTarget is a Target whose LogEnds fails.
 type noLogEndsTarget struct{ Target }
 
-func (noLogEndsTarget) LogEnds(context.Context, []catchup.Partition) (map[catchup.Partition]int64, error) {
+func (noLogEndsTarget) LogEnds(context.Context, []catchup.Partition) (map[catchup.Partition]catchup.LogEnd, error) {
 	return nil, fmt.Errorf("log ends: %w", catchup.ErrRetriable)
 }
 
@@ -343,7 +406,7 @@ type readCountingTarget struct {
 	endOffsets, readBacks, logEnds, logEndBatches atomic.Int64
 }
 
-func (t *readCountingTarget) LogEnds(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]int64, error) {
+func (t *readCountingTarget) LogEnds(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]catchup.LogEnd, error) {
 	t.logEndBatches.Add(1)
 	return t.Target.LogEnds(ctx, ps)
 }
@@ -368,8 +431,8 @@ func (t *readCountingTarget) LogEnd(ctx context.Context, p catchup.Partition) (c
 // nothing to the store and sends the target no request at all: the
 // read-back of a partition the store cannot vouch for (adopt) is paid only
 // by partitions without a checkpoint. The run after the store is lost pays
-// it once per partition (one settle, one end offset, one read-back), and the
-// idle run after that nothing again.
+// it once per partition (one end offset, one read-back) and settles them
+// all at once, and the idle run after that pays nothing again.
 func TestIdleRunAt10kPartitionsReadsNothingPerPartition(t *testing.T) {
 	const n = 10_000
 	sizes := map[catchup.Partition]int{}
@@ -405,11 +468,15 @@ func TestIdleRunAt10kPartitionsReadsNothingPerPartition(t *testing.T) {
 			for _, res := range rep.Partitions {
 				copied, skipped = copied+res.Copied, skipped+res.Skipped
 			}
-			// Acquire and the releasing commit; an EndOffsets of the plan,
-			// then per partition the settle's LogEnd reads, one end, one read-back.
-			if copied != 0 || skipped != n || writes != 2*n || target.readBacks.Load() != n || target.endOffsets.Load() != n+1 {
-				t.Fatalf("run after the store was lost: %d copied, %d skipped, %d store writes, %d read-backs, %d end offset calls, %d log ends; "+
-					"want 0, %d, %d, %d, %d", copied, skipped, writes, target.readBacks.Load(), target.endOffsets.Load(), target.logEnds.Load(), n, 2*n, n, n+1)
+			// Acquire and the releasing commit; the plan's EndOffsets, then
+			// one settle for all (two LogEnds around the wait and the
+			// high watermarks: one EndOffsets), then per partition one end
+			// and one read-back, and no LogEnd of its own.
+			if copied != 0 || skipped != n || writes != 2*n || target.readBacks.Load() != n || target.endOffsets.Load() != n+2 ||
+				target.logEnds.Load() != 0 || target.logEndBatches.Load() != 2 {
+				t.Fatalf("run after the store was lost: %d copied, %d skipped, %d store writes, %d read-backs, %d end offset calls, "+
+					"%d log ends, %d batched log end calls; want 0, %d, %d, %d, %d, 0, 2", copied, skipped, writes, target.readBacks.Load(),
+					target.endOffsets.Load(), target.logEnds.Load(), target.logEndBatches.Load(), n, 2*n, n, n+2)
 			}
 		}
 		_, target, writes := run(name)

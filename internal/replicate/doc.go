@@ -35,7 +35,7 @@
 //	partition.go   one partition's copy (copyPartition, run)
 //	state.go       where that copy stands, and the one table of its transitions
 //	lease.go       lease renewal and the commits, named by intent (commitProgress, commitIfDue, commitAndRelease, keepInDoubt)
-//	reconcile.go   settle and reconcile with the target, from the end offsets targetEnds reads for the whole run; adopt the target's copies for a partition without a checkpoint
+//	reconcile.go   settle and reconcile with the target, from the end offsets targetEnds reads for the whole run; adopt the target's copies for a partition without a checkpoint, settled with the others at once (presettle)
 //	anchor.go      the check that the source topic was not recreated
 //	copyloop.go    fetch ahead while producing, window limits, loop prevention
 //	retry.go       the one retry rule

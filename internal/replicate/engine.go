@@ -349,6 +349,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 		e.o.OnPlan(plan.Windows(marks, cps, pol))
 	}
 	ends, logEnds := e.targetEnds(ctx, marks, pol, cps, tc.bad)
+	settled := e.presettle(ctx, marks, pol, cps, tc.bad, ends)
 	copyCtx, cancel := e.copyContext(ctx)
 	defer cancel()
 
@@ -381,7 +382,7 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 					continue
 				}
 				tp := e.targetPartition(m.Partition)
-				sv := surveyed{end: -1, logEnd: -1}
+				sv := surveyed{end: -1, logEnd: -1, settled: settled[tp]}
 				if end, ok := ends[tp]; ok {
 					sv.end = end
 				}

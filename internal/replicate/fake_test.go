@@ -288,7 +288,7 @@ func (c *fakeCluster) logEnd(p catchup.Partition) catchup.LogEnd {
 	return catchup.LogEnd{End: c.end(p), HighWatermark: l.hwm(), Epoch: l.epoch}
 }
 
-func (c *fakeCluster) LogEnds(_ context.Context, ps []catchup.Partition) (map[catchup.Partition]int64, error) {
+func (c *fakeCluster) LogEnds(_ context.Context, ps []catchup.Partition) (map[catchup.Partition]catchup.LogEnd, error) {
 	if c.readFault != nil {
 		if err := c.readFault(); err != nil {
 			return nil, err
@@ -297,9 +297,11 @@ func (c *fakeCluster) LogEnds(_ context.Context, ps []catchup.Partition) (map[ca
 	c.mu.Lock()
 	c.logEndBatches++
 	c.logEndBatched += len(ps)
-	out := make(map[catchup.Partition]int64, len(ps))
+	out := make(map[catchup.Partition]catchup.LogEnd, len(ps))
 	for _, p := range ps {
-		out[p] = c.logEnd(p).End
+		le := c.logEnd(p)
+		le.HighWatermark = -1
+		out[p] = le
 	}
 	c.mu.Unlock()
 	if c.afterEndOffsets != nil {

@@ -56,12 +56,13 @@ type Target interface {
 	// moving, a stale epoch) wrap catchup.ErrRetriable.
 	LogEnd(ctx context.Context, p catchup.Partition) (catchup.LogEnd, error)
 
-	// LogEnds returns the log end offsets (LogEnd's End, without the high
-	// watermark) of the leaders of many partitions at once, in one request
-	// per leader broker: those of ps that answered. A partition absent from
-	// the map (its leader moving, a request that failed) is for the caller
-	// to read with LogEnd; the error is for a call that read nothing.
-	LogEnds(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]int64, error)
+	// LogEnds returns the log end offsets and leader epochs (LogEnd's End
+	// and Epoch; HighWatermark -1, not read) of the leaders of many
+	// partitions at once, in one request per leader broker: those of ps
+	// that answered. A partition absent from the map (its leader moving, a
+	// request that failed) is for the caller to read with LogEnd; the error
+	// is for a call that read nothing.
+	LogEnds(ctx context.Context, ps []catchup.Partition) (map[catchup.Partition]catchup.LogEnd, error)
 
 	// Produce appends the leading records of recs to p in ONE produce
 	// request, as many as the batch limits allow (at least one), preserving

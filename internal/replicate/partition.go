@@ -64,6 +64,10 @@ type partitionCopy struct {
 	// without a checkpoint whose surveyed end was 0 (Engine.targetEnds);
 	// -1 none.
 	surveyedLogEnd int64
+	// presettled: the run settled the target partition before the copies
+	// began (Engine.presettle), under the same condition as surveyedEnd;
+	// adopt's first attempt skips its settle.
+	presettled bool
 	// held and bridged are the records held back from the last batch and
 	// those of the request that bridges two batches (copyloop.go), reused.
 	held    heldTail
@@ -73,8 +77,12 @@ type partitionCopy struct {
 }
 
 // surveyed is what the run read of a target partition at plan time: its
-// end offset and its leader's log end, -1 where not read.
-type surveyed struct{ end, logEnd int64 }
+// end offset and its leader's log end, -1 where not read, and whether it
+// settled it (Engine.presettle).
+type surveyed struct {
+	end, logEnd int64
+	settled     bool
+}
 
 // copyPartition leases m's partition, copies its window and commits. loaded
 // is its checkpoint as the run's survey read it, before the lease was taken;
@@ -113,7 +121,7 @@ func (e *Engine) copyPartition(ctx, copyCtx context.Context, m catchup.Offsets, 
 		pc.state = stateTakenOver
 	}
 	if clean {
-		pc.surveyedEnd, pc.surveyedLogEnd = sv.end, sv.logEnd
+		pc.surveyedEnd, pc.surveyedLogEnd, pc.presettled = sv.end, sv.logEnd, sv.settled
 	}
 	if !cp.Exists {
 		// Commit the start even of an empty window: with start: latest, the
