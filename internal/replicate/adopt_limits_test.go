@@ -15,27 +15,48 @@ import (
 // a checkpoint at the start policy would make the next run read nothing
 // back and copy everything again.
 func TestInterruptedAdoptCommitsNothing(t *testing.T) {
-	r := newRig(map[catchup.Partition]int{pA: 10})
-	r.run(t, t.Context(), r.options("first")) // copies 0..9
-	r.src.grow(pA, 5)
-	r.store = checkpoint.NewMemStore(r.clock.now) // the store is lost
-	ctx, cancel := context.WithCancel(t.Context())
-	looks := 0
-	r.dst.onLogEnd = func(catchup.Partition, *fakeLog) {
-		if looks++; looks == 1 {
-			cancel() // the deadline comes during settle
-		}
+	for _, at := range []string{"the shared settle", "the read-back"} {
+		t.Run(at, func(t *testing.T) {
+			r := newRig(map[catchup.Partition]int{pA: 10})
+			r.run(t, t.Context(), r.options("first")) // copies 0..9
+			r.src.grow(pA, 5)
+			r.store = checkpoint.NewMemStore(r.clock.now) // the store is lost
+			ctx, cancel := context.WithCancel(t.Context())
+			o := r.options("second")
+			if at == "the shared settle" {
+				looks := 0
+				r.dst.onLogEnd = func(catchup.Partition, *fakeLog) {
+					if looks++; looks == 1 {
+						cancel() // the deadline comes during settle
+					}
+				}
+			} else {
+				o.Target = cancelAtReadBack{Target: r.dst, cancel: cancel}
+			}
+			res := r.run(t, ctx, o).Partitions[0]
+			if res.Status == StatusDone {
+				t.Fatalf("interrupted run: status %s, want not done", res.Status)
+			}
+			r.dst.onLogEnd = nil
+			res = r.run(t, t.Context(), r.options("third")).Partitions[0]
+			if res.Status != StatusDone || res.Copied != 5 {
+				t.Errorf("next run: status %s copied %d err %v; want done, the 5 new records", res.Status, res.Copied, res.Err)
+			}
+			r.checkCopiedOnce(t, pA, 0)
+		})
 	}
-	res := r.run(t, ctx, r.options("second")).Partitions[0]
-	if res.Status == StatusDone {
-		t.Fatalf("interrupted run: status %s, want not done", res.Status)
-	}
-	r.dst.onLogEnd = nil
-	res = r.run(t, t.Context(), r.options("third")).Partitions[0]
-	if res.Status != StatusDone || res.Copied != 5 {
-		t.Errorf("next run: status %s copied %d err %v; want done, the 5 new records", res.Status, res.Copied, res.Err)
-	}
-	r.checkCopiedOnce(t, pA, 0)
+}
+
+// cancelAtReadBack is a Target whose ReadBack stops the run (its deadline
+// comes) and fails as a read cut off does.
+type cancelAtReadBack struct {
+	Target
+	cancel context.CancelFunc
+}
+
+func (c cancelAtReadBack) ReadBack(ctx context.Context, _ catchup.Partition, _ int64) ([]catchup.Record, int64, error) {
+	c.cancel()
+	return nil, 0, fmt.Errorf("read back: %w", context.Cause(ctx))
 }
 
 // Without provenance, a run stopped while it reads the target's end

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -228,17 +229,19 @@ func TestLostStoreNothingReplicatedYet(t *testing.T) {
 }
 
 // TestLostStoreSettlesAtOnce: a run over partitions without a checkpoint
-// settles their target partitions together before copying (one wait, not
-// one per partition), and a partition whose log end moved during that wait
-// settles on its own. Here a dead run's last two requests to pB land late:
-// the first between the run-wide looks, the second at pB's next look at its
-// log end, or, had the run taken pB for still, at its first produce, after
-// the read-back, where it would duplicate source offset 11.
+// settles their target partitions together (one wait, not one per
+// partition), and a partition whose log end or leader moved during that
+// wait settles on its own. Here a dead run's last two requests to pB land
+// late: the first between the shared looks, the second at pB's next look
+// at its log end, or, had the run taken pB for still, at its first
+// produce, after the read-back, where it would duplicate source offset 11.
+// pC's leader changes between the shared looks.
 func TestLostStoreSettlesAtOnce(t *testing.T) {
-	r := newRig(map[catchup.Partition]int{pA: 10, pB: 10})
+	r := newRig(map[catchup.Partition]int{pA: 10, pB: 10, pC: 10})
 	r.run(t, t.Context(), r.options("first"))
-	r.src.grow(pA, 5)
-	r.src.grow(pB, 5)
+	for _, p := range []catchup.Partition{pA, pB, pC} {
+		r.src.grow(p, 5)
+	}
 	r.store = checkpoint.NewMemStore(r.clock.now) // the store is lost
 	var late []catchup.Record                     // the dead run's copies of pB's offsets 10 and 11
 	for _, rec := range r.src.logs[pB].recs[10:12] {
@@ -255,9 +258,16 @@ func TestLostStoreSettlesAtOnce(t *testing.T) {
 		l.batches, l.recs, late = append(l.batches, rec.Offset), append(l.recs, rec), late[1:]
 	}
 	looks := map[catchup.Partition]int{}
+	var lookedAt []time.Time // pA's looks
 	r.dst.onLogEnd = func(p catchup.Partition, l *fakeLog) {
-		if looks[p]++; p == pB && looks[p] >= 2 {
+		looks[p]++
+		switch {
+		case p == pA:
+			lookedAt = append(lookedAt, time.Now())
+		case p == pB && looks[p] >= 2:
 			land(l)
+		case p == pC && looks[p] == 2:
+			l.epoch++ // a new leader, the log as it was
 		}
 	}
 	r.dst.produceFault = func(p catchup.Partition, _ int64) (bool, error) {
@@ -274,20 +284,108 @@ func TestLostStoreSettlesAtOnce(t *testing.T) {
 	o := r.options("second")
 	o.TakeoverSettle = 20 * time.Millisecond
 	rep := r.run(t, t.Context(), o)
-	want := map[catchup.Partition]int64{pA: 5, pB: 3}
+	want := map[catchup.Partition]int64{pA: 5, pB: 3, pC: 5}
 	for _, res := range rep.Partitions {
 		if res.Status != StatusDone || res.Copied != want[res.Partition] {
 			t.Errorf("%s: status %s, %d copied, err %v; want done, %d", res.Partition, res.Status, res.Copied, res.Err, want[res.Partition])
 		}
 	}
-	r.checkCopiedOnce(t, pA, 0)
-	r.checkCopiedOnce(t, pB, 0)
+	for _, p := range []catchup.Partition{pA, pB, pC} {
+		r.checkCopiedOnce(t, p, 0)
+	}
 	r.dst.mu.Lock()
 	defer r.dst.mu.Unlock()
-	if r.dst.logEndBatches != 2 || looks[pA] != 2 || looks[pB] < 4 {
-		t.Errorf("%d batched log end calls, %d looks at %s's log end, %d at %s's; want 2, 2 (the run-wide settle), 4 or more (its own too)",
-			r.dst.logEndBatches, looks[pA], pA, looks[pB], pB)
+	if r.dst.logEndBatches != 2 || looks[pA] != 2 || looks[pB] < 4 || looks[pC] < 4 {
+		t.Errorf("%d batched log end calls; looks at the log end: %d of %s, %d of %s, %d of %s; "+
+			"want 2; 2 (the shared settle), 4 or more (its own too), 4 or more", r.dst.logEndBatches, looks[pA], pA, looks[pB], pB, looks[pC], pC)
 	}
+	if len(lookedAt) == 2 && lookedAt[1].Sub(lookedAt[0]) < o.TakeoverSettle {
+		t.Errorf("the shared looks came %v apart; want takeover_settle (%v) or more", lookedAt[1].Sub(lookedAt[0]), o.TakeoverSettle)
+	}
+}
+
+// TestAdoptersSettleWhileOthersCopy: the shared settle of the partitions
+// without a checkpoint holds only them: a partition with a checkpoint
+// copies meanwhile, as it did when each settled on its own.
+func TestAdoptersSettleWhileOthersCopy(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 10, pB: 10})
+	r.run(t, t.Context(), r.options("first"))
+	r.src.grow(pA, 5)
+	r.src.grow(pB, 5)
+	// pB's checkpoint is lost; pA's is put back.
+	r.store = checkpoint.NewMemStore(r.clock.now)
+	if err := r.store.Reset(t.Context(), "p1", pA, 10); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var events []string
+	event := func(s string) {
+		mu.Lock()
+		events = append(events, s)
+		mu.Unlock()
+	}
+	looks := 0
+	r.dst.onLogEnd = func(p catchup.Partition, _ *fakeLog) {
+		if p == pB {
+			looks++
+			event(fmt.Sprintf("look %d at %s", looks, pB))
+		}
+	}
+	r.dst.produceFault = func(p catchup.Partition, _ int64) (bool, error) {
+		event("produce " + p.String())
+		return false, nil
+	}
+	o := r.options("second")
+	o.TakeoverSettle = 200 * time.Millisecond
+	for _, res := range r.run(t, t.Context(), o).Partitions {
+		if res.Status != StatusDone || res.Copied != 5 {
+			t.Errorf("%s: status %s, %d copied, err %v; want done, 5", res.Partition, res.Status, res.Copied, res.Err)
+		}
+	}
+	r.checkCopiedOnce(t, pA, 0)
+	r.checkCopiedOnce(t, pB, 0)
+	mu.Lock()
+	defer mu.Unlock()
+	produced := slices.Index(events, "produce "+pA.String())
+	second := slices.Index(events, "look 2 at "+pB.String())
+	if produced < 0 || second < 0 || produced > second {
+		t.Errorf("events %q: want %s produced before the shared settle's second look at %s", events, pA, pB)
+	}
+}
+
+// TestPresettledAdoptRetrySettles: a partition settled with the others
+// whose read-back fails settles on its own before it reads back again:
+// the shared settle counts for the first attempt only.
+func TestPresettledAdoptRetrySettles(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 10})
+	r.run(t, t.Context(), r.options("first"))
+	r.src.grow(pA, 5)
+	r.store = checkpoint.NewMemStore(r.clock.now)
+	looks := 0
+	r.dst.onLogEnd = func(catchup.Partition, *fakeLog) { looks++ }
+	o := r.options("second")
+	o.Target = &failFirstReadBack{Target: r.dst}
+	res := r.run(t, t.Context(), o).Partitions[0]
+	if res.Status != StatusDone || res.Copied != 5 {
+		t.Fatalf("status %s, %d copied, err %v; want done, 5", res.Status, res.Copied, res.Err)
+	}
+	r.checkCopiedOnce(t, pA, 0)
+	if looks < 4 {
+		t.Errorf("%d looks at the log end; want 2 shared, then 2 or more of the retry's own settle", looks)
+	}
+}
+
+// failFirstReadBack is a Target whose first ReadBack fails, retriable.
+type failFirstReadBack struct {
+	Target
+	failed atomic.Bool
+}
+
+func (f *failFirstReadBack) ReadBack(ctx context.Context, p catchup.Partition, end int64) ([]catchup.Record, int64, error) {
+	if !f.failed.Swap(true) {
+		return nil, 0, fmt.Errorf("read back %s: leader moved: %w", p, catchup.ErrRetriable)
+	}
+	return f.Target.ReadBack(ctx, p, end)
 }
 
 // noLogEndsTarget is a Target whose LogEnds fails.

@@ -349,9 +349,18 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 		e.o.OnPlan(plan.Windows(marks, cps, pol))
 	}
 	ends, logEnds := e.targetEnds(ctx, marks, pol, cps, tc.bad)
-	settled := e.presettle(ctx, marks, pol, cps, tc.bad, ends)
 	copyCtx, cancel := e.copyContext(ctx)
 	defer cancel()
+	// The partitions without a checkpoint over a target that holds records
+	// settle together (presettle) while the others copy.
+	adopters := e.adopters(marks, pol, cps, tc.bad, ends)
+	var settled map[catchup.Partition]bool
+	settling := make(chan struct{})
+	go func() {
+		defer close(settling)
+		settled = e.presettle(copyCtx, adopters)
+	}()
+	defer func() { <-settling }()
 
 	rep := &Report{Pipeline: e.o.Pipeline, Partitions: make([]Result, len(marks)), ConfigChanges: tc.configChanges,
 		ConfigSynced: tc.configSynced, ConfigSyncError: tc.configError, ACLs: tc.acls}
@@ -382,7 +391,15 @@ func (e *Engine) Run(ctx context.Context) (*Report, error) {
 					continue
 				}
 				tp := e.targetPartition(m.Partition)
-				sv := surveyed{end: -1, logEnd: -1, settled: settled[tp]}
+				sv := surveyed{end: -1, logEnd: -1}
+				if adopters[tp] {
+					<-settling
+					if copyCtx.Err() != nil {
+						rep.Partitions[i] = untouched(m, pol, cps[m.Partition], StatusNotStarted, nil)
+						continue
+					}
+					sv.settled = settled[tp]
+				}
 				if end, ok := ends[tp]; ok {
 					sv.end = end
 				}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -367,40 +369,50 @@ func (e *Engine) targetEnds(ctx context.Context, marks []catchup.Offsets, pol pl
 	return ends, logEnds
 }
 
-// presettle settles at once, before the copies start, the target
-// partitions that adopt will read back: those of partitions without a
-// checkpoint whose target end at plan time (ends, from targetEnds) is above
-// 0. It reads their leaders' log ends and epochs, waits TakeoverSettle,
-// reads them again and then the high watermarks, all in one call each, and
-// returns the partitions whose log end and epoch held still and whose high
-// watermark reached the log end: settled, as settle would have found them,
-// so that adopt reads them back without a settle of its own. Settled one
-// at a time, each would hold one of the Parallelism workers for a whole
-// TakeoverSettle (a store lost over 10,000 partitions: 10,000 s over 8
-// workers); here the run waits one TakeoverSettle in all. A partition
-// left out (its end moved, a new leader, a high watermark below the log
-// end, a read that failed) settles on its own as before. What is read here
-// holds for a partition only while nothing of catchup's writes to it,
-// which needs its lease: a partition whose lease was taken since the
-// survey settles again (copyPartition's clean acquire).
-func (e *Engine) presettle(ctx context.Context, marks []catchup.Offsets, pol plan.Policy, cps map[catchup.Partition]checkpoint.Checkpoint,
+// adopters are the target partitions that adopt will settle and read
+// back, for presettle: those of partitions without a checkpoint whose
+// target end at plan time (ends, from targetEnds) is above 0. Nil when
+// adopt does not settle (no provenance, no wait configured).
+func (e *Engine) adopters(marks []catchup.Offsets, pol plan.Policy, cps map[catchup.Partition]checkpoint.Checkpoint,
 	bad map[string]error, ends map[catchup.Partition]int64) map[catchup.Partition]bool {
 	if !e.o.Provenance || e.o.TakeoverSettle <= 0 && e.o.ReplicationWait <= 0 {
-		return nil // adopt does not settle
+		return nil
 	}
-	var tps []catchup.Partition
+	var out map[catchup.Partition]bool
 	for _, m := range marks {
 		cp := cps[m.Partition]
 		if _, ok := idle(m, pol, cp); ok || cp.Exists || cp.Owner != "" || bad[m.Topic] != nil {
 			continue
 		}
 		if tp := e.targetPartition(m.Partition); ends[tp] > 0 {
-			tps = append(tps, tp)
+			if out == nil {
+				out = make(map[catchup.Partition]bool)
+			}
+			out[tp] = true
 		}
 	}
-	if len(tps) == 0 {
+	return out
+}
+
+// presettle settles the adopters together, while the other partitions
+// copy: it reads their leaders' log ends and epochs, waits TakeoverSettle,
+// reads them again and then the high watermarks, all in one call each,
+// and returns the partitions whose log end and epoch held still and whose
+// high watermark reached the log end, as settle would have found them at
+// that moment, so that adopt reads them back without a settle of its own.
+// Settled one at a time, each would hold one of the Parallelism workers
+// for a whole TakeoverSettle (a store lost over 10,000 partitions: 10,000
+// s over 8 workers); here the adopters wait one TakeoverSettle in all. A
+// partition left out (its end moved, a new leader, a high watermark below
+// the log end, a read that failed) settles on its own as before. What is
+// read here holds for a partition only while nothing of catchup's writes
+// to it, which needs its lease: a partition whose lease was taken since
+// the survey settles again (copyPartition's clean acquire).
+func (e *Engine) presettle(ctx context.Context, adopters map[catchup.Partition]bool) map[catchup.Partition]bool {
+	if len(adopters) == 0 {
 		return nil
 	}
+	tps := slices.Collect(maps.Keys(adopters))
 	first, err := e.o.Target.LogEnds(ctx, tps)
 	if err != nil {
 		e.o.Log.DebugContext(ctx, "target log ends not read before adopting; each partition settles on its own", "pipeline", e.o.Pipeline,
