@@ -304,6 +304,34 @@ func TestLostStoreSettlesAtOnce(t *testing.T) {
 	}
 }
 
+// TestPresettleWithoutTakeoverSettleLooksOnce: with takeover_settle 0 the
+// shared settle only checks that the high watermark reached the log end,
+// as settle does: one look at the log ends, not two around no wait.
+func TestPresettleWithoutTakeoverSettleLooksOnce(t *testing.T) {
+	r := newRig(map[catchup.Partition]int{pA: 10, pB: 10})
+	r.run(t, t.Context(), r.options("first"))
+	r.src.grow(pA, 5)
+	r.src.grow(pB, 5)
+	r.store = checkpoint.NewMemStore(r.clock.now)
+	r.dst.mu.Lock()
+	r.dst.logEndBatches, r.dst.logEnds = 0, 0
+	r.dst.mu.Unlock()
+	o := r.options("second")
+	o.TakeoverSettle = 0
+	for _, res := range r.run(t, t.Context(), o).Partitions {
+		if res.Status != StatusDone || res.Copied != 5 {
+			t.Errorf("%s: status %s, %d copied, err %v; want done, 5", res.Partition, res.Status, res.Copied, res.Err)
+		}
+	}
+	r.checkCopiedOnce(t, pA, 0)
+	r.checkCopiedOnce(t, pB, 0)
+	r.dst.mu.Lock()
+	defer r.dst.mu.Unlock()
+	if r.dst.logEndBatches != 1 || r.dst.logEnds != 0 {
+		t.Errorf("%d batched log end calls, %d single ones; want 1, 0", r.dst.logEndBatches, r.dst.logEnds)
+	}
+}
+
 // TestAdoptersSettleWhileOthersCopy: the shared settle of the partitions
 // without a checkpoint holds only them: a partition with a checkpoint
 // copies meanwhile, as it did when each settled on its own.

@@ -419,12 +419,14 @@ func (e *Engine) presettle(ctx context.Context, adopters map[catchup.Partition]b
 			"partitions", len(tps), "error", err)
 		return nil
 	}
-	if e.o.TakeoverSettle > 0 && !backoff.Sleep(ctx, e.o.TakeoverSettle) {
-		return nil
-	}
-	second, err := e.o.Target.LogEnds(ctx, tps)
-	if err != nil {
-		return nil
+	second := first // without TakeoverSettle, one look (settle's first read)
+	if e.o.TakeoverSettle > 0 {
+		if !backoff.Sleep(ctx, e.o.TakeoverSettle) {
+			return nil
+		}
+		if second, err = e.o.Target.LogEnds(ctx, tps); err != nil {
+			return nil
+		}
 	}
 	var hwms map[catchup.Partition]int64
 	if e.o.ReplicationWait > 0 {
