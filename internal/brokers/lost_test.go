@@ -123,7 +123,13 @@ func TestReplicatedStoreLost(t *testing.T) {
 				}
 				h.snapshot = out.Items
 			}
-			resumed := r.Stall(t, 2, 4*time.Second)
+			// 5 s: past the next run's shared settle of its partitions
+			// without a checkpoint (its second look comes about 1.5 s
+			// after the kill below), which must find the high watermark
+			// behind; below replica.lag.time.max.ms (6 s), so that the
+			// ISR keeps the follower. With 4 s the stall often ended
+			// first, and a settle that ignored the high watermark passed.
+			resumed := r.Stall(t, 2, 5*time.Second)
 			if tc.selfEnd {
 				table := h.spec.store[len("dynamodb://"):]
 				if _, err := h.dynamo.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &table}); err != nil {
