@@ -115,7 +115,7 @@ fuzz: ## run each fuzz target for FUZZTIME (default 4000x: 4000 inputs, a count 
 crashtest: deps ## SIGKILL the real binary 500 times per store, aimed at each moment of a run (100 with store losses and rollbacks per store; 100 on the 3-broker target, with follower stalls), then compare target and source (docs/crash-harness.md)
 	CATCHUP_REQUIRE_DYNAMODB=1 CATCHUP_CRASH_KILLS=$${CATCHUP_CRASH_KILLS:-500} $(GO) test -count=1 -timeout 60m -run Crash -v ./internal/crashtest/
 	CATCHUP_CRASH_REPLICATED_KILLS=$${CATCHUP_CRASH_REPLICATED_KILLS:-100} KAFKA_VERSION=$(KAFKA_VERSION) \
-		test/kafka/it.sh -count=1 -timeout 60m -run '^TestCrashReplicated' -v ./internal/crashtest/
+		test/kafka/it.sh -count=1 -timeout 60m -run '^TestCrashReplicated$$' -v ./internal/crashtest/
 
 .PHONY: test-kafka39
 test-kafka39: deps ## the real-Kafka suite against Apache Kafka 3.9

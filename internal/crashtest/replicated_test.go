@@ -33,30 +33,15 @@ const (
 // follower stalls from 0.5 s to 9 s (both sides of producer.timeout, 2 s,
 // and of replica.lag.time.max.ms, 6 s) injected during the kills.
 func TestCrashReplicated(t *testing.T) {
-	crash(t, options{store: "file", provenance: true, kills: replicatedKills(t), replicated: true})
-}
-
-// TestCrashReplicatedStoreLoss is the same with the store lost or rolled
-// back after kills (loss_test.go): the next child finds partitions
-// without a checkpoint over a target whose followers may be stalled, and
-// settles them (all together, or one by one where the high watermark is
-// behind the log end) before it reads them back. Half the kills.
-func TestCrashReplicatedStoreLoss(t *testing.T) {
-	crash(t, options{store: "file", provenance: true, kills: max(replicatedKills(t)/2, 1), replicated: true, rollbacks: true, losses: storeLosses(t)})
-}
-
-// replicatedKills reads envReplicatedKills.
-func replicatedKills(t *testing.T) int {
-	t.Helper()
-	s := os.Getenv(envReplicatedKills)
-	if s == "" {
-		return defaultReplicatedKills
+	kills := defaultReplicatedKills
+	if s := os.Getenv(envReplicatedKills); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 {
+			t.Fatalf("%s=%q: want a number of kills", envReplicatedKills, s)
+		}
+		kills = v
 	}
-	v, err := strconv.Atoi(s)
-	if err != nil || v < 0 {
-		t.Fatalf("%s=%q: want a number of kills", envReplicatedKills, s)
-	}
-	return v
+	crash(t, options{store: "file", provenance: true, kills: kills, replicated: true})
 }
 
 // needReplicated returns the replicated target of the environment, or skips

@@ -13,8 +13,7 @@
 #   -race -count=1 -p 1 -timeout 20m ./internal/e2e/... ./internal/brokers/...
 # and then, with the replicated target, the crash harness's replicated
 # configuration (CATCHUP_CRASH_REPLICATED_KILLS kills, default 20):
-#   -count=1 -timeout 20m -run '^TestCrashReplicated' ./internal/crashtest/
-# (TestCrashReplicated, and TestCrashReplicatedStoreLoss with store losses)
+#   -count=1 -timeout 20m -run '^TestCrashReplicated$' ./internal/crashtest/
 # Arguments given replace them all (one go test). -p 1 because the fault tests of
 # internal/brokers kill and restart the shared brokers: no other package may
 # run beside them.
@@ -57,7 +56,7 @@ else
 	# The crash harness on the replicated target, alone: -run would
 	# otherwise also pick the kfake crash tests, which make test runs already.
 	if [[ "$CATCHUP_KAFKA_REPLICATED" == 1 ]]; then
-		crash_args=(-count=1 -timeout 20m -run '^TestCrashReplicated' ./internal/crashtest/)
+		crash_args=(-count=1 -timeout 20m -run '^TestCrashReplicated$' ./internal/crashtest/)
 	fi
 fi
 
